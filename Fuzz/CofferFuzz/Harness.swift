@@ -1,0 +1,83 @@
+import CofferFormat
+import Foundation
+
+/// One fuzz input: the first byte picks the parser, the rest is the outside data it gets.
+///
+/// 0: the container header parser. 1: a whole container opened with a fixed key. 2: the same, but
+/// with the header MAC recomputed so mutated headers reach the length and chunk logic. 3: the
+/// packed-tree unpacker, restoring into a scratch folder. Any thrown error is a correct refusal;
+/// only a crash, a sanitizer report or a hang is a finding.
+enum Harness {
+    static let key = try! ModelKey(id: "fuzzkey", name: "fuzz", created: Date(timeIntervalSince1970: 0),
+                                   key: .init(data: [UInt8](repeating: 0x42, count: 32)))
+    static let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fuzz-\(getpid())").path
+
+    static func run(_ input: [UInt8]) {
+        guard let mode = input.first else { return }
+        let data = Array(input.dropFirst())
+        switch mode % 4 {
+        case 0:
+            _ = try? ContainerHeader(parsing: data)
+        case 1:
+            openAll(data)
+        case 2:
+            openAll(remaced(data))
+        default:
+            unpack(data)
+        }
+    }
+
+    static func openAll(_ data: [UInt8]) {
+        guard let reader = try? SealedModel.Reader(bytes: data, using: .modelKey(key)) else { return }
+        _ = try? reader.read(range: 0..<min(reader.plaintextLength, 1 << 20))
+    }
+
+    /// Re-signs a mutated header with the fuzz key (a "validly authenticated lie").
+    static func remaced(_ data: [UInt8]) -> [UInt8] {
+        guard let length = try? ContainerHeader.encodedLength(fromPrefix: data), data.count >= length,
+              var header = try? ContainerHeader(parsing: Array(data.prefix(length)))
+        else { return data }
+        header.mac = SealedModel.headerMAC(for: header, using: .modelKey(key)) ?? header.mac
+        return header.encoded() + data.dropFirst(length)
+    }
+
+    static func unpack(_ data: [UInt8]) {
+        TreeUnpacker.removeTree(scratch)
+        defer { TreeUnpacker.removeTree(scratch) }
+        guard let unpacker = try? TreeUnpacker(destination: scratch) else { return }
+        let split = data.count / 2
+        do {
+            try data[..<split].withUnsafeBytes { try unpacker.consume($0) }
+            try data[split...].withUnsafeBytes { try unpacker.consume($0) }
+            try unpacker.finish()
+        } catch {}
+    }
+}
+
+#if COFFER_FUZZING
+/// libFuzzer's entry point (built with `-sanitize=fuzzer`; see Fuzz/README.md).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    Harness.run(Array(UnsafeBufferPointer(start: start, count: count)))
+    return 0
+}
+#else
+/// Without libFuzzer: replays the given files (a corpus or crash reproducers) through the harness.
+@main
+struct Replay {
+    static func main() throws {
+        var count = 0
+        for path in CommandLine.arguments.dropFirst() {
+            var isFolder: ObjCBool = false
+            FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+            let files = isFolder.boolValue
+                ? try FileManager.default.contentsOfDirectory(atPath: path).map { path + "/" + $0 } : [path]
+            for file in files {
+                Harness.run(Array(FileManager.default.contents(atPath: file) ?? Data()))
+                count += 1
+            }
+        }
+        print("replayed \(count) inputs without a crash")
+    }
+}
+#endif

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Runs per-chunk work on several threads: chunks are independent, so both cores of a small
+/// machine seal or open at once.
+///
+/// Each worker gets a reusable buffer, so a whole run allocates a bounded amount of memory
+/// whatever the input size.
+enum ChunkWorkers {
+    /// Calls `body(buffer, index)` for every chunk index on `workers` threads, with a buffer of
+    /// `bufferSize` bytes private to the calling worker. Stops at the first error and rethrows it.
+    static func forEach(
+        chunkCount: UInt64,
+        workers: Int = SealedModel.defaultWorkerCount,
+        bufferSize: Int,
+        _ body: @Sendable (UnsafeMutableRawBufferPointer, UInt64) throws -> Void
+    ) throws {
+        let threads = Int(min(UInt64(max(1, workers)), chunkCount))
+        let failure = FirstFailure()
+        DispatchQueue.concurrentPerform(iterations: threads) { worker in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
+            defer { buffer.deallocate() }
+            var index = UInt64(worker)
+            while index < chunkCount, !failure.isSet {
+                do { try body(buffer, index) } catch { failure.record(error) }
+                index += UInt64(threads)
+            }
+        }
+        if let error = failure.error { throw error }
+    }
+
+    /// Produces every chunk's output in parallel, a batch at a time, and hands them to `consume`
+    /// in index order on the calling thread (for outputs that must be written in sequence).
+    static func inOrder(
+        chunkCount: UInt64,
+        workers: Int = SealedModel.defaultWorkerCount,
+        bufferSize: Int,
+        produce: @Sendable (UnsafeMutableRawBufferPointer, UInt64) throws -> Data,
+        consume: (Data) throws -> Void
+    ) throws {
+        let batch = UInt64(max(1, workers) * 2)
+        var start: UInt64 = 0
+        while start < chunkCount {
+            let count = min(batch, chunkCount - start)
+            let results = BatchResults(count: Int(count))
+            let first = start
+            try forEach(chunkCount: count, workers: workers, bufferSize: bufferSize) { buffer, offset in
+                results.store(try produce(buffer, first + offset), at: Int(offset))
+            }
+            for output in results.take() { try consume(output) }
+            start += count
+        }
+    }
+}
+
+/// The first error any worker met; later ones are dropped.
+private final class FirstFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Error?
+    var isSet: Bool { lock.withLock { stored != nil } }
+    var error: Error? { lock.withLock { stored } }
+    func record(_ error: Error) { lock.withLock { if stored == nil { stored = error } } }
+}
+
+/// One slot per chunk of a batch, filled by workers.
+private final class BatchResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Data]
+    init(count: Int) { slots = Array(repeating: Data(), count: count) }
+    func store(_ data: Data, at index: Int) { lock.withLock { slots[index] = data } }
+    func take() -> [Data] { lock.withLock { slots } }
+}

@@ -1,0 +1,46 @@
+extension ContainerHeader {
+    /// The header bytes the MAC covers: everything but the MAC itself (docs/FORMAT.md, "Header").
+    public func encodedBody() -> [UInt8] {
+        let keyID = Array((self.keyID ?? "").utf8)
+        let name = Array(originalName.utf8)
+        var scryptBytes = ByteWriter()
+        if case .passphrase(let parameters) = keyDerivation {
+            scryptBytes.append(parameters.logN)
+            scryptBytes.append(parameters.r)
+            scryptBytes.append(parameters.p)
+            scryptBytes.append(contentsOf: parameters.salt)
+        }
+        let total = Self.prefixLength + 12 + salt.count + 1 + keyID.count + 2 + name.count
+            + scryptBytes.bytes.count + Self.macLength
+
+        var writer = ByteWriter()
+        writer.append(contentsOf: Self.magic)
+        writer.append(version)
+        writer.append(UInt16(total))
+        writer.append(suite.rawValue)
+        writer.append(chunkSizeExponent)
+        writer.append(payloadKind.rawValue)
+        writer.append(keyDerivation.code)
+        writer.append(plaintextLength)
+        writer.append(contentsOf: salt)
+        writer.append(UInt8(keyID.count))
+        writer.append(contentsOf: keyID)
+        writer.append(UInt16(name.count))
+        writer.append(contentsOf: name)
+        writer.append(contentsOf: scryptBytes.bytes)
+        return writer.bytes
+    }
+
+    /// The whole header: body then MAC.
+    public func encoded() -> [UInt8] { encodedBody() + mac }
+}
+
+extension ContainerHeader.KeyDerivation {
+    /// The byte that names the key derivation in the header.
+    var code: UInt8 {
+        switch self {
+        case .modelKey: return 1
+        case .passphrase: return 2
+        }
+    }
+}

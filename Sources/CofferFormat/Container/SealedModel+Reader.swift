@@ -1,0 +1,126 @@
+import Foundation
+
+extension SealedModel {
+    /// Random access to a container's plaintext: any byte range decrypts by reading only the chunks
+    /// that cover it.
+    ///
+    /// Opening a reader checks, in order: the header's rules, the container's exact length, the key
+    /// (the header MAC), and the last chunk — so truncation and extension are refused before any
+    /// plaintext is released. Every later read authenticates each chunk it uses.
+    public final class Reader: Sendable {
+        /// The verified header.
+        public let header: ContainerHeader
+        private let input: any PlaintextSource
+        private let cipher: ChunkCipher
+
+        /// Opens the container file at `path`.
+        public convenience init(path: String, using key: KeyMaterial) throws {
+            try self.init(FileSource(path: path), using: key)
+        }
+
+        /// Opens a container held in memory.
+        public convenience init(bytes: [UInt8], using key: KeyMaterial) throws {
+            try self.init(BytesSource(bytes), using: key)
+        }
+
+        /// Opens a container given as random-access bytes.
+        public init(_ input: some PlaintextSource, using key: KeyMaterial) throws {
+            let header = try SealedModel.readHeader(from: input)
+            guard input.length == header.sealedLength else {
+                throw ContainerError.lengthMismatch(expected: header.sealedLength, actual: input.length)
+            }
+            let keys = try FileKeys(for: header, using: key)
+            guard keys.verify(header) else {
+                if case .modelKey(let given) = key, let sealedWith = header.keyID, sealedWith != given.id {
+                    throw ContainerError.wrongKey(sealedWith: sealedWith, given: given.id)
+                }
+                throw ContainerError.authenticationFailure
+            }
+            self.header = header
+            self.input = input
+            self.cipher = ChunkCipher(keys: keys, header: header)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.chunkSize + ContainerHeader.tagLength, alignment: 64)
+            defer { buffer.deallocate() }
+            _ = try openChunk(header.chunkCount - 1, using: buffer)
+        }
+
+        /// The number of plaintext bytes.
+        public var plaintextLength: UInt64 { header.plaintextLength }
+
+        /// Decrypts the plaintext bytes in `range`, which must lie within ``plaintextLength``.
+        public func read(range: Range<UInt64>) throws -> [UInt8] {
+            guard range.upperBound <= plaintextLength else {
+                throw ContainerError.malformedHeader("range \(range) outside plaintext of \(plaintextLength) bytes")
+            }
+            guard !range.isEmpty else { return [] }
+            let chunkSize = UInt64(header.chunkSize)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.chunkSize + ContainerHeader.tagLength, alignment: 64)
+            defer { buffer.deallocate() }
+            var result: [UInt8] = []
+            result.reserveCapacity(Int(range.count))
+            for index in (range.lowerBound / chunkSize)...((range.upperBound - 1) / chunkSize) {
+                let plaintext = try openChunk(index, using: buffer)
+                let chunkStart = index * chunkSize
+                let from = Int(max(range.lowerBound, chunkStart) - chunkStart)
+                let to = Int(min(range.upperBound, chunkStart + UInt64(plaintext.count)) - chunkStart)
+                result.append(contentsOf: plaintext[from..<to])
+            }
+            return result
+        }
+
+        /// Reads and authenticates chunk `index` using `buffer` (at least chunk size + tag bytes).
+        func openChunk(_ index: UInt64, using buffer: UnsafeMutableRawBufferPointer) throws -> Data {
+            let length = Int(header.plaintextRange(ofChunk: index).count) + ContainerHeader.tagLength
+            let sealed = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
+            try input.read(into: sealed, at: header.sealedOffset(ofChunk: index))
+            return try cipher.open(UnsafeRawBufferPointer(sealed), index: index, isLast: index == header.chunkCount - 1)
+        }
+
+        /// Decrypts every chunk in parallel, writing plaintext at its offset in `sink`.
+        public func decrypt(to sink: some RandomAccessSink, workers: Int = SealedModel.defaultWorkerCount, progress: Progress? = nil) throws {
+            try ChunkWorkers.forEach(chunkCount: header.chunkCount, workers: workers, bufferSize: bufferSize) { buffer, index in
+                let plaintext = try self.openChunk(index, using: buffer)
+                try plaintext.withUnsafeBytes { try sink.write($0, at: self.header.plaintextRange(ofChunk: index).lowerBound) }
+                progress?(UInt64(plaintext.count))
+            }
+        }
+
+        /// Decrypts every chunk, several at a time, and hands the plaintext to `consume` in order.
+        public func decryptInOrder(workers: Int = SealedModel.defaultWorkerCount, progress: Progress? = nil, _ consume: (Data) throws -> Void) throws {
+            try ChunkWorkers.inOrder(
+                chunkCount: header.chunkCount, workers: workers, bufferSize: bufferSize,
+                produce: { buffer, index in try self.openChunk(index, using: buffer) },
+                consume: { plaintext in
+                    try consume(plaintext)
+                    progress?(UInt64(plaintext.count))
+                })
+        }
+
+        /// Authenticates every chunk without releasing any plaintext.
+        public func verifyAll(workers: Int = SealedModel.defaultWorkerCount) throws {
+            try ChunkWorkers.forEach(chunkCount: header.chunkCount, workers: workers, bufferSize: bufferSize) { buffer, index in
+                _ = try self.openChunk(index, using: buffer)
+            }
+        }
+
+        private var bufferSize: Int { header.chunkSize + ContainerHeader.tagLength }
+    }
+
+    /// Reads and parses the header at the start of `input`, without a key.
+    public static func readHeader(from input: some PlaintextSource) throws -> ContainerHeader {
+        var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.prefixLength), input.length)))
+        try prefix.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
+        guard prefix.starts(with: ContainerHeader.magic) else { throw ContainerError.notAContainer }
+        guard prefix.count == ContainerHeader.prefixLength else { throw ContainerError.malformedHeader("header ends early") }
+        let length = try ContainerHeader.encodedLength(fromPrefix: prefix)
+        guard input.length >= UInt64(length) else { throw ContainerError.malformedHeader("header ends early") }
+        var bytes = [UInt8](repeating: 0, count: length)
+        try bytes.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
+        return try ContainerHeader(parsing: bytes)
+    }
+
+    /// Reads the header of the container file at `path`, without a key (for `coffer inspect`).
+    public static func readHeader(path: String) throws -> ContainerHeader {
+        try readHeader(from: FileSource(path: path))
+    }
+}

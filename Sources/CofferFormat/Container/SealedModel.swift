@@ -1,0 +1,68 @@
+import Crypto
+import Foundation
+
+/// Seals models into Coffer containers and opens them again (docs/FORMAT.md).
+///
+/// A container is an authenticated header followed by fixed-size AES-256-GCM chunks. Sealing and
+/// opening stream through bounded per-thread buffers and use every core; opening releases
+/// plaintext only from chunks that authenticated.
+public enum SealedModel {
+    /// Choices a writer makes; readers learn them from the header.
+    public struct Options: Sendable {
+        /// log2 of the chunk size; 20 (1 MiB) measured fastest here (docs/BENCHMARKS.md).
+        public var chunkSizeExponent: UInt8 = 20
+        /// scrypt cost for passphrase containers: log2 N (r = 8, p = 1).
+        public var passphraseLogN: UInt8 = 17
+        /// Threads to use; defaults to the active processor count (at most 8).
+        public var workers: Int = SealedModel.defaultWorkerCount
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Threads used by default: the active processor count, at most 8.
+    public static var defaultWorkerCount: Int { max(1, min(8, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Called from worker threads with the number of plaintext bytes just processed.
+    public typealias Progress = @Sendable (UInt64) -> Void
+
+    /// Makes the header for sealing `length` bytes of `kind` named `name` with `key`.
+    static func makeHeader(
+        kind: ContainerHeader.PayloadKind, name: String, length: UInt64, key: KeyMaterial, options: Options
+    ) throws -> (ContainerHeader, FileKeys) {
+        guard ContainerHeader.chunkSizeExponents.contains(options.chunkSizeExponent) else {
+            throw ContainerError.malformedHeader("chunk size 2^\(options.chunkSizeExponent) not in 2^16...2^20")
+        }
+        guard length <= ContainerHeader.maximumPlaintextLength else {
+            throw ContainerError.malformedHeader("plaintext length over 2^48 bytes")
+        }
+        let derivation: ContainerHeader.KeyDerivation
+        switch key {
+        case .modelKey(let modelKey):
+            derivation = .modelKey(id: modelKey.id)
+        case .passphrase:
+            derivation = .passphrase(ScryptParameters(
+                logN: options.passphraseLogN, r: 8, p: 1, salt: randomBytes(ScryptParameters.saltLength)))
+        }
+        let safeName = ContainerHeader.isValidName(name) ? name : ""
+        var header = ContainerHeader(
+            chunkSizeExponent: options.chunkSizeExponent, payloadKind: kind, keyDerivation: derivation,
+            plaintextLength: length, salt: randomBytes(ContainerHeader.saltLength), originalName: safeName)
+        let keys = try FileKeys(for: header, using: key)
+        header.mac = keys.mac(of: header)
+        return (header, keys)
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+}
+
+extension SealedModel {
+    /// The MAC `header` would carry when sealed with `key`, or nil if the key does not fit the
+    /// header's key derivation. For tools that build test inputs (fuzzing, vectors); sealing sets it itself.
+    public static func headerMAC(for header: ContainerHeader, using key: KeyMaterial) -> [UInt8]? {
+        (try? FileKeys(for: header, using: key)).map { $0.mac(of: header) }
+    }
+}

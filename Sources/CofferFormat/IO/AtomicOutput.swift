@@ -1,0 +1,110 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An output that appears at its final path in one step, or not at all.
+///
+/// Work goes to a hidden temporary path in the same folder (so the final rename never crosses a
+/// volume); ``commit()`` renames it into place, refusing to replace an existing path unless asked;
+/// ``discard()`` removes it. Pending temporary paths are tracked so that a signal handler can remove
+/// them (``discardAllPending()``).
+public final class AtomicOutput: @unchecked Sendable {
+    /// Where the output will appear.
+    public let finalPath: String
+    /// Where it is built.
+    public let temporaryPath: String
+    /// Whether an existing file or folder at `finalPath` may be replaced.
+    public let replacing: Bool
+    private var settled = false
+
+    /// Reserves a temporary path beside `finalPath`; nothing is created yet.
+    ///
+    /// Throws `IOFailure` with `EEXIST` at once when `finalPath` exists and `replacing` is false,
+    /// so no work is wasted on an output that could not land.
+    public init(finalPath: String, replacing: Bool) throws {
+        var info = stat()
+        if !replacing, lstat(finalPath, &info) == 0 {
+            throw IOFailure(operation: .create, path: finalPath, errno: EEXIST)
+        }
+        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.prefix(6).map { String($0, radix: 16) }.joined() }
+        let (folder, name) = Self.split(finalPath)
+        self.finalPath = finalPath
+        self.temporaryPath = folder + "." + name + ".coffer-tmp-" + suffix
+        self.replacing = replacing
+        Self.pending.insert(temporaryPath)
+    }
+
+    deinit { if !settled { discard() } }
+
+    /// Creates the temporary file (exclusive, `mode`) and returns it open for reading and writing.
+    public func createFile(mode: mode_t = 0o600) throws -> PositionalFile {
+        let fd = open(temporaryPath, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw IOFailure(operation: .create, path: Self.split(temporaryPath).folder.isEmpty ? "." : finalPath, errno: errno)
+        }
+        return PositionalFile(adopting: fd, path: temporaryPath)
+    }
+
+    /// Moves the finished temporary file or folder to `finalPath`.
+    public func commit() throws {
+        if replacing {
+            try replaceExisting()
+        } else if Self.renameNoReplace(temporaryPath, finalPath) != 0 {
+            throw IOFailure(operation: .create, path: finalPath, errno: errno)
+        }
+        settled = true
+        Self.pending.remove(temporaryPath)
+    }
+
+    /// Removes whatever was written at the temporary path.
+    public func discard() {
+        TreeUnpacker.removeTree(temporaryPath)
+        settled = true
+        Self.pending.remove(temporaryPath)
+    }
+
+    private func replaceExisting() throws {
+        var info = stat()
+        let existingIsFolder = lstat(finalPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        guard existingIsFolder else {
+            guard rename(temporaryPath, finalPath) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
+            return
+        }
+        // A folder cannot be renamed over a non-empty folder: move the old one aside first.
+        let aside = temporaryPath + "-old"
+        guard rename(finalPath, aside) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
+        guard rename(temporaryPath, finalPath) == 0 else {
+            let code = errno
+            _ = rename(aside, finalPath)
+            throw IOFailure(operation: .rename, path: finalPath, errno: code)
+        }
+        TreeUnpacker.removeTree(aside)
+    }
+
+    static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+        return (String(path[...slash]), String(path[path.index(after: slash)...]))
+    }
+
+    /// Removes every temporary output not yet committed or discarded (for signal handlers).
+    public static func discardAllPending() {
+        for path in pending.snapshot() { TreeUnpacker.removeTree(path) }
+    }
+
+    private static let pending = PendingPaths()
+}
+
+/// The temporary paths of unsettled outputs, guarded by a lock.
+private final class PendingPaths: @unchecked Sendable {
+    private var paths = Set<String>()
+    private var lock = pthread_mutex_t()
+    init() { pthread_mutex_init(&lock, nil) }
+    func insert(_ path: String) { pthread_mutex_lock(&lock); paths.insert(path); pthread_mutex_unlock(&lock) }
+    func remove(_ path: String) { pthread_mutex_lock(&lock); paths.remove(path); pthread_mutex_unlock(&lock) }
+    func snapshot() -> [String] { pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }; return Array(paths) }
+}

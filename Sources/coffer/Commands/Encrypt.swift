@@ -1,0 +1,65 @@
+import ArgumentParser
+import CofferFormat
+import Foundation
+
+/// `coffer encrypt`: seal a model file or folder.
+struct Encrypt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Seal a model file or folder into a Coffer container (or an RNCryptor v3 file).",
+        discussion: """
+            The output is written beside its final path and renamed into place when complete: a \
+            failure or Ctrl-C leaves nothing behind, and an existing output is never replaced without --force.
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case coffer
+        case rncryptor
+    }
+
+    @Argument(help: ArgumentHelp("The model file or folder to seal.", valueName: "PATH"))
+    var path: String
+
+    @OptionGroup var key: KeyOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write (default: PATH.coffer).", valueName: "OUT"))
+    var output: String?
+
+    @Option(help: "coffer (default) or rncryptor (RNCryptor v3, passphrase only, files only, for older readers).")
+    var format: Format = .coffer
+
+    @Option(help: ArgumentHelp("log2 of the chunk size, 16...20 (for benchmarks).", visibility: .hidden))
+    var chunkSizeExponent: UInt8 = 20
+
+    @Flag(help: "Replace OUT if it exists.")
+    var force = false
+
+    @Flag(name: .shortAndLong, help: "No progress bar.")
+    var quiet = false
+
+    func run() throws {
+        let material = try key.material()
+        let input = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        switch format {
+        case .coffer:
+            let destination = output ?? input + ".coffer"
+            let length = try CLIPaths.plaintextSize(of: input)
+            let bar = ProgressBar.make(total: length, label: "sealing", quiet: quiet)
+            var options = SealedModel.Options()
+            options.chunkSizeExponent = chunkSizeExponent
+            let header = try SealedModel.seal(
+                contentsOf: input, to: destination, using: material, replacing: force, options: options,
+                progress: bar?.1)
+            bar?.0.finish()
+            let keyNote = header.keyID.map { "key \($0)" } ?? "passphrase"
+            print("Sealed \(input) to \(destination) (\(header.plaintextLength) bytes, \(keyNote))")
+        case .rncryptor:
+            guard case .passphrase(let passphrase) = material else {
+                throw ValidationError("--format rncryptor needs --passphrase-file or --passphrase-env")
+            }
+            let destination = output ?? input + ".rncryptor"
+            try LegacyFiles.writeRNCryptor(from: input, to: destination, password: passphrase, replacing: force)
+            print("Wrote RNCryptor v3 file \(destination)")
+        }
+    }
+}

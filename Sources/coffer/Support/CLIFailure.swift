@@ -1,0 +1,67 @@
+import ArgumentParser
+import CofferFormat
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failure the CLI reports as one line on stderr with a documented exit code.
+struct CLIFailure: Error {
+    /// The exit codes of README.md ("Exit codes"), after sysexits.h.
+    enum Status: Int32 {
+        case usage = 64
+        case badData = 65
+        case noInput = 66
+        case cannotCreate = 73
+        case ioError = 74
+    }
+
+    let status: Status
+    let message: String
+
+    init(_ status: Status, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    /// Maps library errors to a status and a message that says what to do; nil for errors the
+    /// argument parser reports itself.
+    init?(_ error: Error) {
+        switch error {
+        case let error as ContainerError:
+            self.init(.badData, error.description)
+        case let error as PackingError:
+            self.init(.noInput, error.description)
+        case let error as ModelKeyError:
+            self.init(.noInput, error.description)
+        case let error as IOFailure:
+            self.init(Self.status(of: error), Self.message(for: error))
+        default:
+            return nil
+        }
+    }
+
+    private static func status(of failure: IOFailure) -> Status {
+        switch failure.operation {
+        case .open, .stat, .list: return .noInput
+        case .create, .rename: return .cannotCreate
+        case .read, .write, .remove, .unexpectedEnd: return .ioError
+        }
+    }
+
+    private static func message(for failure: IOFailure) -> String {
+        if failure.operation == .create, failure.alreadyExists {
+            return "\(failure.path) already exists; choose another --output or pass --force to replace it"
+        }
+        return failure.description
+    }
+
+    /// Prints the message and exits with the status. Any unfinished output is removed first.
+    func report() -> Never {
+        AtomicOutput.discardAllPending()
+        let line = Array(("coffer: " + message + "\n").utf8)
+        line.withUnsafeBytes { try? Descriptors.writeAll(2, $0, name: "standard error") }
+        exit(status.rawValue)
+    }
+}

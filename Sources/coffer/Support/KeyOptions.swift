@@ -1,0 +1,78 @@
+import ArgumentParser
+import CofferFormat
+import Foundation
+
+/// `--key`, `--passphrase-file` or `--passphrase-env`: exactly one says what seals or opens.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("key"), help: ArgumentHelp("A model key file.", valueName: "FILE.modelkey"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("A file whose content is the passphrase (one final newline is ignored).", valueName: "FILE"))
+    var passphraseFile: String?
+
+    @Option(help: ArgumentHelp("An environment variable that holds the passphrase.", valueName: "VAR"))
+    var passphraseEnv: String?
+
+    /// The key material the options name; usage error unless exactly one was given.
+    func material() throws -> KeyMaterial {
+        let given = [keyFile, passphraseFile, passphraseEnv].compactMap { $0 }.count
+        guard given == 1 else {
+            throw ValidationError("give exactly one of --key FILE.modelkey, --passphrase-file FILE, --passphrase-env VAR")
+        }
+        if let keyFile { return .modelKey(try KeyFiles.read(keyFile)) }
+        return .passphrase(try Passphrases.read(file: passphraseFile, environment: passphraseEnv))
+    }
+}
+
+/// Passphrases from a file or the environment; never echoed, never logged.
+enum Passphrases {
+    static let maximumLength = 4096
+
+    static func read(file: String?, environment: String?) throws -> [UInt8] {
+        var bytes: [UInt8]
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw CLIFailure(.noInput, "cannot read passphrase file \(file)")
+            }
+            guard data.count <= maximumLength else {
+                throw CLIFailure(.usage, "passphrase file \(file) is over \(maximumLength) bytes; is it the right file?")
+            }
+            bytes = Array(data)
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        } else if let environment {
+            guard let value = ProcessInfo.processInfo.environment[environment] else {
+                throw CLIFailure(.usage, "environment variable \(environment) is not set")
+            }
+            bytes = Array(value.utf8)
+        } else {
+            bytes = []
+        }
+        guard !bytes.isEmpty else { throw CLIFailure(.usage, "the passphrase is empty") }
+        return bytes
+    }
+}
+
+/// `.modelkey` files: read with a size limit, written 0600 and atomically.
+enum KeyFiles {
+    static func read(_ path: String) throws -> ModelKey {
+        let file = try PositionalFile(readingAt: path)
+        guard try file.size() <= UInt64(ModelKey.maximumFileSize) else {
+            throw ModelKeyError.malformedFile("\(path) is larger than 64 KiB")
+        }
+        let bytes = try file.read(count: ModelKey.maximumFileSize, at: 0)
+        do {
+            return try ModelKey(fileRepresentation: Data(bytes))
+        } catch let error as ModelKeyError {
+            throw CLIFailure(.noInput, "\(path): \(error.description)")
+        }
+    }
+
+    static func write(_ key: ModelKey, to path: String, replacing: Bool) throws {
+        let output = try AtomicOutput(finalPath: path, replacing: replacing)
+        let file = try output.createFile(mode: 0o600)
+        try Array(key.fileRepresentation()).withUnsafeBytes { try file.write($0, at: 0) }
+        try file.synchronize()
+        try output.commit()
+    }
+}
