@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "coffer", "CofferFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
     ],

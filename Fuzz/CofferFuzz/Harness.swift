@@ -55,11 +55,31 @@ enum Harness {
 }
 
 #if COFFER_FUZZING
-/// libFuzzer's entry point (built with `-sanitize=fuzzer`; see Fuzz/README.md).
+/// libFuzzer's entry point for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let start else { return 0 }
     Harness.run(Array(UnsafeBufferPointer(start: start, count: count)))
     return 0
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// Built with `-sanitize=fuzzer` (Fuzz/run.sh): hands control to libFuzzer's driver, which takes
+/// libFuzzer's usual flags and corpus folders. SwiftPM names every executable's entry point itself,
+/// so the driver is started from here rather than from libFuzzer's own `main`.
+@main
+struct Fuzz {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(runFuzzerDriver(&argc, &argv, fuzzOneInput))
+    }
 }
 #else
 /// Without libFuzzer: replays the given files (a corpus or crash reproducers) through the harness.

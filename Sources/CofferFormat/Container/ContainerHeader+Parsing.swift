@@ -12,7 +12,7 @@ extension ContainerHeader {
         let version = try cursor.integer(UInt16.self, or: truncated)
         guard version == currentVersion else { throw ContainerError.unsupportedVersion(version) }
         let length = Int(try cursor.integer(UInt16.self, or: truncated))
-        guard length <= maximumLength, length >= prefixLength + 12 + saltLength + 3 + macLength else {
+        guard (minimumLength...maximumLength).contains(length) else {
             throw ContainerError.malformedHeader("header length \(length) out of range")
         }
         return length

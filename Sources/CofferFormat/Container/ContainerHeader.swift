@@ -11,6 +11,8 @@ public struct ContainerHeader: Sendable, Equatable {
     public static let prefixLength = 12
     /// No valid header is longer; a reader refuses larger claims before allocating.
     public static let maximumLength = 4096
+    /// No valid header is shorter: a one-byte key ID, an empty name, no scrypt fields.
+    public static let minimumLength = 92
     /// Bytes of the salt that makes every file key unique.
     public static let saltLength = 32
     /// Bytes of the header MAC (HMAC-SHA-256).

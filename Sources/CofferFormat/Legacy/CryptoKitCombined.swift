@@ -8,12 +8,12 @@ import Foundation
 ///
 /// The key is the first 32 bytes of the UTF-8 passphrase, used as is (no key derivation).
 ///
-/// Short passphrases: no published source of `mlmodelencoder` could be found to say what it does with
-/// a passphrase shorter than 32 bytes (the code, issue and page corpora searched for it turned up
-/// nothing by that name). With CryptoKit, taking "the first 32 bytes" of a shorter passphrase gives a
-/// shorter `SymmetricKey`, which AES-GCM refuses unless it is exactly 16 or 24 bytes; padding it
-/// instead would be a guess. So a passphrase shorter than 32 bytes is refused here, rather than
-/// silently padded or used as a weaker AES-128/192 key.
+/// Short passphrases: no published source of `mlmodelencoder` could be found (the code, issue and
+/// page corpora searched turned up nothing by that name). With CryptoKit, "the first 32 bytes" of a
+/// shorter passphrase is a shorter `SymmetricKey`, and `AES.GCM.seal` accepts exactly 16 and 24-byte
+/// keys too (AES-128/192-GCM) and throws for every other length. So the files such a tool can have
+/// written use a passphrase of 16, 24, or at least 32 bytes; those are read (with the key size
+/// CryptoKit would have used) and every other length is refused, never padded.
 ///
 /// GCM authenticates a message only as a whole, so the file is read into memory entirely; its size is
 /// checked against a limit before anything is allocated.
@@ -31,11 +31,11 @@ public enum CryptoKitCombined {
     ///
     /// - Parameters:
     ///   - path: The file to open.
-    ///   - passphrase: The passphrase as UTF-8 bytes; its first 32 bytes are the key. It must be at
-    ///     least 32 bytes long.
+    ///   - passphrase: The passphrase as UTF-8 bytes; its first 32 bytes are the key. It must be 16,
+    ///     24, or at least 32 bytes long.
     ///   - maxSize: The largest file accepted, in bytes; larger files are refused before reading.
     /// - Returns: The plaintext, held in memory, as a ``PlaintextSource``.
-    /// - Throws: ``ContainerError/malformedLegacy(_:)`` for a passphrase shorter than 32 bytes, a file
+    /// - Throws: ``ContainerError/malformedLegacy(_:)`` for a passphrase of another length, a file
     ///   shorter than 28 bytes or larger than `maxSize`; ``ContainerError/authenticationFailure`` for
     ///   a wrong passphrase or a changed byte; ``IOFailure`` when the file cannot be read.
     public static func open(path: String, passphrase: [UInt8], maxSize: Int = defaultMaxSize) throws -> Plaintext {
@@ -65,7 +65,7 @@ public enum CryptoKitCombined {
     /// Seals `plaintext` the way `mlmodelencoder` does: a random nonce, AES-256-GCM with the first 32
     /// bytes of `passphrase` as key, in the combined layout. Meant for tests and for making samples.
     ///
-    /// - Throws: ``ContainerError/malformedLegacy(_:)`` for a passphrase shorter than 32 bytes.
+    /// - Throws: ``ContainerError/malformedLegacy(_:)`` for a passphrase of another length.
     public static func seal(_ plaintext: [UInt8], passphrase: [UInt8]) throws -> [UInt8] {
         let box = try AES.GCM.seal(plaintext, using: key(from: passphrase))
         // The combined form exists whenever the nonce is the standard 12 bytes, as here.
@@ -75,11 +75,12 @@ public enum CryptoKitCombined {
         return Array(combined)
     }
 
-    /// The first 32 bytes of the passphrase as an AES-256 key.
+    /// The first 32 bytes of the passphrase as an AES-256 key, or a 16/24-byte passphrase as an
+    /// AES-128/192 key, as CryptoKit would have used them.
     private static func key(from passphrase: [UInt8]) throws -> SymmetricKey {
-        guard passphrase.count >= keySize else {
+        guard passphrase.count >= keySize || passphrase.count == 16 || passphrase.count == 24 else {
             throw ContainerError.malformedLegacy(
-                "mlmodelencoder passphrases must be at least \(keySize) bytes: the key is their first \(keySize) bytes")
+                "an mlmodelencoder passphrase of \(passphrase.count) bytes cannot have made this file: CryptoKit takes its first \(keySize) bytes as the key and accepts only 16, 24 or 32")
         }
         return SymmetricKey(data: passphrase.prefix(keySize))
     }

@@ -36,10 +36,18 @@ import Testing
         #expect(throws: ContainerError.authenticationFailure) { try openFile(sealed, passphrase: wrong) }
     }
 
-    @Test func shortPassphrasesAreRefused() throws {
+    @Test func passphraseLengthsCryptoKitCouldNotUseAreRefused() throws {
         #expect(throws: ContainerError.self) { try CryptoKitCombined.seal([1], passphrase: Array("short".utf8)) }
         let sealed = try CryptoKitCombined.seal([1], passphrase: passphrase)
-        #expect(reason { try openFile(sealed, passphrase: Array(passphrase.prefix(31))) }?.contains("32 bytes") == true)
+        #expect(reason { try openFile(sealed, passphrase: Array(passphrase.prefix(31))) }?.contains("31 bytes") == true)
+    }
+
+    @Test(arguments: [16, 24])
+    func sixteenAndTwentyFourBytePassphrasesAreAES128And192Keys(length: Int) throws {
+        let short = Array(passphrase.prefix(length))
+        let sealed = try AES.GCM.seal([5, 6, 7], using: SymmetricKey(data: short)).combined!
+        #expect(try openFile(Array(sealed), passphrase: short).bytes == [5, 6, 7])
+        #expect(throws: ContainerError.authenticationFailure) { try openFile(Array(sealed), passphrase: Array(passphrase.prefix(32))) }
     }
 
     @Test func tooShortFilesAreMalformed() throws {
