@@ -30,6 +30,7 @@ for tool in age age-keygen openssl /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install age time openssl)" >&2; exit 69; }
 done
 
+COFFER_BIN=$(cd "$(dirname "$COFFER_BIN")" && pwd)/$(basename "$COFFER_BIN")
 base=/dev/shm; [ -w "$base" ] || base=${TMPDIR:-/tmp}
 work=$(mktemp -d "$base/coffer-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -69,7 +70,8 @@ ossl=$(openssl speed -evp aes-256-gcm -bytes 1048576 -seconds 2 2>/dev/null | aw
 mib() { awk -v s="$1" -v m="$size_mib" 'BEGIN{printf "%.0f", m / s}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a / b}'; }
 
-echo "container benchmark: ${size_mib} MiB random file in $base, best of $runs, $(nproc) cores"
+echo "container benchmark: ${size_mib} MiB random file in $base, best of $runs, $(nproc) cores, $COFFER_BIN"
+[ "$smoke" = 1 ] && echo "(smoke run: checks correctness; a debug build on 16 MiB says nothing about the targets)"
 printf '%-28s %8s %10s %10s\n' "" seconds "MiB/s" "peak RSS"
 printf '%-28s %8s %10s %9sM\n' "cp" "$t_cp" "$(mib "$t_cp")" $((r_cp / 1024))
 printf '%-28s %8s %10s %9sM\n' "age -r (encrypt)" "$t_age_e" "$(mib "$t_age_e")" $((r_age_e / 1024))

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("Exit codes and one-line errors")
 struct ExitCodeTests {
@@ -62,6 +65,9 @@ struct ExitCodeTests {
         Self.expectOneLine(broken, 66, containing: ".modelkey")
         #expect(!broken.stderr.contains("c2VjcmV0"))
         Self.expectOneLine(try cli.run("inspect", "missing"), 66)
+        #expect(mkfifo(cli.path("pipe"), 0o600) == 0)
+        Self.expectOneLine(try cli.run("encrypt", "pipe", "--key", "k.modelkey"), 66, containing: "not a regular file or a folder")
+        #expect(!cli.listing().contains("pipe.coffer"))
     }
 
     @Test("73: output exists (without --force) or cannot be created")

@@ -64,7 +64,20 @@ extension SealedModel {
         options: Options = Options(),
         progress: Progress? = nil
     ) throws -> ContainerHeader {
-        let input = try PlaintextInput(path: path)
+        try seal(Input(path: path), to: destination, using: key, replacing: replacing, options: options, progress: progress)
+    }
+
+    /// Seals an input already opened with ``Input/init(path:)`` (so its length is known for a progress
+    /// display) into a new container at `destination`, atomically as ``seal(contentsOf:to:using:replacing:options:progress:)``.
+    @discardableResult
+    public static func seal(
+        _ input: Input,
+        to destination: String,
+        using key: KeyMaterial,
+        replacing: Bool = false,
+        options: Options = Options(),
+        progress: Progress? = nil
+    ) throws -> ContainerHeader {
         let output = try AtomicOutput(finalPath: destination, replacing: replacing)
         do {
             let file = try output.createFile(mode: 0o644)
@@ -79,26 +92,34 @@ extension SealedModel {
             throw error
         }
     }
-}
 
-/// The plaintext at a path: a regular file as it is, a folder packed (docs/FORMAT.md, "Packed tree").
-struct PlaintextInput {
-    let source: any PlaintextSource
-    let kind: ContainerHeader.PayloadKind
-    let name: String
+    /// The plaintext at a path: a regular file as it is, a folder packed (docs/FORMAT.md, "Packed tree").
+    public struct Input: Sendable {
+        /// The plaintext, read by offset.
+        public let source: any PlaintextSource
+        /// Whether it is one file or a packed folder.
+        public let kind: ContainerHeader.PayloadKind
+        /// The file or folder name recorded in the header.
+        public let name: String
 
-    init(path: String) throws {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw IOFailure(operation: .open, path: path, errno: ENOENT)
-        }
-        name = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
-        if isFolder.boolValue {
-            source = try PackedTree(root: path)
-            kind = .directory
-        } else {
-            source = try FileSource(path: path)
-            kind = .file
+        /// Opens the file, or walks the folder, at `path` (following a link at `path` itself only).
+        ///
+        /// Throws `IOFailure` when nothing is there, and `PackingError` for anything but a regular
+        /// file or a folder (a pipe, a device), whose length could not be known up front.
+        public init(path: String) throws {
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+            name = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                source = try PackedTree(root: path)
+                kind = .directory
+            case S_IFREG:
+                source = try FileSource(path: path)
+                kind = .file
+            default:
+                throw PackingError(path: path, reason: "not a regular file or a folder")
+            }
         }
     }
 }

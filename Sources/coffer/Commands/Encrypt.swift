@@ -43,13 +43,12 @@ struct Encrypt: ParsableCommand {
         switch format {
         case .coffer:
             let destination = output ?? input + ".coffer"
-            let length = try CLIPaths.plaintextSize(of: input)
-            let bar = ProgressBar.make(total: length, label: "sealing", quiet: quiet)
+            let plaintext = try SealedModel.Input(path: input)
+            let bar = ProgressBar.make(total: plaintext.source.length, label: "sealing", quiet: quiet)
             var options = SealedModel.Options()
             options.chunkSizeExponent = chunkSizeExponent
             let header = try SealedModel.seal(
-                contentsOf: input, to: destination, using: material, replacing: force, options: options,
-                progress: bar?.1)
+                plaintext, to: destination, using: material, replacing: force, options: options, progress: bar?.1)
             bar?.0.finish()
             let keyNote = header.keyID.map { "key \($0)" } ?? "passphrase"
             print("Sealed \(input) to \(destination) (\(header.plaintextLength) bytes, \(keyNote))")
