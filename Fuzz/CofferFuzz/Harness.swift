@@ -89,7 +89,7 @@ struct Replay {
         var count = 0
         for path in CommandLine.arguments.dropFirst() {
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
             let files = isFolder.boolValue
                 ? try FileManager.default.contentsOfDirectory(atPath: path).map { path + "/" + $0 } : [path]
             for file in files {

@@ -32,7 +32,7 @@ struct CLI {
 
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    func write(_ name: String, _ data: Data) { FileManager.default.createFile(atPath: path(name), contents: data) }
+    func write(_ name: String, _ data: Data) { #expect(FileManager.default.createFile(atPath: path(name), contents: data)) }
 
     func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
 

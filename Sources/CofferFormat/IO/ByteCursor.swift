@@ -37,4 +37,10 @@ package struct ByteWriter {
     package mutating func append<S: Sequence>(contentsOf other: S) where S.Element == UInt8 {
         bytes.append(contentsOf: other)
     }
+
+    /// Returns what was written and starts over, keeping the capacity.
+    package mutating func take() -> [UInt8] {
+        defer { bytes.removeAll(keepingCapacity: true) }
+        return bytes
+    }
 }

@@ -86,25 +86,24 @@ public struct PackedTree: PlaintextSource {
 
         var layout = Layout()
         var writer = ByteWriter()
-        writer.append(bytes: Format.magic)
+        writer.append(contentsOf: Format.magic)
         writer.append(UInt32(entries.count))
         writer.append(rootMode)
         for (entry, fullPath) in zip(entries, walker.fullPaths) {
             writer.append(entry.kindCode)
             writer.append(entry.mode)
             writer.append(UInt16(entry.path.utf8.count))
-            writer.append(bytes: entry.path.utf8)
+            writer.append(contentsOf: entry.path.utf8)
             switch entry.kind {
             case .directory:
                 break
             case .file(let size):
                 writer.append(size)
-                layout.add(.bytes(writer.bytes))
-                writer.bytes.removeAll(keepingCapacity: true)
+                layout.add(.bytes(writer.take()))
                 layout.add(.file(path: fullPath, size: size))
             case .symlink(let target):
                 writer.append(UInt16(target.utf8.count))
-                writer.append(bytes: target.utf8)
+                writer.append(contentsOf: target.utf8)
             }
         }
         layout.add(.bytes(writer.bytes))

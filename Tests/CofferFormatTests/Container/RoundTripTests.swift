@@ -65,7 +65,7 @@ struct RoundTripTests {
         let sealedPath = folder.appendingPathComponent("model.onnx.coffer").path
         let output = folder.appendingPathComponent("restored.onnx").path
         let plaintext = Fixtures.bytes(200_000)
-        FileManager.default.createFile(atPath: input, contents: Data(plaintext))
+        #expect(FileManager.default.createFile(atPath: input, contents: Data(plaintext)))
 
         let header = try SealedModel.seal(contentsOf: input, to: sealedPath, using: .modelKey(Fixtures.key), options: Fixtures.smallChunks)
         #expect(header.originalName == "model.onnx")
@@ -88,7 +88,7 @@ struct RoundTripTests {
         var sealed = try Fixtures.seal(Fixtures.bytes(3 * Fixtures.chunk))
         sealed[sealed.count - Fixtures.chunk - 100] ^= 0x40  // inside the last full chunk but one
         let sealedPath = folder.appendingPathComponent("m.coffer").path
-        FileManager.default.createFile(atPath: sealedPath, contents: Data(sealed))
+        #expect(FileManager.default.createFile(atPath: sealedPath, contents: Data(sealed)))
         #expect(throws: ContainerError.authenticationFailure) {
             try SealedModel.open(contentsOf: sealedPath, to: folder.appendingPathComponent("m").path, using: .modelKey(Fixtures.key))
         }
