@@ -7,10 +7,19 @@ let package = Package(
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.110.0"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.12.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.8.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.10.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -29,6 +38,30 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The Vapor application: accounts, apps, model keys, key delivery, blob storage.
+        .target(
+            name: "CofferServer",
+            dependencies: [
+                "CofferFormat",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+            ]
+        ),
+        // A thin executable over CofferServer.
+        .executableTarget(
+            name: "coffer-server",
+            dependencies: [
+                "CofferServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // libFuzzer harness over the container parser; see Fuzz/README.md.
         .executableTarget(
             name: "CofferFuzz",
@@ -39,6 +72,13 @@ let package = Package(
             name: "CofferFormatTests",
             dependencies: ["CofferFormat"],
             resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "CofferServerTests",
+            dependencies: [
+                "CofferServer", "CofferFormat", "coffer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "CofferCLITests",

@@ -1,0 +1,71 @@
+import Foundation
+import Vapor
+
+/// Everything `coffer-server` needs to start, from flags and environment variables.
+///
+/// Defaults give a working single-process server: 127.0.0.1:8080, SQLite and blobs under
+/// `./coffer-data`, a master key created in the data folder on first start.
+public struct ServerConfiguration: Sendable {
+    /// Where the SQLite database, blobs, master key and bootstrap token live.
+    public var dataDirectory: String
+    /// The address to listen on.
+    public var hostname: String
+    /// The port to listen on (0 picks a free one).
+    public var port: Int
+    /// `postgres://…` to use PostgreSQL instead of the embedded SQLite (several instances share it).
+    public var databaseURL: String?
+    /// The master key as base64 (COFFER_MASTER_KEY); if nil, `DATA_DIR/master.key` is used or created.
+    public var masterKeyBase64: String?
+    /// The first owner's token (COFFER_BOOTSTRAP_TOKEN); if nil one is generated into `DATA_DIR/bootstrap-token`.
+    public var bootstrapToken: String?
+    /// Where blobs are stored; defaults to `DATA_DIR/blobs` (point several instances at shared storage).
+    public var blobDirectory: String?
+    /// The largest blob accepted, in bytes.
+    public var maximumBlobSize: Int64
+    /// Key deliveries allowed per app per minute, and per device per minute.
+    public var deliveriesPerAppPerMinute: Int
+    /// Key deliveries allowed per device per minute.
+    public var deliveriesPerDevicePerMinute: Int
+
+    /// The defaults.
+    public init(
+        dataDirectory: String = "coffer-data",
+        hostname: String = "127.0.0.1",
+        port: Int = 8080,
+        databaseURL: String? = nil,
+        masterKeyBase64: String? = nil,
+        bootstrapToken: String? = nil,
+        blobDirectory: String? = nil,
+        maximumBlobSize: Int64 = 16 << 30,
+        deliveriesPerAppPerMinute: Int = 600,
+        deliveriesPerDevicePerMinute: Int = 30
+    ) {
+        self.dataDirectory = dataDirectory
+        self.hostname = hostname
+        self.port = port
+        self.databaseURL = databaseURL
+        self.masterKeyBase64 = masterKeyBase64
+        self.bootstrapToken = bootstrapToken
+        self.blobDirectory = blobDirectory
+        self.maximumBlobSize = maximumBlobSize
+        self.deliveriesPerAppPerMinute = deliveriesPerAppPerMinute
+        self.deliveriesPerDevicePerMinute = deliveriesPerDevicePerMinute
+    }
+
+    /// The defaults overridden by COFFER_* environment variables.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let value = environment["COFFER_DATA_DIR"], !value.isEmpty { configuration.dataDirectory = value }
+        if let value = environment["COFFER_HOSTNAME"], !value.isEmpty { configuration.hostname = value }
+        if let value = environment["COFFER_PORT"].flatMap(Int.init) { configuration.port = value }
+        if let value = environment["COFFER_DATABASE_URL"], !value.isEmpty { configuration.databaseURL = value }
+        if let value = environment["COFFER_MASTER_KEY"], !value.isEmpty { configuration.masterKeyBase64 = value }
+        if let value = environment["COFFER_BOOTSTRAP_TOKEN"], !value.isEmpty { configuration.bootstrapToken = value }
+        if let value = environment["COFFER_BLOB_DIR"], !value.isEmpty { configuration.blobDirectory = value }
+        if let value = environment["COFFER_MAX_BLOB_SIZE"].flatMap(Int64.init) { configuration.maximumBlobSize = value }
+        return configuration
+    }
+
+    /// The blob folder in use.
+    var resolvedBlobDirectory: String { blobDirectory ?? dataDirectory + "/blobs" }
+}

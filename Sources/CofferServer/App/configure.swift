@@ -1,0 +1,51 @@
+import CofferFormat
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Vapor
+
+/// Sets up an application: database and migrations, master key, first-start bootstrap, routes.
+public func configure(_ app: Application, _ configuration: ServerConfiguration) async throws {
+    try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+    app.http.server.configuration.hostname = configuration.hostname
+    app.http.server.configuration.port = configuration.port
+    app.routes.defaultMaxBodySize = "1mb"
+
+    if let url = configuration.databaseURL {
+        app.databases.use(try .postgres(url: url), as: .psql)
+    } else {
+        app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite")), as: .sqlite)
+    }
+    app.migrations.add(CreateAccounts())
+    app.migrations.add(CreateAppsKeysBlobs())
+    try await app.autoMigrate()
+
+    let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
+    try await Bootstrap.run(app, configuration: configuration)
+
+    let metrics = ServerMetrics()
+    let store = try BlobStore(root: configuration.resolvedBlobDirectory)
+    store.removeStaleIncoming()
+
+    app.middleware = Middlewares()
+    app.middleware.use(MetricsMiddleware(metrics: metrics))
+    app.middleware.use(APIErrorMiddleware())
+
+    try app.register(collection: SystemController(metrics: metrics))
+    try app.register(collection: DeliveryController(
+        masterKey: masterKey,
+        perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute),
+        perDevice: RateLimiter(perMinute: configuration.deliveriesPerDevicePerMinute),
+        metrics: metrics))
+    let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, metrics: metrics)
+    try app.register(collection: PublicBlobRoutes(controller: blobs))
+
+    let authenticated = app.grouped(TokenAuthenticator())
+    try authenticated.register(collection: TeamController())
+    try authenticated.register(collection: TokenController())
+    try authenticated.register(collection: MemberController())
+    try authenticated.register(collection: AppController())
+    try authenticated.register(collection: KeyController(masterKey: masterKey))
+    try authenticated.register(collection: AuditController())
+    try authenticated.register(collection: UploadRoutes(controller: blobs))
+}

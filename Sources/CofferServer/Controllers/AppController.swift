@@ -1,0 +1,83 @@
+import Fluent
+import Vapor
+
+/// `/v1/teams/:team/apps`: a team's apps and their device credentials (returned once).
+struct AppController: RouteCollection {
+    struct CreateApp: Content { let name: String; let platform: String; let bundleID: String? }
+    struct AppView: Content {
+        let id: UUID; let name: String; let platform: String; let bundleID: String?
+        let createdAt: Date?; let revokedAt: Date?
+        /// Present only in the answer that created or rotated it.
+        let credential: String?
+    }
+
+    static let platforms = ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]
+
+    func boot(routes: any RoutesBuilder) throws {
+        let apps = routes.grouped("v1", "teams", ":team", "apps")
+        apps.post(use: create)
+        apps.get(use: list)
+        apps.post(":app", "credential", use: rotate)
+        apps.delete(":app", use: revoke)
+    }
+
+    func create(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .developer)
+        let user = try req.user()
+        let body = try req.content.decode(CreateApp.self)
+        try Names.validate(body.name, what: "app name")
+        guard Self.platforms.contains(body.platform.lowercased()) else {
+            throw APIError.invalid("platform must be one of \(Self.platforms.joined(separator: ", "))")
+        }
+        if let bundleID = body.bundleID { try Names.validate(bundleID, what: "bundle identifier") }
+        let credential = Secrets.make(prefix: "cfa_")
+        let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
+                            bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
+        try await app.create(on: req.db)
+        try await Audit.record(on: req.db, teamID: team.id, action: "app.create", actor: user.name, target: "\(try app.requireID())", outcome: "ok")
+        return try await Self.view(app, credential: credential).encodeResponse(status: .created, for: req)
+    }
+
+    func list(req: Request) async throws -> [AppView] {
+        let (team, _) = try await req.team(requiring: .viewer)
+        return try await AppRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).sort(\.$createdAt).all()
+            .map { try Self.view($0, credential: nil) }
+    }
+
+    func rotate(req: Request) async throws -> AppView {
+        let (team, app) = try await Self.app(req, requiring: .developer)
+        guard app.revokedAt == nil else { throw APIError.conflict("app \(try app.requireID()) is revoked") }
+        let credential = Secrets.make(prefix: "cfa_")
+        app.previousCredentialHash = app.credentialHash
+        app.credentialHash = Secrets.hash(credential)
+        app.credentialRotatedAt = Date()
+        try await app.update(on: req.db)
+        try await Audit.record(on: req.db, teamID: team.id, action: "app.rotate-credential", actor: try req.user().name,
+                               target: "\(try app.requireID())", outcome: "ok")
+        return try Self.view(app, credential: credential)
+    }
+
+    func revoke(req: Request) async throws -> HTTPStatus {
+        let (team, app) = try await Self.app(req, requiring: .developer)
+        if app.revokedAt == nil {
+            app.revokedAt = Date()
+            try await app.update(on: req.db)
+        }
+        try await Audit.record(on: req.db, teamID: team.id, action: "app.revoke", actor: try req.user().name,
+                               target: "\(try app.requireID())", outcome: "ok")
+        return .noContent
+    }
+
+    static func app(_ req: Request, requiring role: Role) async throws -> (TeamRecord, AppRecord) {
+        let (team, _) = try await req.team(requiring: role)
+        guard let id = req.parameters.get("app", as: UUID.self),
+              let app = try await AppRecord.query(on: req.db).filter(\.$id == id).filter(\.$team.$id == team.requireID()).first()
+        else { throw APIError.notFound("app") }
+        return (team, app)
+    }
+
+    static func view(_ app: AppRecord, credential: String?) throws -> AppView {
+        AppView(id: try app.requireID(), name: app.name, platform: app.platform, bundleID: app.bundleID,
+                createdAt: app.createdAt, revokedAt: app.revokedAt, credential: credential)
+    }
+}

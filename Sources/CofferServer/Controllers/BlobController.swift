@@ -1,0 +1,146 @@
+import CofferFormat
+import Crypto
+import Fluent
+import NIOCore
+import Vapor
+import _NIOFileSystem
+
+/// Blobs: sealed models addressed by SHA-256.
+///
+/// `PUT /v1/teams/:team/blobs/:sha256` streams an upload to disk (never whole in memory), checks the
+/// stated size (Content-Length), the digest and the container header, and stores it once however
+/// often it is sent. `GET`/`HEAD /v1/blobs/:sha256` serve it to anyone who knows the address — the
+/// bytes are sealed — with Range support, a strong ETag and a year of public caching, so a CDN can
+/// sit in front.
+struct BlobController: Sendable {
+    struct BlobView: Content { let sha256: String; let size: Int64; let created: Bool }
+
+    let store: BlobStore
+    let maximumSize: Int64
+    let metrics: ServerMetrics
+
+
+    func upload(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .developer)
+        let address = try Self.address(req)
+        guard let size = req.headers.first(name: .contentLength).flatMap(Int64.init) else {
+            throw APIError(.lengthRequired, "length_required", "state the blob's size in Content-Length")
+        }
+        guard size <= maximumSize else {
+            throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
+        }
+        if store.exists(address) {
+            try await register(address, size: size, team: team, on: req.db)
+            return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
+        }
+        let incoming = store.incomingPath()
+        do {
+            try await receive(req, into: incoming, size: size, address: address)
+            try store.publish(incoming, as: address)
+        } catch {
+            try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            throw error
+        }
+        try await register(address, size: size, team: team, on: req.db)
+        try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
+        return try await BlobView(sha256: address, size: size, created: true).encodeResponse(status: .created, for: req)
+    }
+
+    /// Streams the body to `path`, hashing and checking it on the way.
+    private func receive(_ req: Request, into path: String, size: Int64, address: String) async throws {
+        var hasher = SHA256()
+        var check = UploadHeaderCheck(declaredSize: size)
+        var received: Int64 = 0
+        try await FileSystem.shared.withFileHandle(
+            forWritingAt: FilePath(path), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
+        ) { handle in
+            for try await chunk in req.body {
+                received += Int64(chunk.readableBytes)
+                guard received <= size else { throw APIError.invalid("the body is longer than its Content-Length") }
+                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                do {
+                    try check.feed(chunk.readableBytesView)
+                } catch let error as ContainerError {
+                    throw APIError(.unprocessableEntity, "not_a_container", "the upload is not a valid Coffer container: \(error)")
+                }
+                try await handle.write(contentsOf: chunk, toAbsoluteOffset: received - Int64(chunk.readableBytes))
+            }
+        }
+        guard received == size else { throw APIError.invalid("the body ended after \(received) of \(size) bytes") }
+        guard check.header != nil else {
+            throw APIError(.unprocessableEntity, "not_a_container", "the upload is too short to be a Coffer container")
+        }
+        guard hasher.finalize().hexString == address else {
+            throw APIError(.unprocessableEntity, "digest_mismatch", "the body's SHA-256 differs from the address it was sent to")
+        }
+    }
+
+    private func register(_ address: String, size: Int64, team: TeamRecord, on db: any Database) async throws {
+        guard try await BlobRecord.find(address, on: db) == nil else { return }
+        do {
+            try await BlobRecord(sha256: address, size: size, teamID: team.requireID()).create(on: db)
+        } catch {
+            // Another instance registered the same bytes first.
+            guard try await BlobRecord.find(address, on: db) != nil else { throw error }
+        }
+    }
+
+    func download(req: Request) async throws -> Response {
+        let address = try Self.address(req)
+        guard store.exists(address) else { throw APIError.notFound("blob") }
+        let etag = "\"\(address)\""
+        if let match = req.headers.first(name: .ifNoneMatch), match == etag || match == "*" {
+            let response = Response(status: .notModified)
+            Self.addCacheHeaders(to: response, etag: etag)
+            return response
+        }
+        let response = try await req.fileio.asyncStreamFile(at: store.path(of: address), mediaType: .binary)
+        Self.addCacheHeaders(to: response, etag: etag)
+        if let length = response.headers.first(name: .contentLength).flatMap(Int.init) { metrics.bytesServed(length) }
+        return response
+    }
+
+    func head(req: Request) async throws -> Response {
+        let address = try Self.address(req)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: store.path(of: address)),
+              let size = attributes[.size] as? Int
+        else { throw APIError.notFound("blob") }
+        let response = Response(status: .ok)
+        response.headers.replaceOrAdd(name: .contentLength, value: "\(size)")
+        response.headers.replaceOrAdd(name: .contentType, value: "application/octet-stream")
+        response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
+        Self.addCacheHeaders(to: response, etag: "\"\(address)\"")
+        return response
+    }
+
+    static func addCacheHeaders(to response: Response, etag: String) {
+        response.headers.replaceOrAdd(name: .eTag, value: etag)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=31536000, immutable")
+    }
+
+    static func address(_ req: Request) throws -> String {
+        guard let address = req.parameters.get("sha256"), BlobStore.isAddress(address) else {
+            throw APIError.invalid("a blob address is the SHA-256 of its bytes in 64 lowercase hex digits")
+        }
+        return address
+    }
+}
+
+/// The blob routes anyone may use (the bytes are sealed).
+struct PublicBlobRoutes: RouteCollection {
+    let controller: BlobController
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("v1", "blobs", ":sha256", use: controller.download)
+        routes.on(.HEAD, "v1", "blobs", ":sha256", use: controller.head)
+    }
+}
+
+/// The upload route, behind token authentication.
+struct UploadRoutes: RouteCollection {
+    let controller: BlobController
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.on(.PUT, "v1", "teams", ":team", "blobs", ":sha256", body: .stream, use: controller.upload)
+    }
+}

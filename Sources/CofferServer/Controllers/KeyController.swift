@@ -1,0 +1,59 @@
+import CofferFormat
+import Crypto
+import Fluent
+import Vapor
+
+/// `/v1/teams/:team/keys`: team-bound model keys. Creation returns the `.modelkey` file once;
+/// afterwards the material exists only encrypted under the master key.
+struct KeyController: RouteCollection {
+    struct CreateKey: Content { let name: String }
+    struct KeyView: Content { let id: String; let name: String; let team: String; let createdAt: Date?; let revokedAt: Date? }
+
+    let masterKey: MasterKey
+
+    func boot(routes: any RoutesBuilder) throws {
+        let keys = routes.grouped("v1", "teams", ":team", "keys")
+        keys.post(use: create)
+        keys.get(use: list)
+        routes.delete("v1", "keys", ":key", use: revoke)
+    }
+
+    func create(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .developer)
+        let user = try req.user()
+        let body = try req.content.decode(CreateKey.self)
+        try Names.validate(body.name, what: "key name")
+        let key = ModelKey.generate(name: body.name)
+        let teamID = try team.requireID()
+        let record = KeyRecord(id: key.id, teamID: teamID, name: body.name,
+                               wrappedKey: try masterKey.wrap(key.key, keyID: key.id, teamID: teamID), masterKeyID: masterKey.id)
+        try await record.create(on: req.db)
+        try await Audit.record(on: req.db, teamID: teamID, action: "key.create", actor: user.name, target: key.id, outcome: "ok")
+        let response = Response(status: .created)
+        response.headers.contentType = .json
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        response.body = .init(data: key.fileRepresentation())
+        return response
+    }
+
+    func list(req: Request) async throws -> [KeyView] {
+        let (team, _) = try await req.team(requiring: .viewer)
+        return try await KeyRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).sort(\.$createdAt).all()
+            .map { KeyView(id: try $0.requireID(), name: $0.name, team: team.name, createdAt: $0.createdAt, revokedAt: $0.revokedAt) }
+    }
+
+    func revoke(req: Request) async throws -> HTTPStatus {
+        let user = try req.user()
+        guard let id = req.parameters.get("key"),
+              let key = try await KeyRecord.query(on: req.db).filter(\.$id == id).with(\.$team).first()
+        else { throw APIError.notFound("key") }
+        req.parameters.set("team", to: key.team.name)
+        _ = try await req.team(requiring: .developer)
+        if key.revokedAt == nil {
+            key.revokedAt = Date()
+            try await key.update(on: req.db)
+        }
+        try await Audit.record(on: req.db, teamID: key.$team.id, action: "key.revoke", actor: user.name, target: id, outcome: "ok")
+        return .noContent
+    }
+}

@@ -1,0 +1,42 @@
+import Vapor
+
+/// Maps every error to `{"error": CODE, "reason": TEXT}` with its status, in one place.
+///
+/// Unexpected errors become 500 `internal` with no detail in the body; they are logged with their
+/// type only, since an error's description might quote data from the request.
+struct APIErrorMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            let (status, body, headers) = Self.describe(error, request: request)
+            let response = Response(status: status, headers: headers)
+            try response.content.encode(body, as: .json)
+            return response
+        }
+    }
+
+    static func describe(_ error: any Error, request: Request) -> (HTTPResponseStatus, ErrorBody, HTTPHeaders) {
+        switch error {
+        case let error as APIError:
+            return (error.status, ErrorBody(error: error.code, reason: error.reason), error.headers)
+        case let error as any AbortError:
+            let code: String
+            switch error.status {
+            case .notFound: code = "not_found"
+            case .unauthorized: code = "unauthorized"
+            case .forbidden: code = "forbidden"
+            case .payloadTooLarge: code = "too_large"
+            case .unsupportedMediaType, .badRequest, .unprocessableEntity: code = "invalid_request"
+            default: code = error.status.code >= 500 ? "internal" : "invalid_request"
+            }
+            let reason = error.status.code >= 500 ? "internal error" : error.reason
+            return (error.status, ErrorBody(error: code, reason: reason), error.headers)
+        case is DecodingError:
+            return (.badRequest, ErrorBody(error: "invalid_request", reason: "the request body is not the expected JSON"), [:])
+        default:
+            request.logger.error("unhandled error", metadata: ["type": "\(type(of: error))"])
+            return (.internalServerError, ErrorBody(error: "internal", reason: "internal error"), [:])
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The key that encrypts every model key at rest (envelope encryption). It never enters the
+/// database: it comes from COFFER_MASTER_KEY or `DATA_DIR/master.key` (created 0600 on first start).
+struct MasterKey: Sendable {
+    let key: SymmetricKey
+    /// The first 16 hex digits of SHA-256(key): names the master key in wrapped rows without revealing it.
+    let id: String
+
+    init(key: SymmetricKey) throws {
+        guard key.bitCount == 256 else { throw ServerSetupError("the master key must be 32 bytes (base64)") }
+        self.key = key
+        self.id = String(key.withUnsafeBytes { SHA256.hash(data: Data($0)) }.hexString.prefix(16))
+    }
+
+    /// Decodes a base64 master key.
+    init(base64: String) throws {
+        guard let data = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
+            throw ServerSetupError("the master key must be 32 bytes, base64-encoded")
+        }
+        try self.init(key: SymmetricKey(data: data))
+    }
+
+    /// The key from `base64` if given, else read from `path`, else created there (mode 0600).
+    static func load(base64: String?, path: String) throws -> MasterKey {
+        if let base64 { return try MasterKey(base64: base64) }
+        if let contents = FileManager.default.contents(atPath: path) {
+            return try MasterKey(base64: String(decoding: contents, as: UTF8.self))
+        }
+        let key = SymmetricKey(size: .bits256)
+        let encoded = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
+        try SecretFile.create(at: path, contents: Data(encoded.utf8))
+        return try MasterKey(key: key)
+    }
+
+    /// Encrypts model key material, binding it to its key ID and team so rows cannot be swapped.
+    func wrap(_ material: SymmetricKey, keyID: String, teamID: UUID) throws -> Data {
+        let sealed = try material.withUnsafeBytes {
+            try AES.GCM.seal(Data($0), using: key, authenticating: Self.binding(keyID: keyID, teamID: teamID))
+        }
+        return sealed.combined!
+    }
+
+    /// Decrypts model key material wrapped by ``wrap(_:keyID:teamID:)``.
+    func unwrap(_ wrapped: Data, keyID: String, teamID: UUID) throws -> SymmetricKey {
+        let box = try AES.GCM.SealedBox(combined: wrapped)
+        return SymmetricKey(data: try AES.GCM.open(box, using: key, authenticating: Self.binding(keyID: keyID, teamID: teamID)))
+    }
+
+    static func binding(keyID: String, teamID: UUID) -> Data {
+        Data("coffer model key v1|\(keyID)|\(teamID.uuidString.lowercased())".utf8)
+    }
+}
+
+/// Files that hold secrets: created exclusively with mode 0600.
+enum SecretFile {
+    static func create(at path: String, contents: Data) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ServerSetupError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        try contents.withUnsafeBytes { bytes in
+            guard write(fd, bytes.baseAddress, bytes.count) == bytes.count, fsync(fd) == 0 else {
+                throw ServerSetupError("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+/// A configuration problem that stops the server from starting; one line, never a secret.
+struct ServerSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

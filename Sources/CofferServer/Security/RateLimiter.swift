@@ -1,0 +1,32 @@
+import Foundation
+
+/// Fixed one-minute windows of allowed events per key (an app ID, a device ID), in memory.
+///
+/// With several server instances each enforces its own limit; the effective limit is then the
+/// per-instance limit times the number of instances behind the load balancer.
+final class RateLimiter: @unchecked Sendable {
+    private let limit: Int
+    private let window: TimeInterval
+    private let lock = NSLock()
+    private var counts: [String: (start: Date, count: Int)] = [:]
+
+    init(perMinute limit: Int, window: TimeInterval = 60) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Counts one event for `key`; returns nil if allowed, or the seconds to wait.
+    func acquire(_ key: String, now: Date = Date()) -> Int? {
+        lock.withLock {
+            if counts.count > 100_000 { counts = counts.filter { now.timeIntervalSince($0.value.start) < window } }
+            var entry = counts[key] ?? (now, 0)
+            if now.timeIntervalSince(entry.start) >= window { entry = (now, 0) }
+            guard entry.count < limit else {
+                return max(1, Int((window - now.timeIntervalSince(entry.start)).rounded(.up)))
+            }
+            entry.count += 1
+            counts[key] = entry
+            return nil
+        }
+    }
+}

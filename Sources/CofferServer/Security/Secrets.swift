@@ -1,0 +1,33 @@
+import Crypto
+import Foundation
+
+/// Bearer secrets (API tokens, app credentials): made from 256 random bits, stored only as SHA-256.
+enum Secrets {
+    /// A new secret with a readable prefix, e.g. `cft_…` for tokens, `cfa_…` for app credentials.
+    static func make(prefix: String) -> String {
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        return prefix + bytes.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The lowercase hex SHA-256 of a secret: what the database keeps.
+    static func hash(_ secret: String) -> String {
+        SHA256.hash(data: Data(secret.utf8)).hexString
+    }
+
+    /// Compares a presented secret with a stored hash in constant time.
+    static func matches(_ secret: String, hash stored: String) -> Bool {
+        let presented = Array(hash(secret).utf8), expected = Array(stored.utf8)
+        guard presented.count == expected.count else { return false }
+        var difference: UInt8 = 0
+        for index in presented.indices { difference |= presented[index] ^ expected[index] }
+        return difference == 0
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lowercase hex.
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes Sources/CofferServer/OpenAPI/OpenAPIDocument.swift (the document served at /openapi.json).
+
+    python3 tools/make_openapi.py
+
+The API is described here once, in Python data; CofferServerTests checks that every route the
+server registers is in the document and every path of the document is a registered route, and CI
+validates the document with openapi-spec-validator.
+"""
+import json
+import os
+
+def ref(name):
+    return {"$ref": f"#/components/schemas/{name}"}
+
+def body(schema):
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+def ok(description, schema=None, status="200"):
+    response = {"description": description}
+    if schema is not None:
+        response["content"] = {"application/json": {"schema": schema}}
+    return {status: response}
+
+ERRORS = {
+    "400": {"$ref": "#/components/responses/Error"},
+    "401": {"$ref": "#/components/responses/Error"},
+    "403": {"$ref": "#/components/responses/Error"},
+    "404": {"$ref": "#/components/responses/Error"},
+}
+
+def op(summary, responses, request=None, security=True, params=()):
+    operation = {"summary": summary, "responses": {**responses, **ERRORS}}
+    if request is not None:
+        operation["requestBody"] = request
+    if not security:
+        operation["security"] = []
+    if params:
+        operation["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]
+    return operation
+
+def array(schema):
+    return {"type": "array", "items": schema}
+
+def obj(required, **props):
+    return {"type": "object", "required": list(required), "properties": props}
+
+S = {"type": "string"}
+DATE = {"type": "string", "format": "date-time"}
+UUID = {"type": "string", "format": "uuid"}
+ROLE = {"type": "string", "enum": ["viewer", "developer", "owner"]}
+
+schemas = {
+    "Error": obj(["error", "reason"], error=S, reason=S),
+    "Team": obj(["id", "name", "role"], id=UUID, name=S, role=ROLE),
+    "CreatedToken": obj(["id", "name", "token", "prefix"], id=UUID, name=S, token=S, prefix=S),
+    "Token": obj(["id", "name", "prefix"], id=UUID, name=S, prefix=S, createdAt=DATE, lastUsedAt=DATE, revokedAt=DATE),
+    "Member": obj(["name", "role"], name=S, role=ROLE, token={**S, "description": "first API token of a new account, shown once"}),
+    "App": obj(["id", "name", "platform"], id=UUID, name=S, platform=S, bundleID=S, createdAt=DATE, revokedAt=DATE,
+               credential={**S, "description": "present only when created or rotated"}),
+    "ModelKeyFile": obj(["format", "id", "name", "created", "key"], format=S, id=S, name=S, created=DATE,
+                        key={**S, "description": "256-bit key, base64; returned once"}),
+    "ModelKey": obj(["id", "name", "team"], id=S, name=S, team=S, createdAt=DATE, revokedAt=DATE),
+    "AuditEvent": obj(["action", "actor", "target", "outcome"], at=DATE, action=S, actor=S, target=S, outcome=S, reason=S, deviceID=S),
+    "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
+    "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=UUID, credential=S, deviceID=S,
+                           devicePublicKey={**S, "description": "raw X25519 public key, base64"}),
+    "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
+}
+
+binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
+
+paths = {
+    "/healthz": {"get": op("Health check", ok("healthy"), security=False)},
+    "/metrics": {"get": op("Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, security=False)},
+    "/openapi.json": {"get": op("This document", {"200": {"description": "OpenAPI 3.1 document"}}, security=False)},
+    "/v1/teams": {
+        "get": op("Teams of the caller", ok("teams", array(ref("Team")))),
+        "post": op("Create a team; the caller becomes its owner", ok("created", ref("Team"), "201"), body(obj(["name"], name=S))),
+    },
+    "/v1/tokens": {
+        "get": op("The caller's API tokens", ok("tokens", array(ref("Token")))),
+        "post": op("Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"), body(obj(["name"], name=S))),
+    },
+    "/v1/tokens/{token}": {"delete": op("Revoke one of the caller's tokens", {"204": {"description": "revoked"}}, params=["token"])},
+    "/v1/teams/{team}/members": {
+        "get": op("Members (viewer)", ok("members", array(ref("Member"))), params=["team"]),
+        "post": op("Add or change a member (owner)", ok("added", ref("Member"), "201"), body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+    },
+    "/v1/teams/{team}/members/{member}": {"delete": op("Remove a member (owner)", {"204": {"description": "removed"}}, params=["team", "member"])},
+    "/v1/teams/{team}/apps": {
+        "get": op("Apps (viewer)", ok("apps", array(ref("App"))), params=["team"]),
+        "post": op("Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
+                   body(obj(["name", "platform"], name=S, platform=S, bundleID=S)), params=["team"]),
+    },
+    "/v1/teams/{team}/apps/{app}": {"delete": op("Revoke an app (developer)", {"204": {"description": "revoked"}}, params=["team", "app"])},
+    "/v1/teams/{team}/apps/{app}/credential": {
+        "post": op("Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")), params=["team", "app"]),
+    },
+    "/v1/teams/{team}/keys": {
+        "get": op("Model keys, without material (viewer)", ok("keys", array(ref("ModelKey"))), params=["team"]),
+        "post": op("Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
+                   body(obj(["name"], name=S)), params=["team"]),
+    },
+    "/v1/keys/{key}": {"delete": op("Revoke a model key (developer of its team)", {"204": {"description": "revoked"}}, params=["key"])},
+    "/v1/teams/{team}/audit": {
+        "get": {**op("Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))), params=["team"]),
+                "parameters": [{"name": "team", "in": "path", "required": True, "schema": S},
+                               {"name": "since", "in": "query", "required": False, "schema": DATE}]},
+    },
+    "/v1/teams/{team}/blobs/{sha256}": {
+        "put": {**op("Upload a sealed model (developer); Content-Length is its stated size", {
+                    **ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201"),
+                    "411": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                    "422": {"$ref": "#/components/responses/Error"}},
+                    {"required": True, **binary}, params=["team", "sha256"])},
+    },
+    "/v1/blobs/{sha256}": {
+        "get": op("Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
+                  "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"}},
+                  security=False, params=["sha256"]),
+        "head": op("A blob's size and ETag", {"200": {"description": "exists"}}, security=False, params=["sha256"]),
+    },
+    "/v1/device/keys/{key}": {
+        "post": {**op("A device obtains a model key sealed to its public key (HPKE)", {**ok("sealed key", ref("Delivery")),
+                      "429": {"$ref": "#/components/responses/Error"}},
+                      body(ref("DeliveryRequest")), security=False, params=["key"])},
+    },
+}
+
+document = {
+    "openapi": "3.1.0",
+    "info": {"title": "Coffer server API", "version": "1.0.0",
+             "description": "Teams, apps, model keys, key delivery and model storage. Errors are {\"error\": CODE, \"reason\": TEXT}."},
+    "servers": [{"url": "http://127.0.0.1:8080"}],
+    "security": [{"token": []}],
+    "paths": paths,
+    "components": {
+        "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token (cft_…)"}},
+        "responses": {"Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}}},
+        "schemas": schemas,
+    },
+}
+
+text = json.dumps(document, indent=1, sort_keys=True)
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+out = os.path.join(root, "Sources", "CofferServer", "OpenAPI", "OpenAPIDocument.swift")
+with open(out, "w") as f:
+    f.write("// Generated by tools/make_openapi.py; edit that script, not this file.\n\n")
+    f.write("/// The OpenAPI 3.1 document served at `/openapi.json`.\n")
+    f.write("enum OpenAPIDocument {\n    static let json = #\"\"\"\n")
+    f.write(text)
+    f.write("\n\"\"\"#\n}\n")
+with open(os.path.join(root, "docs", "openapi.json"), "w") as f:
+    f.write(text + "\n")
