@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The Vapor application: accounts, apps, model keys, key delivery, blob storage.
@@ -83,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "CofferFormat",
+                "coffer", "coffer-server", "CofferFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

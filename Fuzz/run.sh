@@ -37,8 +37,14 @@ PY
 fi
 
 echo "fuzzing for ${seconds}s"
+status=0
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=200000 \
-  -print_final_stats=1 "$work/corpus" "$work/seeds" 2>&1 | grep -E 'stat::number_of_executed_units|stat::peak_rss|Done|ERROR|SUMMARY|crash|deadly' || true
-status=${PIPESTATUS[0]}
-[ "$status" = 0 ] || { echo "fuzz: the fuzzer found a problem (exit $status)" >&2; exit 1; }
+  -print_final_stats=1 "$work/corpus" "$work/seeds" > "$work/fuzz.log" 2>&1 || status=$?
+grep -E 'stat::number_of_executed_units|stat::peak_rss|Done|ERROR|SUMMARY|crash|deadly' "$work/fuzz.log" || true
+if [ "$status" != 0 ]; then
+  tail -n 60 "$work/fuzz.log" >&2
+  mkdir -p fuzz-findings && cp crash-* leak-* timeout-* oom-* fuzz-findings/ 2>/dev/null || true
+  echo "fuzz: the fuzzer found a problem (exit $status); reproducers in fuzz-findings/" >&2
+  exit 1
+fi
 echo "fuzz: no crash in ${seconds}s"

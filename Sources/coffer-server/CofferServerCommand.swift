@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferServer
+import Foundation
 
 /// `coffer-server`: the Coffer server. `serve` (the default) runs it; `public-key` prints its key.
 @main
@@ -7,7 +8,7 @@ struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
         abstract: "The Coffer server: teams, apps, model keys, key delivery and model storage.",
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, RotateMasterKey.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -43,6 +44,36 @@ struct Serve: AsyncParsableCommand {
         do {
             try await Server.run(configuration)
         } catch {
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `coffer-server rotate-master-key --new-key-file FILE`: re-wraps every model key (servers stopped).
+struct RotateMasterKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-master-key",
+        abstract: "Re-encrypt every model key under a new master key (run with the servers stopped).",
+        discussion: """
+            FILE holds the new 32-byte master key in base64 (make one with: openssl rand -base64 32 \
+            > new.key; chmod 600 new.key). With DATA_DIR/master.key the file is replaced; with \
+            COFFER_MASTER_KEY, set the variable to the new key before restarting. See docs/operations.md.
+            """
+    )
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "A file holding the new master key, base64.")
+    var newKeyFile: String
+
+    func run() async throws {
+        guard let data = FileManager.default.contents(atPath: newKeyFile) else {
+            throw ValidationError("cannot read \(newKeyFile)")
+        }
+        do {
+            print(try await Server.rotateMasterKey(options.configuration(), newKeyBase64: String(decoding: data, as: UTF8.self)))
+        } catch {
+            FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }

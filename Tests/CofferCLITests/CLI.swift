@@ -69,6 +69,10 @@ struct CLI {
 
     static func randomData(_ count: Int) -> Data {
         var generator = SystemRandomNumberGenerator()
-        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var data = Data(count: (count + 7) / 8 * 8)
+        data.withUnsafeMutableBytes { raw in
+            for index in 0..<raw.count / 8 { raw.storeBytes(of: generator.next(), toByteOffset: index * 8, as: UInt64.self) }
+        }
+        return data.prefix(count)
     }
 }

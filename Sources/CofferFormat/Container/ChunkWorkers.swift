@@ -21,7 +21,12 @@ enum ChunkWorkers {
             defer { buffer.deallocate() }
             var index = UInt64(worker)
             while index < chunkCount, !failure.isSet {
-                do { try body(buffer, index) } catch { failure.record(error) }
+                do {
+                    try Cancellation.check()
+                    try body(buffer, index)
+                } catch {
+                    failure.record(error)
+                }
                 index += UInt64(threads)
             }
         }

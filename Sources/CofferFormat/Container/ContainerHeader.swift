@@ -70,14 +70,14 @@ public struct ContainerHeader: Sendable, Equatable {
     }
 
     /// The plaintext byte range chunk `index` holds.
-    public func plaintextRange(ofChunk index: UInt64) -> Range<UInt64> {
-        let start = index * UInt64(chunkSize)
-        return start..<min(start + UInt64(chunkSize), plaintextLength)
-    }
+    public func plaintextRange(ofChunk index: UInt64) -> Range<UInt64> { layout.plaintextRange(ofChunk: index) }
 
     /// The offset in the container of chunk `index`'s ciphertext.
-    public func sealedOffset(ofChunk index: UInt64) -> UInt64 {
-        UInt64(encodedLength) + index * UInt64(chunkSize + Self.tagLength)
+    public func sealedOffset(ofChunk index: UInt64) -> UInt64 { layout.sealedOffset(ofChunk: index) }
+
+    /// Where every chunk lies, computed once (encoding the header is not free; chunk loops use this).
+    var layout: ChunkLayout {
+        ChunkLayout(headerLength: UInt64(encodedLength), chunkSize: UInt64(chunkSize), plaintextLength: plaintextLength)
     }
 
     /// Creates a header; `mac` is filled in when the container is sealed.
@@ -123,5 +123,23 @@ extension ContainerHeader {
         case modelKey(id: String)
         /// scrypt over a passphrase, with its parameters and its own salt.
         case passphrase(ScryptParameters)
+    }
+}
+
+/// The positions of a container's chunks: plaintext ranges and sealed offsets.
+struct ChunkLayout: Sendable {
+    let headerLength: UInt64
+    let chunkSize: UInt64
+    let plaintextLength: UInt64
+
+    var chunkCount: UInt64 { plaintextLength == 0 ? 1 : (plaintextLength + chunkSize - 1) / chunkSize }
+
+    func plaintextRange(ofChunk index: UInt64) -> Range<UInt64> {
+        let start = index * chunkSize
+        return start..<min(start + chunkSize, plaintextLength)
+    }
+
+    func sealedOffset(ofChunk index: UInt64) -> UInt64 {
+        headerLength + index * (chunkSize + UInt64(ContainerHeader.tagLength))
     }
 }

@@ -12,6 +12,7 @@ extension SealedModel {
         public let header: ContainerHeader
         private let input: any PlaintextSource
         private let cipher: ChunkCipher
+        private let layout: ChunkLayout
 
         /// Opens the container file at `path`.
         public convenience init(path: String, using key: KeyMaterial) throws {
@@ -39,6 +40,7 @@ extension SealedModel {
             self.header = header
             self.input = input
             self.cipher = ChunkCipher(keys: keys, header: header)
+            self.layout = header.layout
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.chunkSize + ContainerHeader.tagLength, alignment: 64)
             defer { buffer.deallocate() }
             _ = try openChunk(header.chunkCount - 1, using: buffer)
@@ -70,17 +72,17 @@ extension SealedModel {
 
         /// Reads and authenticates chunk `index` using `buffer` (at least chunk size + tag bytes).
         func openChunk(_ index: UInt64, using buffer: UnsafeMutableRawBufferPointer) throws -> Data {
-            let length = Int(header.plaintextRange(ofChunk: index).count) + ContainerHeader.tagLength
+            let length = Int(layout.plaintextRange(ofChunk: index).count) + ContainerHeader.tagLength
             let sealed = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
-            try input.read(into: sealed, at: header.sealedOffset(ofChunk: index))
-            return try cipher.open(UnsafeRawBufferPointer(sealed), index: index, isLast: index == header.chunkCount - 1)
+            try input.read(into: sealed, at: layout.sealedOffset(ofChunk: index))
+            return try cipher.open(UnsafeRawBufferPointer(sealed), index: index, isLast: index == layout.chunkCount - 1)
         }
 
         /// Decrypts every chunk in parallel, writing plaintext at its offset in `sink`.
         public func decrypt(to sink: some RandomAccessSink, workers: Int = SealedModel.defaultWorkerCount, progress: Progress? = nil) throws {
             try ChunkWorkers.forEach(chunkCount: header.chunkCount, workers: workers, bufferSize: bufferSize) { buffer, index in
                 let plaintext = try self.openChunk(index, using: buffer)
-                try plaintext.withUnsafeBytes { try sink.write($0, at: self.header.plaintextRange(ofChunk: index).lowerBound) }
+                try plaintext.withUnsafeBytes { try sink.write($0, at: self.layout.plaintextRange(ofChunk: index).lowerBound) }
                 progress?(UInt64(plaintext.count))
             }
         }

@@ -38,14 +38,15 @@ extension SealedModel {
     ) throws {
         let cipher = ChunkCipher(keys: keys, header: header)
         try header.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
-        let lastIndex = header.chunkCount - 1
-        try ChunkWorkers.forEach(chunkCount: header.chunkCount, workers: workers, bufferSize: header.chunkSize) {
+        let layout = header.layout
+        let lastIndex = layout.chunkCount - 1
+        try ChunkWorkers.forEach(chunkCount: layout.chunkCount, workers: workers, bufferSize: header.chunkSize) {
             buffer, index in
-            let range = header.plaintextRange(ofChunk: index)
+            let range = layout.plaintextRange(ofChunk: index)
             let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(range.count)])
             try source.read(into: plaintext, at: range.lowerBound)
             let sealed = try cipher.seal(UnsafeRawBufferPointer(plaintext), index: index, isLast: index == lastIndex)
-            try sealed.withUnsafeBytes { try sink.write($0, at: header.sealedOffset(ofChunk: index)) }
+            try sealed.withUnsafeBytes { try sink.write($0, at: layout.sealedOffset(ofChunk: index)) }
             progress?(UInt64(range.count))
         }
     }

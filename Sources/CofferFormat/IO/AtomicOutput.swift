@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -31,10 +32,11 @@ public final class AtomicOutput: @unchecked Sendable {
         if !replacing, lstat(finalPath, &info) == 0 {
             throw IOFailure(operation: .create, path: finalPath, errno: EEXIST)
         }
-        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.prefix(6).map { String($0, radix: 16) }.joined() }
+        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.prefix(4).map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
         let (folder, name) = Self.split(finalPath)
         self.finalPath = finalPath
-        self.temporaryPath = folder + "." + name + ".coffer-tmp-" + suffix
+        // Short enough that any name a file system accepts still leaves room (255-byte names).
+        self.temporaryPath = folder + "." + Self.truncated(name, toUTF8: 200) + ".~" + suffix
         self.replacing = replacing
         Self.pending.insert(temporaryPath)
     }
@@ -45,7 +47,7 @@ public final class AtomicOutput: @unchecked Sendable {
     public func createFile(mode: mode_t = 0o600) throws -> PositionalFile {
         let fd = open(temporaryPath, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            throw IOFailure(operation: .create, path: Self.split(temporaryPath).folder.isEmpty ? "." : finalPath, errno: errno)
+            throw IOFailure(operation: .create, path: finalPath, errno: errno)
         }
         return PositionalFile(adopting: fd, path: temporaryPath)
     }
@@ -68,15 +70,30 @@ public final class AtomicOutput: @unchecked Sendable {
         Self.pending.remove(temporaryPath)
     }
 
+    /// Replaces a file only with a file and a folder only with a folder: `--force` must never turn
+    /// a folder someone pointed at by mistake into a file, or the reverse.
     private func replaceExisting() throws {
-        var info = stat()
-        let existingIsFolder = lstat(finalPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        var existing = stat(), produced = stat()
+        guard lstat(finalPath, &existing) == 0 else {
+            guard Self.renameNoReplace(temporaryPath, finalPath) == 0 else {
+                throw IOFailure(operation: .create, path: finalPath, errno: errno)
+            }
+            return
+        }
+        let existingIsFolder = (existing.st_mode & S_IFMT) == S_IFDIR
+        let producedFolder = lstat(temporaryPath, &produced) == 0 && (produced.st_mode & S_IFMT) == S_IFDIR
+        guard existingIsFolder == producedFolder else {
+            throw IOFailure(operation: .create, path: finalPath, errno: existingIsFolder ? EISDIR : ENOTDIR)
+        }
         guard existingIsFolder else {
             guard rename(temporaryPath, finalPath) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
             return
         }
-        // A folder cannot be renamed over a non-empty folder: move the old one aside first.
+        // A folder cannot be renamed over a non-empty folder: move the old one aside first. The
+        // aside name is tracked, so an interruption between the renames still cleans it up.
         let aside = temporaryPath + "-old"
+        Self.pending.insert(aside)
+        defer { Self.pending.remove(aside) }
         guard rename(finalPath, aside) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
         guard rename(temporaryPath, finalPath) == 0 else {
             let code = errno
@@ -84,6 +101,18 @@ public final class AtomicOutput: @unchecked Sendable {
             throw IOFailure(operation: .rename, path: finalPath, errno: code)
         }
         TreeUnpacker.removeTree(aside)
+    }
+
+    /// The longest prefix of `name` of at most `limit` UTF-8 bytes that ends on a character boundary.
+    static func truncated(_ name: String, toUTF8 limit: Int) -> String {
+        var result = ""
+        var count = 0
+        for character in name {
+            count += character.utf8.count
+            guard count <= limit else { break }
+            result.append(character)
+        }
+        return result
     }
 
     static func split(_ path: String) -> (folder: String, name: String) {
@@ -102,9 +131,8 @@ public final class AtomicOutput: @unchecked Sendable {
 /// The temporary paths of unsettled outputs, guarded by a lock.
 private final class PendingPaths: @unchecked Sendable {
     private var paths = Set<String>()
-    private var lock = pthread_mutex_t()
-    init() { pthread_mutex_init(&lock, nil) }
-    func insert(_ path: String) { pthread_mutex_lock(&lock); paths.insert(path); pthread_mutex_unlock(&lock) }
-    func remove(_ path: String) { pthread_mutex_lock(&lock); paths.remove(path); pthread_mutex_unlock(&lock) }
-    func snapshot() -> [String] { pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }; return Array(paths) }
+    private let lock = NSLock()
+    func insert(_ path: String) { lock.withLock { _ = paths.insert(path) } }
+    func remove(_ path: String) { lock.withLock { _ = paths.remove(path) } }
+    func snapshot() -> [String] { lock.withLock { Array(paths) } }
 }

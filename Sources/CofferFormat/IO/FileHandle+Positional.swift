@@ -15,10 +15,33 @@ public final class PositionalFile: @unchecked Sendable {
     /// The path it was opened at (for error messages).
     public let path: String
 
-    /// Opens `path` for reading.
+    /// Opens the regular file at `path` for reading.
+    ///
+    /// Anything else is refused with an ``IOFailure`` of operation `.open`, and never blocks: a
+    /// folder with `EISDIR`, and a FIFO, socket or device with `EINVAL`. The file is opened
+    /// non-blocking (so a FIFO without a writer cannot hang the open, and a terminal never becomes
+    /// the controlling one), checked with `fstat` on the open descriptor, and only then switched
+    /// back to blocking reads.
     public init(readingAt path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw IOFailure(operation: .stat, path: path, errno: code)
+        }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            close(fd)
+            throw IOFailure(operation: .open, path: path, errno: type == S_IFDIR ? EISDIR : EINVAL)
+        }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let code = errno
+            close(fd)
+            throw IOFailure(operation: .open, path: path, errno: code)
+        }
         self.descriptor = fd
         self.path = path
     }

@@ -38,6 +38,8 @@ public struct IOFailure: Error, Sendable, CustomStringConvertible {
     /// The system's short explanation of `code`.
     public var reason: String {
         if operation == .unexpectedEnd { return "file ended early (it changed while being read?)" }
+        // PositionalFile refuses pipes, devices and sockets with EINVAL (open itself never gives it for our flags).
+        if operation == .open && code == EINVAL { return "not a regular file" }
         return String(cString: strerror(code))
     }
 

@@ -79,8 +79,9 @@ public enum CryptoKitCombined {
     /// AES-128/192 key, as CryptoKit would have used them.
     private static func key(from passphrase: [UInt8]) throws -> SymmetricKey {
         guard passphrase.count >= keySize || passphrase.count == 16 || passphrase.count == 24 else {
+            // The passphrase's length is not told: it is close enough to the secret to keep quiet.
             throw ContainerError.malformedLegacy(
-                "an mlmodelencoder passphrase of \(passphrase.count) bytes cannot have made this file: CryptoKit takes its first \(keySize) bytes as the key and accepts only 16, 24 or 32")
+                "this passphrase cannot have made an mlmodelencoder file: CryptoKit needs 16, 24 or at least 32 bytes")
         }
         return SymmetricKey(data: passphrase.prefix(keySize))
     }

@@ -1,5 +1,15 @@
 import Crypto
 import CryptoExtras
+// Only for `FileManager.default.temporaryDirectory`, the folder of the private snapshot.
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension RNCryptor {
     /// The plaintext of an authenticated RNCryptor v3 file, decrypted on demand.
@@ -9,21 +19,27 @@ extension RNCryptor {
     /// `D(C[i]) XOR C[i-1]`, with the IV as `C[-1]`), so memory stays bounded whatever the file size,
     /// and several threads may read at once.
     ///
-    /// The file stays open and is read again on every call. Its contents are authenticated once, when
-    /// it is opened: a file rewritten in place afterwards would be decrypted unchecked, so open files
-    /// that nobody else writes to. A file that shrinks makes reads throw ``IOFailure``.
+    /// Reads never go back to the original file. While the HMAC is computed, the IV and ciphertext
+    /// are copied into a private snapshot: a file created exclusively, with mode 0600, in the
+    /// temporary folder (`FileManager.default.temporaryDirectory`, which honours `TMPDIR`) and
+    /// unlinked at once, so only this source's descriptor reaches it. The HMAC is computed over
+    /// exactly the bytes written to the snapshot, so a file changed or replaced after it was opened
+    /// can never have its new bytes decrypted.
+    ///
+    /// - Important: The snapshot costs as much temporary disk space as the ciphertext (the file's
+    ///   size less its header and HMAC, plus 16 bytes), held until the last copy of the source is
+    ///   released. Where the temporary folder is a RAM-backed file system (`tmpfs`), that space is
+    ///   memory; point `TMPDIR` at a disk for very large files.
     public struct Source: PlaintextSource {
-        private let file: PositionalFile
+        /// The private snapshot: the IV, then the authenticated ciphertext.
+        let snapshot: PositionalFile
         private let key: SymmetricKey
-        /// Where the IV lies in the file; the ciphertext follows it directly.
-        private let ivOffset: UInt64
         /// The number of plaintext bytes (the ciphertext less its PKCS#7 padding).
         public let length: UInt64
 
-        fileprivate init(file: PositionalFile, key: SymmetricKey, ivOffset: UInt64, length: UInt64) {
-            self.file = file
+        fileprivate init(snapshot: PositionalFile, key: SymmetricKey, length: UInt64) {
+            self.snapshot = snapshot
             self.key = key
-            self.ivOffset = ivOffset
             self.length = length
         }
 
@@ -41,10 +57,11 @@ extension RNCryptor {
                 let skip = Int(position % UInt64(blockSize))
                 let count = min(buffer.count - done, Self.stepBytes - skip)
                 let blocks = (skip + count + blockSize - 1) / blockSize
-                // The block before the first one (the IV for block 0) chains into it.
+                // The block before the first one (the IV for block 0) chains into it; the snapshot
+                // starts with the IV, so block i of the ciphertext lies at (i + 1) * 16.
                 var chained = [UInt8](repeating: 0, count: (blocks + 1) * blockSize)
                 try chained.withUnsafeMutableBytes {
-                    try file.readExactly(into: $0, at: ivOffset + firstBlock * UInt64(blockSize))
+                    try snapshot.readExactly(into: $0, at: firstBlock * UInt64(blockSize))
                 }
                 try RNCryptor.withDecrypted(chained, using: key) { plaintext in
                     UnsafeMutableRawBufferPointer(rebasing: buffer[done..<done + count])
@@ -58,8 +75,10 @@ extension RNCryptor {
     /// Verifies an RNCryptor v3 file and returns its plaintext as a random-access source.
     ///
     /// The whole file's HMAC-SHA256 is checked first, streaming in bounded memory and compared in
-    /// constant time; no plaintext is decrypted before it matches. Then the last block is decrypted
-    /// to learn the plaintext length from its PKCS#7 padding.
+    /// constant time; no plaintext is decrypted before it matches. The same pass copies the IV and
+    /// ciphertext into the source's private snapshot (see ``Source``), which needs temporary disk
+    /// space equal to the ciphertext's size; the HMAC covers exactly the bytes copied. Then the last
+    /// block is decrypted, from the snapshot, to learn the plaintext length from its PKCS#7 padding.
     ///
     /// - Parameters:
     ///   - path: The file to open.
@@ -68,7 +87,8 @@ extension RNCryptor {
     ///   options byte, with a ciphertext that is not whole AES blocks, or with bad padding behind a
     ///   good HMAC; ``ContainerError/wrongKeyKind(needs:)`` when keys are given for a password-based
     ///   file or a password for a key-based one; ``ContainerError/authenticationFailure`` when the
-    ///   password or keys are wrong or any byte was changed; ``IOFailure`` when the file cannot be read.
+    ///   password or keys are wrong or any byte was changed; ``IOFailure`` when the file cannot be read
+    ///   (or is not a regular file), or the snapshot cannot be created or written.
     public static func openSource(path: String, credentials: Credentials) throws -> Source {
         try openSource(file: PositionalFile(readingAt: path), credentials: credentials)
     }
@@ -100,17 +120,17 @@ extension RNCryptor {
         guard header.count == headerSize else { throw IOFailure(operation: .unexpectedEnd, path: file.path, errno: 0) }
         let keys = try keys(for: credentials, passwordBased: passwordBased, header: header)
 
-        try verifyHMAC(of: file, header: header, ciphertextLength: ciphertextLength, key: keys.hmac)
+        let snapshot = try makeSnapshot(of: file.path)
+        try copyVerifyingHMAC(
+            of: file, header: header, ciphertextLength: ciphertextLength, key: keys.hmac, into: snapshot)
 
-        // Authenticated: now the padding may be looked at. The last block chains from the one
-        // before it, which is the IV when the ciphertext is a single block.
-        let tailOffset = UInt64(headerSize) + ciphertextLength - UInt64(2 * Layout.blockSize)
+        // Authenticated: now the padding may be looked at, in the snapshot only. The last block
+        // chains from the one before it, which is the IV when the ciphertext is a single block.
+        let tailOffset = ciphertextLength - UInt64(Layout.blockSize)
         var tail = [UInt8](repeating: 0, count: 2 * Layout.blockSize)
-        try tail.withUnsafeMutableBytes { try file.readExactly(into: $0, at: tailOffset) }
+        try tail.withUnsafeMutableBytes { try snapshot.readExactly(into: $0, at: tailOffset) }
         let padding = try withDecrypted(tail, using: keys.encryption) { try paddingLength(ofLastBlock: $0) }
-        return Source(
-            file: file, key: keys.encryption, ivOffset: UInt64(headerSize - Layout.blockSize),
-            length: ciphertextLength - UInt64(padding))
+        return Source(snapshot: snapshot, key: keys.encryption, length: ciphertextLength - UInt64(padding))
     }
 
     /// The keys for a file of the given variant, refusing credentials of the other kind.
@@ -130,28 +150,59 @@ extension RNCryptor {
         }
     }
 
-    /// Computes the HMAC over the header and ciphertext in bounded steps and compares it with the
-    /// stored one in constant time.
-    private static func verifyHMAC(
-        of file: PositionalFile, header: [UInt8], ciphertextLength: UInt64, key: SymmetricKey
+    /// Computes the HMAC over the header and ciphertext in bounded steps while writing the IV (the
+    /// header's last block) and the ciphertext to `snapshot`, then compares it with the stored one in
+    /// constant time.
+    ///
+    /// Each piece is read from `file` once into memory, added to the HMAC and written to the
+    /// snapshot from that same buffer, so the snapshot holds exactly the authenticated bytes.
+    private static func copyVerifyingHMAC(
+        of file: PositionalFile, header: [UInt8], ciphertextLength: UInt64, key: SymmetricKey,
+        into snapshot: PositionalFile
     ) throws {
         var mac = HMAC<SHA256>(key: key)
         mac.update(data: header)
+        try header.suffix(Layout.blockSize).withUnsafeBytes { try snapshot.write($0, at: 0) }
         var chunk = [UInt8](repeating: 0, count: Int(min(UInt64(1 << 20), ciphertextLength)))
-        var position = UInt64(header.count)
-        let end = position + ciphertextLength
-        while position < end {
-            let count = Int(min(UInt64(chunk.count), end - position))
+        var done: UInt64 = 0
+        while done < ciphertextLength {
+            let count = Int(min(UInt64(chunk.count), ciphertextLength - done))
             try chunk.withUnsafeMutableBytes {
-                try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), at: position)
+                let piece = UnsafeMutableRawBufferPointer(rebasing: $0[0..<count])
+                try file.readExactly(into: piece, at: UInt64(header.count) + done)
+                mac.update(data: UnsafeRawBufferPointer(piece))
+                try snapshot.write(UnsafeRawBufferPointer(piece), at: UInt64(Layout.blockSize) + done)
             }
-            mac.update(data: chunk[0..<count])
-            position += UInt64(count)
+            done += UInt64(count)
         }
         var stored = [UInt8](repeating: 0, count: Layout.hmacSize)
-        try stored.withUnsafeMutableBytes { try file.readExactly(into: $0, at: end) }
+        try stored.withUnsafeMutableBytes { try file.readExactly(into: $0, at: UInt64(header.count) + ciphertextLength) }
         // `==` between a MAC and bytes is swift-crypto's constant-time comparison.
         guard mac.finalize() == stored else { throw ContainerError.authenticationFailure }
+    }
+
+    /// Creates the private snapshot for the file at `path`: a new file in the temporary folder,
+    /// created exclusively (never through an existing name or link) with mode 0600 and unlinked at
+    /// once, so that only the returned descriptor reaches it.
+    static func makeSnapshot(of path: String) throws -> PositionalFile {
+        let folder = FileManager.default.temporaryDirectory.path
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<16 {
+            let name = ".coffer-rncryptor-" + String(generator.next() as UInt64, radix: 16)
+            let snapshotPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
+            let descriptor = open(snapshotPath, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
+            if descriptor < 0 {
+                let code = errno
+                if code == EEXIST || code == EINTR { continue }
+                throw IOFailure(operation: .create, path: snapshotPath, errno: code)
+            }
+            let file = PositionalFile(adopting: descriptor, path: "\(snapshotPath) (a private copy of \(path))")
+            guard unlink(snapshotPath) == 0 else {
+                throw IOFailure(operation: .remove, path: snapshotPath, errno: errno)
+            }
+            return file
+        }
+        throw IOFailure(operation: .create, path: folder, errno: EEXIST)
     }
 
     /// The PKCS#7 padding length of an authenticated last plaintext block: 1...16, all bytes equal.

@@ -130,7 +130,7 @@ extension TreeUnpacker {
         let descriptor = openat(rootDescriptor, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: fullPath(path), errno: errno) }
         defer { close(descriptor) }
-        guard fchmod(descriptor, mode_t(mode)) == 0 else {
+        guard fchmod(descriptor, mode_t(mode & modeMask)) == 0 else {
             throw IOFailure(operation: .write, path: fullPath(path), errno: errno)
         }
     }

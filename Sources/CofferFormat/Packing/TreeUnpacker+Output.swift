@@ -65,7 +65,7 @@ extension TreeUnpacker {
     func closeFile() throws {
         guard let output else { return }
         try output.flush()
-        guard fchmod(output.file.descriptor, mode_t(output.mode)) == 0 else {
+        guard fchmod(output.file.descriptor, mode_t(output.mode & modeMask)) == 0 else {
             throw IOFailure(operation: .write, path: output.file.path, errno: errno)
         }
         self.output = nil

@@ -20,7 +20,8 @@ extension TreeUnpacker {
             unlink(path)
             return
         }
-        if UInt32(info.st_mode) & 0o700 != 0o700 { chmod(path, 0o700) }
+        // Never through a link: the path was a folder at lstat, and NOFOLLOW keeps it that way.
+        if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(AT_FDCWD, path, 0o700, AT_SYMLINK_NOFOLLOW) }
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor >= 0 { removeContents(of: descriptor) }
         rmdir(path)
@@ -54,7 +55,7 @@ extension TreeUnpacker {
                 unlinkat(top.descriptor, name, 0)
                 continue
             }
-            if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, 0) }
+            if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) }
             let child = openat(top.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
             if child >= 0 {
                 stack.append(OpenFolder(descriptor: child, names: names(in: child)))

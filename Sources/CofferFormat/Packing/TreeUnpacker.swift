@@ -53,6 +53,8 @@ public final class TreeUnpacker {
     var directoryModes: [(path: String, mode: UInt16)] = []
     /// The regular file being written.
     var output: OutputFile?
+    /// The permission bits the umask allows; stored modes are ANDed with it.
+    let modeMask: UInt16
     var failure: (any Error)?
     var finished = false
 
@@ -75,6 +77,10 @@ public final class TreeUnpacker {
         }
         self.destination = destination
         self.expectedLength = expectedLength
+        // Like tar for ordinary users: stored modes are limited by the umask.
+        let mask = umask(0)
+        umask(mask)
+        self.modeMask = 0o777 & ~UInt16(truncatingIfNeeded: mask)
         self.rootDescriptor = descriptor
         field.reserveCapacity(PackedTree.Format.maxPathLength)
     }
@@ -89,6 +95,7 @@ public final class TreeUnpacker {
     /// - Throws: `ContainerError.malformedTree` when the stream breaks a rule of the format (also for
     ///   every call after a failure); `IOFailure` when an entry cannot be written.
     public func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        try Cancellation.check()
         try guarded {
             if finished { throw Self.refusal("bytes arrived after the stream was finished") }
             if let expectedLength, UInt64(bytes.count) > expectedLength - consumed {
@@ -142,7 +149,7 @@ public final class TreeUnpacker {
             for (path, mode) in directoryModes.reversed() {
                 try applyFolderMode(mode, to: path)
             }
-            guard fchmod(rootDescriptor, mode_t(rootMode)) == 0 else {
+            guard fchmod(rootDescriptor, mode_t(rootMode & modeMask)) == 0 else {
                 throw IOFailure(operation: .write, path: destination, errno: errno)
             }
             finished = true

@@ -10,10 +10,16 @@ enum Bootstrap {
         guard try await UserRecord.query(on: app.db).count() == 0 else { return }
         let path = configuration.dataDirectory + "/bootstrap-token"
         let secret = configuration.bootstrapToken ?? Secrets.make(prefix: "cft_")
-        try await app.db.transaction { db in
-            let admin = UserRecord(name: "admin")
-            try await admin.create(on: db)
-            _ = try await TokenController.issue(for: admin.requireID(), name: "bootstrap", on: db, secret: secret)
+        do {
+            try await app.db.transaction { db in
+                let admin = UserRecord(name: "admin")
+                try await admin.create(on: db)
+                _ = try await TokenController.issue(for: admin.requireID(), name: "bootstrap", on: db, secret: secret)
+            }
+        } catch {
+            // Another instance on the same database bootstrapped first.
+            if try await UserRecord.query(on: app.db).count() > 0 { return }
+            throw error
         }
         if configuration.bootstrapToken == nil {
             try SecretFile.create(at: path, contents: Data((secret + "\n").utf8))

@@ -6,21 +6,14 @@ import Vapor
 
 /// Sets up an application: database and migrations, master key, first-start bootstrap, routes.
 public func configure(_ app: Application, _ configuration: ServerConfiguration) async throws {
-    try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
     app.routes.defaultMaxBodySize = "1mb"
 
-    if let url = configuration.databaseURL {
-        app.databases.use(try .postgres(url: url), as: .psql)
-    } else {
-        app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite")), as: .sqlite)
-    }
-    app.migrations.add(CreateAccounts())
-    app.migrations.add(CreateAppsKeysBlobs())
-    try await app.autoMigrate()
+    try await configureDatabase(app, configuration)
 
     let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
+    try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
     try await Bootstrap.run(app, configuration: configuration)
 
     let metrics = ServerMetrics()
@@ -48,4 +41,31 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: KeyController(masterKey: masterKey))
     try authenticated.register(collection: AuditController())
     try authenticated.register(collection: UploadRoutes(controller: blobs))
+}
+
+/// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
+/// the migrations. Several instances may start at once on one PostgreSQL: Fluent's migration log
+/// is a table, and each numbered migration runs once.
+func configureDatabase(_ app: Application, _ configuration: ServerConfiguration) async throws {
+    // The data folder holds the master key, the bootstrap token and the database: owner only.
+    try FileManager.default.createDirectory(
+        atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    if let url = configuration.databaseURL {
+        app.databases.use(try .postgres(url: url), as: .psql)
+    } else {
+        app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite")), as: .sqlite)
+    }
+    app.migrations.add(CreateAccounts())
+    app.migrations.add(CreateAppsKeysBlobs())
+    // Instances starting together on one PostgreSQL may race to create a table; the loser waits
+    // and finds the migration recorded.
+    for attempt in 1...5 {
+        do {
+            try await app.autoMigrate()
+            return
+        } catch where attempt < 5 && configuration.databaseURL != nil {
+            app.logger.warning("migration attempt \(attempt) failed (another instance migrating?); retrying")
+            try await Task.sleep(for: .milliseconds(500 * attempt))
+        }
+    }
 }

@@ -29,7 +29,10 @@ struct BlobController: Sendable {
         guard size <= maximumSize else {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
-        if store.exists(address) {
+        if let stored = (try? FileManager.default.attributesOfItem(atPath: store.path(of: address)))?[.size] as? Int64 {
+            guard stored == size else {
+                throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
+            }
             try await register(address, size: size, team: team, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
@@ -38,7 +41,7 @@ struct BlobController: Sendable {
             try await receive(req, into: incoming, size: size, address: address)
             try store.publish(incoming, as: address)
         } catch {
-            try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
             throw error
         }
         try await register(address, size: size, team: team, on: req.db)
@@ -87,16 +90,55 @@ struct BlobController: Sendable {
 
     func download(req: Request) async throws -> Response {
         let address = try Self.address(req)
-        guard store.exists(address) else { throw APIError.notFound("blob") }
+        let path = store.path(of: address)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 else {
+            throw APIError.notFound("blob")
+        }
         let etag = "\"\(address)\""
         if let match = req.headers.first(name: .ifNoneMatch), match == etag || match == "*" {
             let response = Response(status: .notModified)
             Self.addCacheHeaders(to: response, etag: etag)
             return response
         }
-        let response = try await req.fileio.asyncStreamFile(at: store.path(of: address), mediaType: .binary)
+        let response: Response
+        switch ByteRangeRequest(header: req.headers.first(name: .range), size: size) {
+        case .unsatisfiable:
+            response = Response(status: .rangeNotSatisfiable)
+            response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
+            try response.content.encode(ErrorBody(error: "range_not_satisfiable", reason: "the blob has \(size) bytes"), as: .json)
+        case .whole:
+            response = Self.stream(path, range: 0..<size, status: .ok, metrics: metrics)
+        case .range(let range):
+            response = Self.stream(path, range: range, status: .partialContent, metrics: metrics)
+            response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
+        }
+        response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
         Self.addCacheHeaders(to: response, etag: etag)
-        if let length = response.headers.first(name: .contentLength).flatMap(Int.init) { metrics.bytesServed(length) }
+        return response
+    }
+
+    /// Streams `range` of the file in 256 KiB pieces (never the whole blob in memory).
+    static func stream(_ path: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
+        let response = Response(status: status)
+        response.headers.contentType = .binary
+        response.body = .init(asyncStream: { writer in
+            do {
+                try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
+                    var offset = range.lowerBound
+                    while offset < range.upperBound {
+                        let length = min(Int64(256 << 10), range.upperBound - offset)
+                        let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
+                        guard chunk.readableBytes > 0 else { break }
+                        offset += Int64(chunk.readableBytes)
+                        metrics.bytesServed(chunk.readableBytes)
+                        try await writer.write(.buffer(chunk))
+                    }
+                }
+                try await writer.write(.end)
+            } catch {
+                try? await writer.write(.error(error))
+            }
+        }, count: Int(range.count))
         return response
     }
 

@@ -40,6 +40,10 @@ struct MemberController: RouteCollection {
             }
             if let membership = try await MembershipRecord.query(on: db)
                 .filter(\.$team.$id == teamID).filter(\.$user.$id == user.requireID()).first() {
+                if membership.role == .owner && body.role != .owner {
+                    let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
+                    guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be demoted") }
+                }
                 membership.role = body.role
                 try await membership.update(on: db)
             } else {

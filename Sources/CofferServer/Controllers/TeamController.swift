@@ -20,10 +20,18 @@ struct TeamController: RouteCollection {
             throw APIError.conflict("team \(body.name) already exists")
         }
         let team = TeamRecord(name: body.name)
-        try await req.db.transaction { db in
-            try await team.create(on: db)
-            try await MembershipRecord(teamID: team.requireID(), userID: user.userID, role: .owner).create(on: db)
-            try await Audit.record(on: db, teamID: team.id, action: "team.create", actor: user.name, target: body.name, outcome: "ok")
+        do {
+            try await req.db.transaction { db in
+                try await team.create(on: db)
+                try await MembershipRecord(teamID: team.requireID(), userID: user.userID, role: .owner).create(on: db)
+                try await Audit.record(on: db, teamID: team.id, action: "team.create", actor: user.name, target: body.name, outcome: "ok")
+            }
+        } catch {
+            // Two creations raced: the unique name constraint decided.
+            if try await TeamRecord.query(on: req.db).filter(\.$name == body.name).first() != nil {
+                throw APIError.conflict("team \(body.name) already exists")
+            }
+            throw error
         }
         return try await TeamView(id: team.requireID(), name: team.name, role: .owner).encodeResponse(status: .created, for: req)
     }
@@ -43,7 +51,7 @@ enum Names {
         let allowed = name.unicodeScalars.allSatisfy {
             CharacterSet.alphanumerics.contains($0) || "-_. @+".unicodeScalars.contains($0)
         }
-        guard (1...100).contains(name.count), allowed, !name.hasPrefix(" "), !name.hasSuffix(" ") else {
+        guard (1...100).contains(name.count), allowed, !name.hasPrefix(" "), !name.hasSuffix(" "), name != ".", name != ".." else {
             throw APIError.invalid("\(what) must be 1 to 100 letters, digits, spaces or - _ . @ +")
         }
     }

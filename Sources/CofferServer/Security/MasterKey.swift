@@ -74,6 +74,18 @@ enum SecretFile {
     }
 }
 
+extension SecretFile {
+    /// Atomically replaces a secret file: written 0600 beside it, then renamed over it.
+    static func replace(at path: String, contents: Data) throws {
+        let temporary = path + ".new-" + UUID().uuidString.prefix(8)
+        try create(at: temporary, contents: contents)
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw ServerSetupError("cannot replace \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
 /// A configuration problem that stops the server from starting; one line, never a secret.
 struct ServerSetupError: Error, CustomStringConvertible {
     let description: String

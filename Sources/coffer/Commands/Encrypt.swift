@@ -37,6 +37,12 @@ struct Encrypt: ParsableCommand {
     @Flag(name: .shortAndLong, help: "No progress bar.")
     var quiet = false
 
+    func validate() throws {
+        guard ContainerHeader.chunkSizeExponents.contains(chunkSizeExponent) else {
+            throw ValidationError("--chunk-size-exponent must be 16...20")
+        }
+    }
+
     func run() throws {
         let material = try key.material()
         let input = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path

@@ -6,7 +6,7 @@ struct KeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
         abstract: "Create model keys.",
-        subcommands: [Generate.self]
+        subcommands: [Generate.self, Create.self, List.self, Revoke.self]
     )
 
     /// `coffer key generate`: a new random model key in a `.modelkey` file.

@@ -15,6 +15,7 @@ struct CLIFailure: Error {
         case noInput = 66
         case cannotCreate = 73
         case ioError = 74
+        case interrupted = 130
     }
 
     let status: Status
@@ -31,6 +32,8 @@ struct CLIFailure: Error {
         switch error {
         case let error as ContainerError:
             self.init(.badData, error.description)
+        case let error as OperationCancelled:
+            self.init(.interrupted, error.description)
         case let error as PackingError:
             self.init(.noInput, error.description)
         case let error as ModelKeyError:
@@ -53,6 +56,10 @@ struct CLIFailure: Error {
     private static func message(for failure: IOFailure) -> String {
         if failure.operation == .create, failure.alreadyExists {
             return "\(failure.path) already exists; choose another --output or pass --force to replace it"
+        }
+        if failure.operation == .create, failure.code == EISDIR || failure.code == ENOTDIR {
+            let existing = failure.code == EISDIR ? "a folder" : "a file"
+            return "\(failure.path) is \(existing); --force replaces a file only with a file and a folder only with a folder"
         }
         return failure.description
     }

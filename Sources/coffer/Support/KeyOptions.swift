@@ -1,6 +1,13 @@
 import ArgumentParser
 import CofferFormat
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `--key`, `--passphrase-file` or `--passphrase-env`: exactly one says what seals or opens.
 struct KeyOptions: ParsableArguments {
@@ -28,18 +35,24 @@ struct KeyOptions: ParsableArguments {
 enum Passphrases {
     static let maximumLength = 4096
 
+    /// The passphrase bytes: a file's content less one final `\n` or `\r\n` (FORMAT.md), or an
+    /// environment variable's UTF-8 value. At most `maximumLength + 1` bytes of a file are read, so
+    /// a huge file or an endless stream (a device, a pipe that never ends) is refused, never slurped.
     static func read(file: String?, environment: String?) throws -> [UInt8] {
         var bytes: [UInt8]
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIFailure(.noInput, "cannot read passphrase file \(file)")
+            do {
+                bytes = try BoundedFile.read(file, atMost: maximumLength + 1)
+            } catch let failure as IOFailure {
+                throw CLIFailure(.noInput, "cannot read passphrase file \(file): \(failure.reason)")
             }
-            guard data.count <= maximumLength else {
+            guard bytes.count <= maximumLength else {
                 throw CLIFailure(.usage, "passphrase file \(file) is over \(maximumLength) bytes; is it the right file?")
             }
-            bytes = Array(data)
-            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\n") {
+                bytes.removeLast()
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            }
         } else if let environment {
             guard let value = ProcessInfo.processInfo.environment[environment] else {
                 throw CLIFailure(.usage, "environment variable \(environment) is not set")
@@ -49,6 +62,38 @@ enum Passphrases {
             bytes = []
         }
         guard !bytes.isEmpty else { throw CLIFailure(.usage, "the passphrase is empty") }
+        return bytes
+    }
+}
+
+/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:)``.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+/// Small secret files (passphrases, key files) read with a hard cap on the bytes taken.
+enum BoundedFile {
+    /// The first `limit` bytes of the file at `path` (fewer if it ends sooner), read in order with
+    /// plain `read` so pipes (`--passphrase-file <(...)`) work; nothing past `limit` is read.
+    ///
+    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance).
+    static func read(_ path: String, atMost limit: Int) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var done = 0
+        while done < limit {
+            let n = bytes.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress! + done, limit - done) }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw IOFailure(operation: .read, path: path, errno: code)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeLast(limit - done)
         return bytes
     }
 }

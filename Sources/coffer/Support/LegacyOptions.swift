@@ -49,10 +49,20 @@ struct LegacyOptions: ParsableArguments {
         }
     }
 
-    /// Reads 128 hex digits (whitespace ignored) as two 32-byte keys.
+    /// The largest RNCryptor key file read: ample for 128 hex digits and any whitespace around them.
+    static let maximumKeyFileSize = 4096
+
+    /// Reads 128 hex digits (whitespace ignored) as two 32-byte keys. At most
+    /// `maximumKeyFileSize + 1` bytes are read, so a huge file or endless stream is refused.
     static func readKeyPair(_ path: String) throws -> ([UInt8], [UInt8]) {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
-            throw CLIFailure(.noInput, "cannot read RNCryptor key file \(path)")
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, atMost: maximumKeyFileSize + 1)
+        } catch let failure as IOFailure {
+            throw CLIFailure(.noInput, "cannot read RNCryptor key file \(path): \(failure.reason)")
+        }
+        guard data.count <= maximumKeyFileSize else {
+            throw CLIFailure(.noInput, "cannot read RNCryptor key file \(path): it is over \(maximumKeyFileSize) bytes")
         }
         let digits = data.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         var bytes: [UInt8] = []

@@ -6,17 +6,26 @@ import Glibc
 import Darwin
 #endif
 
-/// Removes unfinished outputs when the user interrupts the command (Ctrl-C, SIGTERM, SIGHUP).
+/// Stops the command cleanly when the user interrupts it (Ctrl-C, SIGTERM, SIGHUP).
+///
+/// The handler asks running operations to stop (``Cancellation``); they throw between chunks, the
+/// command removes its unfinished output and exits 130. Should the command not stop within five
+/// seconds, the handler removes the unfinished outputs itself and exits. SIGPIPE is ignored so a
+/// closed pipe surfaces as a write error (exit 74) instead of killing the process.
 enum SignalCleanup {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
     static func install() {
+        signal(SIGPIPE, SIG_IGN)
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
-                AtomicOutput.discardAllPending()
-                exit(128 + signalNumber)
+                Cancellation.request()
+                DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+                    AtomicOutput.discardAllPending()
+                    exit(128 + signalNumber)
+                }
             }
             source.resume()
             sources.append(source)

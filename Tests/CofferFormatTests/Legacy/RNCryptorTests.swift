@@ -3,6 +3,12 @@ import CryptoExtras
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 @testable import CofferFormat
 
 /// RNCryptor v3: the published vectors, round trips through our writer and reader, random access,
@@ -105,6 +111,88 @@ import Testing
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(matching == 64)
+    }
+
+    // MARK: The private snapshot
+
+    /// Writes a key-based file of `plaintext` and opens it; returns the file, the message and the source.
+    private func openedKeyBasedFile(_ plaintext: [UInt8]) throws -> (URL, [UInt8], RNCryptor.Source) {
+        let keys = (encryption: pattern(32, seed: 20), hmac: pattern(32, seed: 21))
+        let message = try encrypt(
+            plaintext, keys: RNCryptor.Keys(encryption: keys.encryption, hmac: keys.hmac),
+            header: [3, 0] + pattern(16, seed: 22))
+        let file = try temporaryFile(message)
+        let source = try RNCryptor.openSource(
+            path: file.path, credentials: .keys(encryption: keys.encryption, hmac: keys.hmac))
+        return (file, message, source)
+    }
+
+    @Test(arguments: [1, 16, 100, (1 << 20) + 40, 3 * (1 << 20)])
+    func readsIgnoreTheFileBeingRewrittenAfterOpening(size: Int) throws {
+        let plaintext = pattern(size, seed: 23)
+        let (file, message, source) = try openedKeyBasedFile(plaintext)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        // Rewrite every ciphertext byte in place, on the very inode that was opened.
+        let handle = try FileHandle(forUpdating: file)
+        try handle.seek(toOffset: 18)
+        try handle.write(contentsOf: Data(pattern(message.count - 18 - 32, seed: 24)))
+        try handle.close()
+        #expect(try Data(contentsOf: file) != Data(message))
+
+        #expect(source.length == UInt64(size))
+        #expect(try read(source, offset: 0, count: size) == plaintext)
+        #expect(try read(source, offset: size - 1, count: 1) == [plaintext[size - 1]])
+
+        // Truncating or removing it changes nothing either.
+        let truncating = try FileHandle(forUpdating: file)
+        try truncating.truncate(atOffset: 0)
+        try truncating.close()
+        #expect(try read(source, offset: 0, count: size) == plaintext)
+        try FileManager.default.removeItem(at: file)
+        #expect(try read(source, offset: 0, count: size) == plaintext)
+    }
+
+    @Test func theSnapshotIsUnlinkedPrivateAndHoldsIVAndCiphertext() throws {
+        let plaintext = pattern(5000, seed: 25)
+        let (file, message, source) = try openedKeyBasedFile(plaintext)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var info = stat()
+        #expect(fstat(source.snapshot.descriptor, &info) == 0)
+        #expect(info.st_nlink == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect((info.st_mode & S_IFMT) == S_IFREG)
+        #expect(info.st_size == off_t(message.count - 2 - 32))
+        #expect(try source.snapshot.read(count: message.count, at: 0) == Array(message[2..<(message.count - 32)]))
+        #expect(fcntl(source.snapshot.descriptor, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
+    @Test func foldersAndFIFOsAreRefusedWhenOpened() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rncryptor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let credentials = RNCryptor.Credentials.password(Array("pw".utf8))
+        #expect(isOpenFailure(ioFailure { try RNCryptor.openSource(path: folder.path, credentials: credentials) }, EISDIR))
+
+        let fifo = folder.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Held open read-write so that even a blocking open of it would return.
+        let holder = open(fifo, O_RDWR | O_CLOEXEC)
+        try #require(holder >= 0)
+        defer { close(holder) }
+        let failure = ioFailure { try RNCryptor.openSource(path: fifo, credentials: credentials) }
+        #expect(isOpenFailure(failure, EINVAL))
+        #expect(failure?.description.hasPrefix("cannot open \(fifo): ") == true)
+        #expect(ioFailure { try FileSource(path: fifo) }?.operation == .open)
+        #expect(isOpenFailure(ioFailure { try PositionalFile(readingAt: "/dev/null") }, EINVAL))
+        #expect(ioFailure { try PositionalFile(readingAt: folder.appendingPathComponent("missing").path) }?.isMissing == true)
+
+        // A regular file reads normally (and blocking).
+        let regular = folder.appendingPathComponent("regular")
+        try Data([1, 2, 3]).write(to: regular)
+        let opened = try PositionalFile(readingAt: regular.path)
+        #expect(try opened.read(count: 10, at: 0) == [1, 2, 3])
+        #expect(fcntl(opened.descriptor, F_GETFL) & O_NONBLOCK == 0)
     }
 
     // MARK: Refusals
@@ -232,6 +320,21 @@ private func temporaryFile(_ contents: [UInt8]) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("rncryptor-\(UUID().uuidString)")
     try Data(contents).write(to: url)
     return url
+}
+
+/// The `IOFailure` thrown by `body`, or nil.
+private func ioFailure<T>(_ body: () throws -> T) -> IOFailure? {
+    do {
+        _ = try body()
+    } catch let failure as IOFailure {
+        return failure
+    } catch {}
+    return nil
+}
+
+/// True when `failure` is an `.open` failure with `code`.
+private func isOpenFailure(_ failure: IOFailure?, _ code: Int32) -> Bool {
+    failure?.operation == .open && failure?.code == code
 }
 
 /// True when `body` throws one of the errors a damaged file may give (never a crash, never success).

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs (if needed) and starts the distribution's PostgreSQL on 127.0.0.1:5432 and prints the
+# URL the tests use (COFFER_TEST_DATABASE_URL). Idempotent; the password is for this local,
+# loopback-only test cluster and nothing else.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+if ! command -v pg_lsclusters >/dev/null || [ -z "$(ls /usr/lib/postgresql 2>/dev/null)" ]; then
+  apt-get update -qq >&2
+  apt-get install -y -qq postgresql >/dev/null
+fi
+version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version main$"; then
+  pg_createcluster "$version" main >/dev/null
+fi
+if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $4}' | grep -q online; then
+  pg_ctlcluster "$version" main start
+fi
+for _ in $(seq 30); do
+  su postgres -c "psql -qAtc 'select 1'" >/dev/null 2>&1 && break
+  sleep 1
+done
+su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'coffer-ci'\"" >/dev/null
+echo "postgres://postgres:coffer-ci@127.0.0.1:5432/postgres"

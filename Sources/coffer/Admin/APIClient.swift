@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The Coffer server's REST API (docs/openapi.json) as the admin commands use it.
+///
+/// Requests carry `Authorization: Bearer TOKEN`; the token is never printed. Answers other than
+/// 2xx, and requests that get no answer, throw an ``AdminFailure`` (see ``ServerFailure``).
+struct APIClient: Sendable {
+    let server: URL
+    let token: String?
+    let transport = HTTPTransport()
+
+    init(server: URL, token: String?) {
+        self.server = server
+        self.token = token
+    }
+
+    /// The client for the server and token in effect: COFFER_SERVER and COFFER_TOKEN, else the
+    /// saved credentials. The saved token is used only with the server it was saved for.
+    static func configured(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> APIClient {
+        let serverOverride = environment["COFFER_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+        let tokenOverride = try environment["COFFER_TOKEN"].flatMap { $0.isEmpty ? nil : try APIToken.clean($0, from: "COFFER_TOKEN") }
+        if let serverOverride, let tokenOverride {
+            return APIClient(server: try ServerAddress.parse(serverOverride), token: tokenOverride)
+        }
+        let saved = try Credentials.load(environment)
+        guard let serverText = serverOverride ?? saved?.server else { throw AdminFailure.notLoggedIn("server") }
+        let server = try ServerAddress.parse(serverText)
+        if let tokenOverride { return APIClient(server: server, token: tokenOverride) }
+        guard let saved, (try? ServerAddress.parse(saved.server)) == server else {
+            throw AdminFailure.notLoggedIn("API token for \(server.absoluteString)")
+        }
+        return APIClient(server: server, token: try APIToken.clean(saved.token, from: Credentials.path(environment)))
+    }
+
+    /// A request to `server/segments…` with the token, and a JSON body if one is given.
+    func request(_ method: String, _ segments: [String], query: [(String, String)] = [],
+                 json body: (any Encodable)? = nil, authorized: Bool = true) -> URLRequest {
+        var request = URLRequest(url: ServerAddress.url(server, segments, query: query))
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if authorized, let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
+        if let body {
+            let encoder = JSONEncoder()
+            // Encoding our own request structs cannot fail.
+            request.httpBody = try! encoder.encode(body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        return request
+    }
+
+    /// Sends a request; returns a 2xx answer, throws for anything else.
+    func send(_ request: URLRequest) async throws -> HTTPTransport.Answer {
+        try checked(try await deliver { try await transport.send(request) })
+    }
+
+    /// Sends a file as the body of a request, streamed from disk.
+    func upload(_ request: URLRequest, fromFile path: String) async throws -> HTTPTransport.Answer {
+        try checked(try await deliver { try await transport.upload(request, fromFile: URL(fileURLWithPath: path)) })
+    }
+
+    /// `GET` and decode.
+    func get<Value: Decodable>(_ type: Value.Type, _ segments: String..., query: [(String, String)] = []) async throws -> Value {
+        try decode(type, from: try await send(request("GET", segments, query: query)))
+    }
+
+    /// `POST` a JSON body (or none) and decode the answer.
+    func post<Value: Decodable>(_ type: Value.Type, _ segments: [String], json body: (any Encodable)? = nil) async throws -> Value {
+        try decode(type, from: try await send(request("POST", segments, json: body)))
+    }
+
+    /// `DELETE`; the answer has no body.
+    func delete(_ segments: String...) async throws {
+        _ = try await send(request("DELETE", segments))
+    }
+
+    func decode<Value: Decodable>(_ type: Value.Type, from answer: HTTPTransport.Answer) throws -> Value {
+        do {
+            return try JSONDecoder().decode(type, from: answer.body)
+        } catch {
+            throw ServerFailure.unexpectedAnswer(from: server, "HTTP \(answer.response.statusCode), not the expected JSON")
+        }
+    }
+
+    private func deliver(_ operation: () async throws -> HTTPTransport.Answer) async throws -> HTTPTransport.Answer {
+        do {
+            return try await operation()
+        } catch let error as URLError {
+            throw ServerFailure.unreachable(server, error)
+        } catch let error as NSError where error.domain == NSURLErrorDomain {
+            throw ServerFailure.unreachable(server, URLError(URLError.Code(rawValue: error.code) ?? .unknown))
+        }
+    }
+
+    private func checked(_ answer: HTTPTransport.Answer) throws -> HTTPTransport.Answer {
+        guard (200..<300).contains(answer.response.statusCode) else { throw ServerFailure.failure(for: answer, from: server) }
+        return answer
+    }
+}
+
+extension APIClient {
+    /// A client for public routes: the server in effect (COFFER_SERVER, else the saved one), no token.
+    static func anonymous(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> APIClient {
+        let serverOverride = environment["COFFER_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let serverText = try serverOverride ?? Credentials.load(environment)?.server else { throw AdminFailure(.usage, "no server: pass --server URL, set COFFER_SERVER or run coffer login") }
+        return APIClient(server: try ServerAddress.parse(serverText), token: nil)
+    }
+
+    /// `HEAD`: true for 2xx, false for 404, and throws for anything else.
+    func exists(_ segments: [String]) async throws -> Bool {
+        do {
+            _ = try await send(request("HEAD", segments, authorized: false))
+            return true
+        } catch let failure as AdminFailure where failure.status == .noInput {
+            return false
+        }
+    }
+}

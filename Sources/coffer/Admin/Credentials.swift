@@ -1,0 +1,95 @@
+import CofferFormat
+import Foundation
+
+/// The server and API token `coffer login` saved, in `credentials.json` (mode 0600) in the config
+/// folder: COFFER_CONFIG_DIR, else `$XDG_CONFIG_HOME/coffer`, else `~/.config/coffer` (mode 0700).
+struct Credentials: Codable, Equatable {
+    var server: String
+    var token: String
+
+    static let fileName = "credentials.json"
+    static let maximumFileSize = 64 << 10
+
+    /// The folder that holds the credentials file.
+    static func folder(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let folder = environment["COFFER_CONFIG_DIR"], !folder.isEmpty { return folder }
+        if let base = environment["XDG_CONFIG_HOME"], !base.isEmpty { return base + "/coffer" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.config/coffer"
+    }
+
+    static func path(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        folder(environment) + "/" + fileName
+    }
+
+    /// The saved credentials, or nil if there are none.
+    static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Credentials? {
+        let path = path(environment)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), data.count <= maximumFileSize else {
+            throw AdminFailure(.noInput, "cannot read \(path); run coffer login again")
+        }
+        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: data) else {
+            throw AdminFailure(.noInput, "\(path) is not a credentials file; run coffer login again")
+        }
+        return credentials
+    }
+
+    /// Writes the credentials atomically with mode 0600, creating the folder with mode 0700.
+    func save(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        let folder = Self.folder(environment)
+        if !FileManager.default.fileExists(atPath: folder) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw AdminFailure(.cannotCreate, "cannot create the folder \(folder) for the credentials")
+            }
+        }
+        let path = Self.path(environment)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let bytes = Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
+        let output = try AtomicOutput(finalPath: path, replacing: true)
+        let file = try output.createFile(mode: 0o600)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.synchronize()
+        try output.commit()
+        return path
+    }
+
+    /// Removes the saved credentials; false if there were none.
+    static func remove(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Bool {
+        let path = path(environment)
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        do {
+            try FileManager.default.removeItem(atPath: path)
+        } catch {
+            throw AdminFailure(.cannotCreate, "cannot remove \(path)")
+        }
+        return true
+    }
+}
+
+/// API tokens as given on the command line, in a file or in COFFER_TOKEN.
+enum APIToken {
+    /// The token with surrounding whitespace removed; usage error if empty or if it holds
+    /// whitespace or control characters (it goes into an HTTP header). Never quotes the token.
+    static func clean(_ text: String, from source: String) throws -> String {
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw AdminFailure(.usage, "the API token in \(source) is empty") }
+        guard token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw AdminFailure(.usage, "the API token in \(source) has spaces or characters a token never has")
+        }
+        return token
+    }
+
+    /// Reads a token file (at most 4 KiB; one token, surrounding whitespace ignored).
+    static func read(file path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AdminFailure(.noInput, "cannot read token file \(path)")
+        }
+        guard data.count <= 4096 else { throw AdminFailure(.usage, "token file \(path) is over 4 KiB; is it the right file?") }
+        return try clean(String(decoding: data, as: UTF8.self), from: path)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// A working folder, a running server and its owner token in `admin.token`, for the admin tests.
+///
+/// Every run gets its own config folder and, unless a test passes them, empty COFFER_SERVER and
+/// COFFER_TOKEN, so nothing from the environment the tests run in leaks in.
+struct AdminSession {
+    let cli: CLI
+    let server: AdminServer
+
+    /// Nil (with an issue recorded by ``AdminServer/start(sourceLocation:)``) if no server started.
+    init?(sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let server = AdminServer.start(sourceLocation: sourceLocation) else { return nil }
+        self.server = server
+        cli = CLI()
+        cli.write("admin.token", Data((server.token + "\n").utf8))
+    }
+
+    var configFolder: String { cli.path("config") }
+    var credentialsPath: String { configFolder + "/credentials.json" }
+
+    func finish() {
+        server.stop()
+        cli.cleanUp()
+    }
+
+    @discardableResult
+    func coffer(_ arguments: String..., token: String? = nil, server: String? = nil,
+                environment: [String: String] = [:]) throws -> CLI.Result {
+        var merged = ["COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": server ?? "", "COFFER_TOKEN": token ?? ""]
+        merged.merge(environment) { $1 }
+        return try cli.run(arguments, environment: merged)
+    }
+
+    /// `coffer login` with the owner token.
+    func login(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try coffer("login", "--server", server.url, "--token-file", "admin.token")
+        #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
+    }
+
+    /// Runs a command that must succeed (as the logged-in user, or with `token`); returns stdout.
+    @discardableResult
+    func ok(_ arguments: String..., token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try cli.run(arguments, environment: [
+            "COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": token == nil ? "" : server.url, "COFFER_TOKEN": token ?? "",
+        ])
+        #expect(result.status == 0, "coffer \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr.isEmpty, "\(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout
+    }
+
+    /// Parses a command's `--json` output.
+    static func json(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> Any {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else {
+            Issue.record("not JSON: \(text)", sourceLocation: sourceLocation)
+            return [String: Any]()
+        }
+        return value
+    }
+
+    static func object(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+        json(text, sourceLocation: sourceLocation) as? [String: Any] ?? [:]
+    }
+
+    static func array(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
+        json(text, sourceLocation: sourceLocation) as? [[String: Any]] ?? []
+    }
+
+    /// One line on stderr, exactly `coffer: MESSAGE`, and the exit status.
+    static func expectFailure(_ result: CLI.Result, _ status: Int32, _ message: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == status, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr == "coffer: \(message)\n", sourceLocation: sourceLocation)
+        #expect(result.stdout.isEmpty, "\(result.stdout)", sourceLocation: sourceLocation)
+    }
+}

@@ -1,0 +1,176 @@
+import CofferFormat
+import Crypto
+import Foundation
+import Testing
+import Vapor
+
+/// Every route × every kind of caller, from one table: a route added to the server but not to the
+/// table fails `tableCoversEveryRoute`, so no route can escape the matrix.
+@Suite("Authorization matrix")
+struct AuthorizationMatrixTests {
+    enum Access: Equatable { case everyone, anyUser, viewer, developer, owner, device }
+    enum Actor: String, CaseIterable { case nobody, deviceCredential, otherTeam, viewer, developer, owner }
+
+    struct Call { var method: String; var path: String; var json: Any? = nil; var body: Data? = nil }
+
+    struct Route {
+        let method: String
+        let path: String
+        let access: Access
+        let success: Int
+        /// Makes a fresh, valid request for `actor` (fixtures are created as the team's owner).
+        let make: @Sendable (Setup, Actor) async throws -> Call
+    }
+
+    /// Team "M" with an owner (admin), a developer and a viewer; team "X" with its own owner;
+    /// an app of M whose credential plays the device.
+    struct Setup: @unchecked Sendable {
+        let world: World
+        let clients: [Actor: HTTP]
+        let app: (id: String, credential: String)
+        let key: ModelKey
+        let blob: String
+
+        static func make(_ server: TestServer) async throws -> Setup {
+            let world = World(server)
+            try await world.team("M")
+            let developer = try await world.member("dev", role: "developer", in: "M")
+            let viewer = try await world.member("view", role: "viewer", in: "M")
+            let outsider = try await world.member("xo", role: "viewer", in: "M")
+            #expect(try await outsider.call("POST", "/v1/teams", json: ["name": "X"]).status == 201)
+            #expect(try await world.admin.call("DELETE", "/v1/teams/M/members/xo").status == 204)
+            let app = try await world.app(in: "M")
+            let key = try await world.key(in: "M")
+            let blob = try await Self.uploadBlob(world, key: key)
+            let none = HTTP(base: server.base, token: nil)
+            let device = HTTP(base: server.base, token: app.credential)
+            return Setup(world: world, clients: [.nobody: none, .deviceCredential: device, .otherTeam: outsider,
+                                                 .viewer: viewer, .developer: developer, .owner: world.admin],
+                         app: app, key: key, blob: blob)
+        }
+
+        static func uploadBlob(_ world: World, key: ModelKey) async throws -> String {
+            let sealed = Data(try SealedModel.seal(Array(UUID().uuidString.utf8), name: "m", using: .modelKey(key)))
+            let address = sealed.sha256Hex
+            let reply = try await world.admin.call("PUT", "/v1/teams/M/blobs/\(address)", body: sealed)
+            #expect(reply.status == 201)
+            return address
+        }
+    }
+
+    static let routes: [Route] = [
+        Route(method: "GET", path: "/healthz", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/healthz") },
+        Route(method: "GET", path: "/metrics", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/metrics") },
+        Route(method: "GET", path: "/openapi.json", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/openapi.json") },
+        Route(method: "GET", path: "/v1/blobs/{sha256}", access: .everyone, success: 200) { s, _ in Call(method: "GET", path: "/v1/blobs/\(s.blob)") },
+        Route(method: "HEAD", path: "/v1/blobs/{sha256}", access: .everyone, success: 200) { s, _ in Call(method: "HEAD", path: "/v1/blobs/\(s.blob)") },
+        Route(method: "POST", path: "/v1/device/keys/{key}", access: .device, success: 200) { s, actor in
+            Call(method: "POST", path: "/v1/device/keys/\(s.key.id)", json: [
+                "appID": s.app.id, "credential": actor == .deviceCredential ? s.app.credential : "cfa_not-this-one",
+                "deviceID": "matrix-\(UUID().uuidString)", "devicePublicKey": Device().privateKey.publicKey.rawRepresentation.base64EncodedString(),
+            ])
+        },
+        Route(method: "POST", path: "/v1/teams", access: .anyUser, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams", json: ["name": "t-\(UUID().uuidString.prefix(8))"])
+        },
+        Route(method: "GET", path: "/v1/teams", access: .anyUser, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams") },
+        Route(method: "POST", path: "/v1/tokens", access: .anyUser, success: 201) { _, _ in Call(method: "POST", path: "/v1/tokens", json: ["name": "ci"]) },
+        Route(method: "GET", path: "/v1/tokens", access: .anyUser, success: 200) { _, _ in Call(method: "GET", path: "/v1/tokens") },
+        Route(method: "DELETE", path: "/v1/tokens/{token}", access: .anyUser, success: 204) { s, actor in
+            // The caller's own token: made by the caller when it can, else any ID.
+            let client = s.clients[actor]!
+            let made = client.token == nil ? nil : try await client.call("POST", "/v1/tokens", json: ["name": "doomed"]).object["id"] as? String
+            return Call(method: "DELETE", path: "/v1/tokens/\(made ?? UUID().uuidString)")
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/members", access: .viewer, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/members") },
+        Route(method: "POST", path: "/v1/teams/{team}/members", access: .owner, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams/M/members", json: ["name": "u-\(UUID().uuidString.prefix(8))", "role": "viewer"])
+        },
+        Route(method: "DELETE", path: "/v1/teams/{team}/members/{member}", access: .owner, success: 204) { s, _ in
+            let name = "gone-\(UUID().uuidString.prefix(8))"
+            _ = try await s.world.member(name, role: "viewer", in: "M")
+            return Call(method: "DELETE", path: "/v1/teams/M/members/\(name)")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/apps", access: .developer, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams/M/apps", json: ["name": "A", "platform": "android"])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/apps", access: .viewer, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/apps") },
+        Route(method: "POST", path: "/v1/teams/{team}/apps/{app}/credential", access: .developer, success: 200) { s, _ in
+            Call(method: "POST", path: "/v1/teams/M/apps/\(try await s.world.app(in: "M").id)/credential")
+        },
+        Route(method: "DELETE", path: "/v1/teams/{team}/apps/{app}", access: .developer, success: 204) { s, _ in
+            Call(method: "DELETE", path: "/v1/teams/M/apps/\(try await s.world.app(in: "M").id)")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/keys", access: .developer, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams/M/keys", json: ["name": "k"])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/keys", access: .viewer, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/keys") },
+        Route(method: "DELETE", path: "/v1/keys/{key}", access: .developer, success: 204) { s, _ in
+            Call(method: "DELETE", path: "/v1/keys/\(try await s.world.key(in: "M").id)")
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/audit", access: .viewer, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/audit") },
+        Route(method: "PUT", path: "/v1/teams/{team}/blobs/{sha256}", access: .developer, success: 201) { s, _ in
+            let sealed = Data(try SealedModel.seal(Array(UUID().uuidString.utf8), name: "m", using: .modelKey(s.key)))
+            return Call(method: "PUT", path: "/v1/teams/M/blobs/\(sealed.sha256Hex)", body: sealed)
+        },
+    ]
+
+    /// What `actor` should get from a route with `access`.
+    static func expected(_ route: Route, _ actor: Actor) -> Int {
+        switch (route.access, actor) {
+        case (.everyone, _): return route.success
+        case (.device, .deviceCredential): return route.success
+        case (.device, _): return 401
+        case (_, .nobody), (_, .deviceCredential): return 401
+        case (.anyUser, _): return route.success
+        case (_, .otherTeam): return 403
+        case (.viewer, _): return route.success
+        case (.developer, .viewer): return 403
+        case (.developer, _): return route.success
+        case (.owner, .owner): return route.success
+        case (.owner, _): return 403
+        }
+    }
+
+    @Test("the table covers every registered route, and the OpenAPI document describes exactly those")
+    func tableCoversEveryRoute() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let registered = Set(server.app.routes.all.map { route in
+            route.method.rawValue + " /" + route.path.map { component -> String in
+                if case .parameter(let name) = component { return "{\(name)}" }
+                return "\(component)"
+            }.joined(separator: "/")
+        })
+        let table = Set(Self.routes.map { "\($0.method) \($0.path)" })
+        #expect(registered == table, "not in the table: \(registered.subtracting(table)); not registered: \(table.subtracting(registered))")
+
+        let document = try await HTTP(base: server.base).call("GET", "/openapi.json").object
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = document["paths"] as? [String: [String: Any]] ?? [:]
+        let described = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
+        #expect(described == registered, "undocumented: \(registered.subtracting(described)); documented but absent: \(described.subtracting(registered))")
+    }
+
+    @Test("every route answers every kind of caller as the table says")
+    func matrix() async throws {
+        let server = try await TestServer.start { $0.deliveriesPerDevicePerMinute = 1000 }
+        defer { Task { try? await server.stop() } }
+        let setup = try await Setup.make(server)
+        for route in Self.routes {
+            for actor in Actor.allCases {
+                let call = try await route.make(setup, actor)
+                let reply = try await setup.clients[actor]!.call(call.method, call.path, json: call.json, body: call.body)
+                let want = Self.expected(route, actor)
+                #expect(reply.status == want, "\(route.method) \(route.path) as \(actor.rawValue): \(reply.status), expected \(want) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
+                if want == 401 || want == 403 {
+                    #expect(reply.errorCode != nil, "\(route.method) \(route.path) as \(actor.rawValue): error body missing")
+                }
+            }
+        }
+    }
+}
+
+extension Data {
+    var sha256Hex: String { SHA256.hash(data: self).map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,77 @@
+import CofferFormat
+import Foundation
+import Testing
+
+@Suite("Model storage")
+struct BlobTests {
+    @Test("uploads are checked, stored once, and served with Range, a strong ETag and immutable caching")
+    func storage() async throws {
+        let server = try await TestServer.start { $0.maximumBlobSize = 1 << 20 }
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let sealed = Data(try SealedModel.seal((0..<200_000).map { UInt8(truncatingIfNeeded: $0) }, name: "m", using: .modelKey(key)))
+        let address = sealed.sha256Hex
+
+        let created = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
+        #expect(created.status == 201)
+        #expect(created.object["size"] as? Int == sealed.count)
+        let again = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
+        #expect(again.status == 200)
+        let lying = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed.prefix(100))
+        #expect(lying.errorCode == "digest_mismatch")
+
+        let public_ = HTTP(base: server.base)
+        let whole = try await public_.call("GET", "/v1/blobs/\(address)")
+        #expect(whole.status == 200)
+        #expect(whole.body == sealed)
+        #expect(whole.header("ETag") == "\"\(address)\"")
+        #expect(whole.header("Cache-Control") == "public, max-age=31536000, immutable")
+        let range = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=100-1099"])
+        #expect(range.status == 206)
+        #expect(range.body == sealed[100...1099])
+        #expect(range.header("Content-Range") == "bytes 100-1099/\(sealed.count)")
+        let n = sealed.count
+        for (header, expected) in [("bytes=\(n - 10)-\(n)", sealed.suffix(10)), ("bytes=\(n - 5)-", sealed.suffix(5)),
+                                   ("bytes=-7", sealed.suffix(7)), ("bytes=0-0", sealed.prefix(1)),
+                                   ("bytes=10-\(n + 1000)", sealed.dropFirst(10))] {
+            let part = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": header])
+            #expect(part.status == 206, "\(header)")
+            #expect(part.body == Data(expected), "\(header)")
+            #expect(part.header("Content-Length") == "\(expected.count)", "\(header)")
+        }
+        let unsatisfiable = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=\(n)-"])
+        #expect(unsatisfiable.status == 416)
+        #expect(unsatisfiable.header("Content-Range") == "bytes */\(n)")
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=5-1,9-10"]).body == sealed)
+        let cached = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["If-None-Match": "\"\(address)\""])
+        #expect(cached.status == 304)
+        #expect(cached.body.isEmpty)
+        let head = try await public_.call("HEAD", "/v1/blobs/\(address)")
+        #expect(head.status == 200 && head.header("Content-Length") == "\(sealed.count)")
+        #expect(try await public_.call("GET", "/v1/blobs/\(String(repeating: "0", count: 64))").status == 404)
+        #expect(try await public_.call("GET", "/v1/blobs/not-hex").status == 400)
+
+        // Refusals: wrong digest, not a container, a header whose length disagrees, too large.
+        var tampered = sealed
+        tampered[500] ^= 1
+        let wrongDigest = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address.replacingOccurrences(of: address.prefix(1), with: address.hasPrefix("a") ? "b" : "a", options: .anchored))", body: sealed)
+        #expect(wrongDigest.errorCode == "digest_mismatch")
+        let junk = Data(repeating: 1, count: 5000)
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(junk.sha256Hex)", body: junk).errorCode == "not_a_container")
+        let truncated = sealed.prefix(sealed.count - 10)
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(truncated.sha256Hex)", body: truncated).errorCode == "not_a_container")
+        let big = Data(try SealedModel.seal(Array(repeating: 0, count: 1 << 20), name: "big", using: .modelKey(key)))
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(big.sha256Hex)", body: big).status == 413)
+        // Nothing half-written is left, and nothing refused is downloadable.
+        let incoming = try FileManager.default.contentsOfDirectory(atPath: server.configuration.resolvedBlobDirectoryForTests + "/incoming")
+        #expect(incoming.isEmpty)
+        #expect(try await public_.call("GET", "/v1/blobs/\(junk.sha256Hex)").status == 404)
+    }
+}
+
+import CofferServer
+extension ServerConfiguration {
+    var resolvedBlobDirectoryForTests: String { blobDirectory ?? dataDirectory + "/blobs" }
+}

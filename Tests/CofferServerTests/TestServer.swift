@@ -1,0 +1,89 @@
+import CofferServer
+import Foundation
+import Testing
+import Vapor
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real Coffer server on a random loopback port with a temporary data folder, over SQLite or
+/// (when COFFER_TEST_DATABASE_URL is set) a fresh PostgreSQL database of its own.
+final class TestServer: @unchecked Sendable {
+    let app: Application
+    let base: URL
+    let dataDirectory: String
+    let adminToken: String
+    let configuration: ServerConfiguration
+
+    /// The PostgreSQL server to test against, if any (set by .ci/run).
+    static var postgresURL: String? { ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] }
+
+    static func start(
+        postgres: Bool = false, dataDirectory: String? = nil, databaseURL: String? = nil,
+        adjust: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let folder = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coffer-server-" + UUID().uuidString).path
+        var configuration = ServerConfiguration(dataDirectory: folder, hostname: "127.0.0.1", port: 0)
+        configuration.bootstrapToken = "cft_test_" + UUID().uuidString
+        if postgres {
+            if let databaseURL {
+                configuration.databaseURL = databaseURL
+            } else {
+                configuration.databaseURL = try await PostgresDatabases.create()
+            }
+        }
+        adjust(&configuration)
+        return try await start(configuration)
+    }
+
+    static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
+        let app = try await Application.make(.testing)
+        do {
+            try await configure(app, configuration)
+            try await app.server.start(address: .hostname("127.0.0.1", port: 0))
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        let port = app.http.server.shared.localAddress!.port!
+        return TestServer(app: app, base: URL(string: "http://127.0.0.1:\(port)")!, configuration: configuration)
+    }
+
+    private init(app: Application, base: URL, configuration: ServerConfiguration) {
+        self.app = app
+        self.base = base
+        self.dataDirectory = configuration.dataDirectory
+        self.adminToken = configuration.bootstrapToken ?? ""
+        self.configuration = configuration
+    }
+
+    func stop(removingData: Bool = true) async throws {
+        await app.server.shutdown()
+        try await app.asyncShutdown()
+        if removingData { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    }
+}
+
+/// One fresh PostgreSQL database per test server, created through `psql` against the server
+/// named by COFFER_TEST_DATABASE_URL.
+enum PostgresDatabases {
+    static func create() async throws -> String {
+        guard let admin = TestServer.postgresURL, var components = URLComponents(string: admin) else {
+            throw TestFailure("COFFER_TEST_DATABASE_URL is not set")
+        }
+        let name = "coffer_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestFailure("psql could not create database \(name)") }
+        components.path = "/" + name
+        return components.string!
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
