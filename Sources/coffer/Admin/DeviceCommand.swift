@@ -1,0 +1,100 @@
+import ArgumentParser
+import CofferFormat
+import Crypto
+import Foundation
+
+/// `coffer device fetch-key`: obtain a model key as one of an app's devices would.
+///
+/// The device's X25519 key pair lives in a 0600 file (made on first use); the server answers with
+/// the model key sealed to it with HPKE, which only that private key opens. For testing an app's
+/// set-up and for devices without the SDK; the Swift SDK does the same in the platform key store.
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Act as an app's device.",
+        subcommands: [FetchKey.self]
+    )
+
+    struct FetchKey: NetworkCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fetch-key",
+            abstract: "Fetch a model key as a device of an app, sealed to the device's own key, into a .modelkey file (0600)."
+        )
+
+        @Argument(help: "The model key ID.")
+        var keyID: String
+
+        @Option(help: "The server (default: COFFER_SERVER or the saved login's server).")
+        var server: String?
+
+        @Option(help: "The app ID.")
+        var appID: String
+
+        @Option(help: ArgumentHelp("A file holding the app's device credential.", valueName: "FILE"))
+        var credentialFile: String
+
+        @Option(help: "This device's ID (default: the host name).")
+        var deviceID: String?
+
+        @Option(help: ArgumentHelp("The device's private key file; created (0600) if missing.", valueName: "FILE"))
+        var deviceKey: String = "coffer-device.key"
+
+        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the key (default: KEY_ID.modelkey).", valueName: "FILE"))
+        var output: String?
+
+        @Flag(help: "Replace FILE if it exists.")
+        var force = false
+
+        struct Delivery: Decodable { let keyID: String; let encapsulatedKey: String; let ciphertext: String }
+        struct Request: Encodable { let appID: String; let credential: String; let deviceID: String; let devicePublicKey: String }
+
+        func run() async throws {
+            let serverText = server ?? ProcessInfo.processInfo.environment["COFFER_SERVER"] ?? (try? Credentials.load(ProcessInfo.processInfo.environment))??.server
+            guard let serverText else { throw ValidationError("give --server URL (or set COFFER_SERVER)") }
+            let client = APIClient(server: try ServerAddress.parse(serverText), token: nil)
+            let credential = try Passphrases.read(file: credentialFile, environment: nil)
+            let privateKey = try Self.loadOrCreate(deviceKey)
+            let device = deviceID ?? ProcessInfo.processInfo.hostName
+            let destination = output ?? keyID + ".modelkey"
+            if !force, FileManager.default.fileExists(atPath: destination) {
+                throw IOFailure(operation: .create, path: destination, errno: EEXIST)
+            }
+            let body = Request(appID: appID, credential: String(decoding: credential, as: UTF8.self), deviceID: device,
+                               devicePublicKey: privateKey.publicKey.rawRepresentation.base64EncodedString())
+            let answer = try await client.send(client.request("POST", ["v1", "device", "keys", keyID], json: body, authorized: false))
+            guard let delivery = try? JSONDecoder().decode(Delivery.self, from: answer.body),
+                  let encapsulated = Data(base64Encoded: delivery.encapsulatedKey),
+                  let sealed = Data(base64Encoded: delivery.ciphertext)
+            else { throw AdminFailure(.protocolError, "the server's answer is not a key delivery") }
+            var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: .Curve25519_SHA256_ChachaPoly,
+                                               info: Data("coffer key delivery v1".utf8), encapsulatedKey: encapsulated)
+            let material: Data
+            do {
+                material = try recipient.open(sealed, authenticating: Data("\(keyID)|\(device)".utf8))
+            } catch {
+                throw CLIFailure(.badData, "the delivered key does not open with this device's key")
+            }
+            let key = try ModelKey(id: keyID, name: "delivered to \(device)", created: Date(), key: SymmetricKey(data: material))
+            try KeyFiles.write(key, to: destination, replacing: force)
+            print("Fetched key \(keyID) as device \(device); wrote \(destination) (mode 0600).")
+        }
+
+        /// The device key from `path`, or a new one written there with mode 0600.
+        static func loadOrCreate(_ path: String) throws -> Curve25519.KeyAgreement.PrivateKey {
+            if FileManager.default.fileExists(atPath: path) {
+                let text = String(decoding: try Passphrases.read(file: path, environment: nil), as: UTF8.self)
+                guard let raw = Data(base64Encoded: text), let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) else {
+                    throw CLIFailure(.noInput, "\(path) is not a device key file")
+                }
+                return key
+            }
+            let key = Curve25519.KeyAgreement.PrivateKey()
+            let output = try AtomicOutput(finalPath: path, replacing: false)
+            let file = try output.createFile(mode: 0o600)
+            try Array((key.rawRepresentation.base64EncodedString() + "\n").utf8).withUnsafeBytes { try file.write($0, at: 0) }
+            try file.synchronize()
+            try output.commit()
+            return key
+        }
+    }
+}
