@@ -72,7 +72,7 @@ struct SealedFacts: Encodable {
             ?? passphrase.map { "passphrase (scrypt N=2^\($0.logN), r=\($0.r), p=\($0.p))" } ?? "unknown"
         return """
             Coffer container, format version \(formatVersion)
-              payload:     \(payloadKind) "\(TerminalText.escaped(originalName))", \(plaintextSize) bytes
+              payload:     \(payloadKind) "\(Printable.text(originalName))", \(plaintextSize) bytes
               key:         \(key)
               suite:       \(suite)
               chunks:      \(chunkCount) of \(chunkSize) bytes

@@ -13,8 +13,16 @@ struct CLIFailure: Error {
         case usage = 64
         case badData = 65
         case noInput = 66
+        /// The server cannot be reached or failed (5xx).
+        case unavailable = 69
         case cannotCreate = 73
         case ioError = 74
+        /// The server is rate limiting (429).
+        case tryAgain = 75
+        /// The server's answer is not what the API describes.
+        case protocolError = 76
+        /// Not logged in, or the server refused the token or its role (401, 403).
+        case permission = 77
         case interrupted = 130
     }
 
@@ -67,8 +75,18 @@ struct CLIFailure: Error {
     /// Prints the message and exits with the status. Any unfinished output is removed first.
     func report() -> Never {
         AtomicOutput.discardAllPending()
-        let line = Array(("coffer: " + message + "\n").utf8)
+        let line = Array(("coffer: " + Printable.text(message) + "\n").utf8)
         line.withUnsafeBytes { try? Descriptors.writeAll(2, $0, name: "standard error") }
         exit(status.rawValue)
+    }
+}
+
+/// The failures of commands that talk to a server use the same type and codes.
+typealias AdminFailure = CLIFailure
+
+extension CLIFailure {
+    /// Commands need a server and a token; neither was given.
+    static func notLoggedIn(_ missing: String) -> CLIFailure {
+        CLIFailure(.permission, "no \(missing): run coffer login --server URL --token-file FILE, or set COFFER_SERVER and COFFER_TOKEN")
     }
 }

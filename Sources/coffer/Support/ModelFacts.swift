@@ -66,7 +66,7 @@ struct ModelFacts: Encodable {
         var lines = ["\(kind), \(size) bytes"]
         for file in files ?? [] {
             let size = file.size.map { " \($0)" } ?? ""
-            lines.append("  \(file.mode.isEmpty ? "   " : file.mode) \(TerminalText.escaped(file.path))\(size)")
+            lines.append("  \(file.mode.isEmpty ? "   " : file.mode) \(Printable.text(file.path))\(size)")
         }
         return lines.joined(separator: "\n")
     }

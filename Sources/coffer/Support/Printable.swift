@@ -1,4 +1,4 @@
-/// Text that came from a server made safe for a terminal: control characters are shown as
+/// Text from a server, a file name or a header made safe for a terminal: control characters are shown as
 /// `\u{…}` escapes, so a name or reason can neither move the cursor nor hide other output.
 enum Printable {
     static func text(_ text: String) -> String {
