@@ -8,7 +8,7 @@ struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
         abstract: "The Coffer server: teams, apps, model keys, key delivery and model storage.",
-        subcommands: [Serve.self, RotateMasterKey.self],
+        subcommands: [Serve.self, RotateMasterKey.self, CollectBlobs.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -72,6 +72,30 @@ struct RotateMasterKey: AsyncParsableCommand {
         }
         do {
             print(try await Server.rotateMasterKey(options.configuration(), newKeyBase64: String(decoding: data, as: UTF8.self)))
+        } catch {
+            FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `coffer-server collect-blobs`: removes unreferenced blobs past their grace period, now.
+struct CollectBlobs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "collect-blobs",
+        abstract: "Remove blobs no deployment references and nobody uploaded within the grace period (also runs hourly in serve)."
+    )
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "Keep unreferenced blobs uploaded within this many hours (env COFFER_BLOB_GRACE_HOURS; default 168).")
+    var graceHours: Double?
+
+    func run() async throws {
+        var configuration = options.configuration()
+        if let graceHours { configuration.blobGracePeriod = graceHours * 3600 }
+        do {
+            print(try await Server.collectBlobs(configuration))
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(1)

@@ -26,6 +26,10 @@ public struct ServerConfiguration: Sendable {
     public var deliveriesPerAppPerMinute: Int
     /// Key deliveries allowed per device per minute.
     public var deliveriesPerDevicePerMinute: Int
+    /// How long an unreferenced blob is kept after its last upload (COFFER_BLOB_GRACE_HOURS; default 7 days).
+    public var blobGracePeriod: TimeInterval = 7 * 24 * 3600
+    /// How often each instance collects unreferenced blobs (COFFER_BLOB_COLLECT_MINUTES; 0 = never; default hourly).
+    public var blobCollectionInterval: TimeInterval = 3600
 
     /// The defaults.
     public init(
@@ -63,6 +67,8 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_BOOTSTRAP_TOKEN"], !value.isEmpty { configuration.bootstrapToken = value }
         if let value = environment["COFFER_BLOB_DIR"], !value.isEmpty { configuration.blobDirectory = value }
         if let value = environment["COFFER_MAX_BLOB_SIZE"].flatMap(Int64.init) { configuration.maximumBlobSize = value }
+        if let value = environment["COFFER_BLOB_GRACE_HOURS"].flatMap(Double.init) { configuration.blobGracePeriod = value * 3600 }
+        if let value = environment["COFFER_BLOB_COLLECT_MINUTES"].flatMap(Double.init) { configuration.blobCollectionInterval = value * 60 }
         return configuration
     }
 

@@ -19,6 +19,11 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let metrics = ServerMetrics()
     let store = try BlobStore(root: configuration.resolvedBlobDirectory)
     store.removeStaleIncoming()
+    if configuration.blobCollectionInterval > 0 {
+        app.lifecycle.use(BlobCollectionService(
+            collector: BlobCollector(store: store, grace: configuration.blobGracePeriod),
+            interval: configuration.blobCollectionInterval))
+    }
 
     app.middleware = Middlewares()
     app.middleware.use(MetricsMiddleware(metrics: metrics))
@@ -57,6 +62,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     }
     app.migrations.add(CreateAccounts())
     app.migrations.add(CreateAppsKeysBlobs())
+    app.migrations.add(CreateBlobReferences())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

@@ -29,6 +29,20 @@ struct BlobController: Sendable {
         guard size <= maximumSize else {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
+        // The lease comes before looking for the file: blob collection never removes a leased blob.
+        let lease = UploadLeaseRecord(blobID: address, expiresAt: Date().addingTimeInterval(3600))
+        try await lease.create(on: req.db)
+        do {
+            let response = try await save(req, address: address, size: size, team: team)
+            try await lease.delete(on: req.db)
+            return response
+        } catch {
+            try? await lease.delete(on: req.db)
+            throw error
+        }
+    }
+
+    private func save(_ req: Request, address: String, size: Int64, team: TeamRecord) async throws -> Response {
         if let stored = (try? FileManager.default.attributesOfItem(atPath: store.path(of: address)))?[.size] as? Int64 {
             guard stored == size else {
                 throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
@@ -78,10 +92,17 @@ struct BlobController: Sendable {
         }
     }
 
+    /// Records the blob (once) and its latest upload time, which restarts its grace period.
     private func register(_ address: String, size: Int64, team: TeamRecord, on db: any Database) async throws {
-        guard try await BlobRecord.find(address, on: db) == nil else { return }
+        if let existing = try await BlobRecord.find(address, on: db) {
+            existing.lastUploadedAt = Date()
+            try await existing.update(on: db)
+            return
+        }
+        let record = BlobRecord(sha256: address, size: size, teamID: try team.requireID())
+        record.lastUploadedAt = Date()
         do {
-            try await BlobRecord(sha256: address, size: size, teamID: team.requireID()).create(on: db)
+            try await record.create(on: db)
         } catch {
             // Another instance registered the same bytes first.
             guard try await BlobRecord.find(address, on: db) != nil else { throw error }

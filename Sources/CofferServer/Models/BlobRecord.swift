@@ -10,6 +10,8 @@ final class BlobRecord: Model, @unchecked Sendable {
     /// The team that first uploaded it.
     @Parent(key: "team_id") var team: TeamRecord
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    /// The last time anyone uploaded these bytes (a repeated upload counts): collection's clock.
+    @OptionalField(key: "last_uploaded_at") var lastUploadedAt: Date?
 
     init() {}
 

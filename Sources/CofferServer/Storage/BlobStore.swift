@@ -29,6 +29,9 @@ struct BlobStore: Sendable {
 
     func exists(_ address: String) -> Bool { FileManager.default.fileExists(atPath: path(of: address)) }
 
+    /// A fresh path to move a blob being collected out of sight.
+    func asidePath() -> String { root + "/incoming/collect-" + UUID().uuidString }
+
     /// A fresh path for an upload in progress.
     func incomingPath() -> String { root + "/incoming/" + UUID().uuidString }
 

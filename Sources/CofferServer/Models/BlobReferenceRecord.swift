@@ -1,0 +1,37 @@
+import Fluent
+import Foundation
+
+/// Something that needs a blob to stay (a deployment's model, from issue 4 on): while a reference
+/// exists, the blob is never collected.
+final class BlobReferenceRecord: Model, @unchecked Sendable {
+    static let schema = "blob_references"
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "blob_id") var blobID: String
+    /// Who holds it, e.g. `deployment:<id>/<model name>`.
+    @Field(key: "holder") var holder: String
+    @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+
+    init() {}
+
+    init(blobID: String, holder: String) {
+        self.blobID = blobID
+        self.holder = holder
+    }
+}
+
+/// An upload in flight: while an unexpired lease names a blob, collection leaves it alone.
+final class UploadLeaseRecord: Model, @unchecked Sendable {
+    static let schema = "upload_leases"
+
+    @ID(key: .id) var id: UUID?
+    @Field(key: "blob_id") var blobID: String
+    @Field(key: "expires_at") var expiresAt: Date
+
+    init() {}
+
+    init(blobID: String, expiresAt: Date) {
+        self.blobID = blobID
+        self.expiresAt = expiresAt
+    }
+}
