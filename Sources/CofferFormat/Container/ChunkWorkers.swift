@@ -14,11 +14,22 @@ enum ChunkWorkers {
         bufferSize: Int,
         _ body: @Sendable (UnsafeMutableRawBufferPointer, UInt64) throws -> Void
     ) throws {
-        let threads = Int(min(UInt64(max(1, workers)), chunkCount))
+        let buffers = WorkerBuffers(count: Int(min(UInt64(max(1, workers)), max(chunkCount, 1))), size: bufferSize)
+        try forEach(chunkCount: chunkCount, buffers: buffers, body)
+    }
+
+    /// The same with buffers the caller keeps across calls (no allocation per batch, so repeated
+    /// batches do not fragment the heap).
+    static func forEach(
+        chunkCount: UInt64,
+        buffers: WorkerBuffers,
+        _ body: @Sendable (UnsafeMutableRawBufferPointer, UInt64) throws -> Void
+    ) throws {
+        let threads = Int(min(UInt64(buffers.count), chunkCount))
+        guard threads > 0 else { return }
         let failure = FirstFailure()
         DispatchQueue.concurrentPerform(iterations: threads) { worker in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
-            defer { buffer.deallocate() }
+            let buffer = buffers[worker]
             var index = UInt64(worker)
             while index < chunkCount, !failure.isSet {
                 do {
@@ -43,12 +54,13 @@ enum ChunkWorkers {
         consume: (Data) throws -> Void
     ) throws {
         let batch = UInt64(max(1, workers) * 2)
+        let buffers = WorkerBuffers(count: max(1, workers), size: bufferSize)
         var start: UInt64 = 0
         while start < chunkCount {
             let count = min(batch, chunkCount - start)
             let results = BatchResults(count: Int(count))
             let first = start
-            try forEach(chunkCount: count, workers: workers, bufferSize: bufferSize) { buffer, offset in
+            try forEach(chunkCount: count, buffers: buffers) { buffer, offset in
                 results.store(try produce(buffer, first + offset), at: Int(offset))
             }
             for output in results.take() { try consume(output) }
@@ -73,4 +85,18 @@ private final class BatchResults: @unchecked Sendable {
     init(count: Int) { slots = Array(repeating: Data(), count: count) }
     func store(_ data: Data, at index: Int) { lock.withLock { slots[index] = data } }
     func take() -> [Data] { lock.withLock { slots } }
+}
+
+/// One reusable buffer per worker, freed when the last user lets go.
+final class WorkerBuffers: @unchecked Sendable {
+    private let storage: [UnsafeMutableRawBufferPointer]
+
+    init(count: Int, size: Int) {
+        storage = (0..<max(1, count)).map { _ in .allocate(byteCount: size, alignment: 64) }
+    }
+
+    deinit { storage.forEach { $0.deallocate() } }
+
+    var count: Int { storage.count }
+    subscript(index: Int) -> UnsafeMutableRawBufferPointer { storage[index] }
 }
