@@ -55,15 +55,13 @@ struct Device {
         ])
     }
 
-    /// Opens a delivery with this device's private key.
+    /// Opens a delivery with this device's private key (or another one, to show it fails).
     func open(_ reply: HTTP.Reply, keyID: String, with key: Curve25519.KeyAgreement.PrivateKey? = nil) throws -> SymmetricKey {
         let object = reply.object
-        var recipient = try HPKE.Recipient(
-            privateKey: key ?? privateKey, ciphersuite: .Curve25519_SHA256_ChachaPoly, info: Data("coffer key delivery v1".utf8),
-            encapsulatedKey: Data(base64Encoded: object["encapsulatedKey"] as! String)!)
-        let plaintext = try recipient.open(Data(base64Encoded: object["ciphertext"] as! String)!,
-                                           authenticating: Data("\(keyID)|\(id)".utf8))
-        return SymmetricKey(data: plaintext)
+        let sealed = KeyDelivery.Sealed(
+            encapsulatedKey: Data(base64Encoded: object["encapsulatedKey"] as? String ?? "") ?? Data(),
+            ciphertext: Data(base64Encoded: object["ciphertext"] as? String ?? "") ?? Data())
+        return try KeyDelivery.open(sealed, keyID: keyID, deviceID: id, using: key ?? privateKey)
     }
 }
 

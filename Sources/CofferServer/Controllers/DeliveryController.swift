@@ -1,10 +1,10 @@
+import CofferFormat
 import Crypto
 import Fluent
 import Vapor
 
 /// `POST /v1/device/keys/:key`: a device of an app obtains a model key, sealed to its own public
-/// key with HPKE (X25519, HKDF-SHA-256, ChaCha20-Poly1305), so the key never travels or rests in
-/// the clear. Only apps of the key's team get it. Every delivery and refusal is audited.
+/// key (``KeyDelivery`` in CofferFormat), so the key never travels or rests in the clear. Only apps of the key's team get it. Every delivery and refusal is audited.
 struct DeliveryController: RouteCollection {
     struct DeliveryRequest: Content {
         let appID: UUID
@@ -21,8 +21,6 @@ struct DeliveryController: RouteCollection {
         let ciphertext: String
     }
 
-    static let suite = "HPKE-X25519-SHA256-ChaCha20Poly1305"
-    static let info = Data("coffer key delivery v1".utf8)
 
     let masterKey: MasterKey
     let perApp: RateLimiter
@@ -31,11 +29,6 @@ struct DeliveryController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("v1", "device", "keys", ":key", use: deliver)
-    }
-
-    /// What the HPKE ciphertext authenticates besides the key: the key ID and the device ID.
-    static func associatedData(keyID: String, deviceID: String) -> Data {
-        Data("\(keyID)|\(deviceID)".utf8)
     }
 
     func deliver(req: Request) async throws -> DeliveryResponse {
@@ -82,15 +75,12 @@ struct DeliveryController: RouteCollection {
         }
 
         let material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: appTeam)
-        var sender = try HPKE.Sender(recipientKey: devicePublicKey, ciphersuite: .Curve25519_SHA256_ChachaPoly, info: Self.info)
-        let ciphertext = try material.withUnsafeBytes {
-            try sender.seal(Data($0), authenticating: Self.associatedData(keyID: keyID, deviceID: body.deviceID))
-        }
+        let sealed = try KeyDelivery.seal(material, keyID: keyID, deviceID: body.deviceID, to: devicePublicKey)
         try await Audit.record(on: req.db, teamID: appTeam, action: "key.deliver", actor: "app:\(body.appID)",
                                target: keyID, outcome: "delivered", deviceID: body.deviceID)
         metrics.keyDeliveries(outcome: "delivered")
-        return DeliveryResponse(keyID: keyID, suite: Self.suite, encapsulatedKey: sender.encapsulatedKey.base64EncodedString(),
-                                ciphertext: ciphertext.base64EncodedString())
+        return DeliveryResponse(keyID: keyID, suite: KeyDelivery.suiteName, encapsulatedKey: sealed.encapsulatedKey.base64EncodedString(),
+                                ciphertext: sealed.ciphertext.base64EncodedString())
     }
 
     private func refuse(_ req: Request, teamID: UUID?, app: UUID, keyID: String, device: String, reason: String) async throws {

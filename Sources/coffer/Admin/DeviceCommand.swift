@@ -66,15 +66,14 @@ struct DeviceCommand: ParsableCommand {
                   let encapsulated = Data(base64Encoded: delivery.encapsulatedKey),
                   let sealed = Data(base64Encoded: delivery.ciphertext)
             else { throw AdminFailure(.protocolError, "the server's answer is not a key delivery") }
-            var recipient = try HPKE.Recipient(privateKey: privateKey, ciphersuite: .Curve25519_SHA256_ChachaPoly,
-                                               info: Data("coffer key delivery v1".utf8), encapsulatedKey: encapsulated)
-            let material: Data
+            let material: SymmetricKey
             do {
-                material = try recipient.open(sealed, authenticating: Data("\(keyID)|\(device)".utf8))
+                material = try KeyDelivery.open(.init(encapsulatedKey: encapsulated, ciphertext: sealed),
+                                                keyID: keyID, deviceID: device, using: privateKey)
             } catch {
                 throw CLIFailure(.badData, "the delivered key does not open with this device's key")
             }
-            let key = try ModelKey(id: keyID, name: "delivered to \(device)", created: Date(), key: SymmetricKey(data: material))
+            let key = try ModelKey(id: keyID, name: "delivered to \(device)", created: Date(), key: material)
             try KeyFiles.write(key, to: destination, replacing: force)
             print("Fetched key \(keyID) as device \(device); wrote \(destination) (mode 0600).")
         }
