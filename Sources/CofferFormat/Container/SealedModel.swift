@@ -53,6 +53,7 @@ public enum SealedModel {
         return (header, keys)
     }
 
+    /// `count` bytes from the system's secure random number generator (salts, IVs).
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }

@@ -60,7 +60,8 @@ public enum ModelKeyError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension String {
-    func leftPadded(to width: Int) -> String {
+    /// The string with leading zeros up to `width` characters (hex bytes, octal modes).
+    package func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -23,10 +23,10 @@ extension RNCryptor {
         guard !password.isEmpty else {
             throw ContainerError.malformedLegacy("an RNCryptor password must not be empty")
         }
-        let encryptionSalt = randomBytes(Layout.saltSize)
-        let hmacSalt = randomBytes(Layout.saltSize)
+        let encryptionSalt = SealedModel.randomBytes(Layout.saltSize)
+        let hmacSalt = SealedModel.randomBytes(Layout.saltSize)
         let keys = try Keys(password: password, encryptionSalt: encryptionSalt[...], hmacSalt: hmacSalt[...])
-        let header = [Layout.version, Layout.passwordOption] + encryptionSalt + hmacSalt + randomBytes(Layout.blockSize)
+        let header = [Layout.version, Layout.passwordOption] + encryptionSalt + hmacSalt + SealedModel.randomBytes(Layout.blockSize)
         try encrypt(source, keys: keys, header: header, writingTo: write)
     }
 
@@ -64,11 +64,5 @@ extension RNCryptor {
         }
         let tag = mac.finalize()
         try tag.withUnsafeBytes(write)
-    }
-
-    /// `count` bytes from the system's secure random number generator.
-    private static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 }

@@ -37,7 +37,7 @@ struct ModelFacts: Encodable {
         }
     }
 
-    static func octal(_ mode: UInt16) -> String { String(mode, radix: 8).leftPaddedZeros(3) }
+    static func octal(_ mode: UInt16) -> String { String(mode, radix: 8).leftPadded(to: 3) }
 
     static func folderKind(_ path: String) -> String {
         let lower = path.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "/"))
@@ -69,11 +69,5 @@ struct ModelFacts: Encodable {
             lines.append("  \(file.mode.isEmpty ? "   " : file.mode) \(Printable.text(file.path))\(size)")
         }
         return lines.joined(separator: "\n")
-    }
-}
-
-extension String {
-    func leftPaddedZeros(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
