@@ -21,6 +21,17 @@ struct BlobController: Sendable {
 
 
     func upload(req: Request) async throws -> Response {
+        do {
+            return try await leasedUpload(req)
+        } catch var error as APIError {
+            // The client may still be sending a body nobody will read: close the connection so it
+            // sees the answer instead of waiting on a full socket buffer.
+            error.headers.replaceOrAdd(name: .connection, value: "close")
+            throw error
+        }
+    }
+
+    private func leasedUpload(_ req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .developer)
         let address = try Self.address(req)
         guard let size = req.headers.first(name: .contentLength).flatMap(Int64.init) else {
