@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs (if needed) and starts the distribution's PostgreSQL on 127.0.0.1:5432 and prints the
+# Installs (if needed) and starts the distribution's PostgreSQL on the loopback interface and prints the
 # URL the tests use (COFFER_TEST_DATABASE_URL). Idempotent; the password is for this local,
 # loopback-only test cluster and nothing else.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# Standard output carries the URL and nothing else: every tool below talks to standard error
+# (pg_ctlcluster, for one, prints "Removed stale pid file." on standard output).
+exec 3>&1 1>&2
 if ! command -v pg_lsclusters >/dev/null || [ -z "$(ls /usr/lib/postgresql 2>/dev/null)" ]; then
   apt-get update -qq >&2
   apt-get install -y -qq postgresql >/dev/null
@@ -20,4 +23,7 @@ for _ in $(seq 30); do
   sleep 1
 done
 su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'coffer-ci'\"" >/dev/null
-echo "postgres://postgres:coffer-ci@127.0.0.1:5432/postgres"
+port=$(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3}')
+url="postgres://postgres:coffer-ci@127.0.0.1:$port/postgres"
+psql "$url" -qAtc 'select 1' >/dev/null
+echo "$url" >&3

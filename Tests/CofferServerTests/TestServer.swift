@@ -68,8 +68,9 @@ final class TestServer: @unchecked Sendable {
 /// named by COFFER_TEST_DATABASE_URL.
 enum PostgresDatabases {
     static func create() async throws -> String {
-        guard let admin = TestServer.postgresURL, var components = URLComponents(string: admin) else {
-            throw TestFailure("COFFER_TEST_DATABASE_URL is not set")
+        guard let admin = TestServer.postgresURL else { throw TestFailure("COFFER_TEST_DATABASE_URL is not set") }
+        guard var components = URLComponents(string: admin), components.scheme?.hasPrefix("postgres") == true else {
+            throw TestFailure("COFFER_TEST_DATABASE_URL is not one postgres:// URL (\(admin.count) characters)")
         }
         let name = "coffer_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let process = Process()
