@@ -7,8 +7,8 @@ import Foundation
 struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
-        abstract: "The Coffer server: teams, apps, model keys, key delivery and model storage.",
-        subcommands: [Serve.self, RotateMasterKey.self, CollectBlobs.self],
+        abstract: "The Coffer server: teams, apps, model keys, key delivery, model storage, collections and signed manifests.",
+        subcommands: [Serve.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -96,6 +96,34 @@ struct CollectBlobs: AsyncParsableCommand {
         if let graceHours { configuration.blobGracePeriod = graceHours * 3600 }
         do {
             print(try await Server.collectBlobs(configuration))
+        } catch {
+            FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `coffer-server public-key`: prints the manifest-signing public key apps pin.
+struct PublicKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "public-key",
+        abstract: "Print the server's manifest-signing public key (Ed25519, raw 32 bytes, base64) for apps to pin.",
+        discussion: "Reads the same data folder, database and master key as serve (COFFER_* variables); creates the key if the server never started."
+    )
+
+    @OptionGroup var options: ServerOptions
+
+    @Flag(help: "Print the algorithm, key ID and key as JSON.")
+    var json = false
+
+    func run() async throws {
+        do {
+            let key = try await Server.signingPublicKey(options.configuration())
+            if json {
+                print("{\"algorithm\":\"ed25519\",\"keyID\":\"\(key.keyID)\",\"publicKey\":\"\(key.publicKey)\"}")
+            } else {
+                print(key.publicKey)
+            }
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(1)

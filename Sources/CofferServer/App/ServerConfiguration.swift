@@ -31,6 +31,13 @@ public struct ServerConfiguration: Sendable {
     /// How often each instance collects unreferenced blobs (COFFER_BLOB_COLLECT_MINUTES; 0 = never; default hourly).
     public var blobCollectionInterval: TimeInterval = 3600
 
+    /// How long a signed manifest is valid (COFFER_MANIFEST_LIFETIME_HOURS; default 7 days).
+    public var manifestLifetime: TimeInterval = 7 * 24 * 3600
+    /// The public address of this server or of a CDN in front of it (COFFER_PUBLIC_URL, e.g.
+    /// `https://models.example.com`): manifests name blobs under it. If nil, blob URLs are paths
+    /// (`/v1/blobs/…`) that devices resolve against the address they asked.
+    public var publicURL: String?
+
     /// The defaults.
     public init(
         dataDirectory: String = "coffer-data",
@@ -69,6 +76,10 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_MAX_BLOB_SIZE"].flatMap(Int64.init) { configuration.maximumBlobSize = value }
         if let value = environment["COFFER_BLOB_GRACE_HOURS"].flatMap(Double.init) { configuration.blobGracePeriod = value * 3600 }
         if let value = environment["COFFER_BLOB_COLLECT_MINUTES"].flatMap(Double.init) { configuration.blobCollectionInterval = value * 60 }
+        if let value = environment["COFFER_MANIFEST_LIFETIME_HOURS"].flatMap(Double.init), value > 0 { configuration.manifestLifetime = value * 3600 }
+        if let value = environment["COFFER_PUBLIC_URL"], !value.isEmpty {
+            configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
+        }
         return configuration
     }
 

@@ -15,6 +15,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
     try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
     try await Bootstrap.run(app, configuration: configuration)
+    let signer = try await ManifestSigner.loadOrCreate(masterKey: masterKey, on: app.db)
 
     let metrics = ServerMetrics()
     let store = try BlobStore(root: configuration.resolvedBlobDirectory)
@@ -37,6 +38,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
         metrics: metrics))
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, metrics: metrics)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
+    let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
+    try app.register(collection: ManifestController(manifests: manifests, credentials: AppCredentials(), metrics: metrics))
 
     let authenticated = app.grouped(TokenAuthenticator())
     try authenticated.register(collection: TeamController())
@@ -46,6 +49,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: KeyController(masterKey: masterKey))
     try authenticated.register(collection: AuditController())
     try authenticated.register(collection: UploadRoutes(controller: blobs))
+    try authenticated.register(collection: CollectionController())
+    try authenticated.register(collection: DeploymentController(store: store, manifests: manifests))
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
@@ -63,6 +68,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateAccounts())
     app.migrations.add(CreateAppsKeysBlobs())
     app.migrations.add(CreateBlobReferences())
+    app.migrations.add(CreateDeployments())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

@@ -18,6 +18,11 @@ final class ServerMetrics: Sendable {
                              help: "Key delivery requests by outcome").increment()
     }
 
+    func manifests(status: UInt) {
+        registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "\(status)")],
+                             help: "Manifests answered (200 with a body or 304)").increment()
+    }
+
     func bytesServed(_ count: Int) {
         registry.makeCounter(name: "coffer_blob_bytes_served_total", help: "Blob bytes sent to clients").increment(by: Int64(count))
     }

@@ -2,7 +2,7 @@ import Fluent
 import Foundation
 import Vapor
 
-/// Re-wraps every model key from the current master key to a new one, in one transaction.
+/// Re-wraps every model key and the manifest-signing key from the current master key to a new one, in one transaction.
 ///
 /// Run with the servers stopped (`coffer-server rotate-master-key`): afterwards only the new
 /// master key opens the model keys, and a server started with the old one refuses to start.
@@ -20,12 +20,22 @@ enum MasterKeyRotation {
                 row.masterKeyID = new.id
                 try await row.update(on: db)
             }
+            for row in try await SigningKeyRecord.query(on: db).all() {
+                let binding = ManifestSigner.binding(keyID: row.keyID)
+                row.wrappedKey = try new.seal(try old.open(row.wrappedKey, binding: binding), binding: binding)
+                row.masterKeyID = new.id
+                try await row.update(on: db)
+            }
             return rows.count
         }
     }
 
-    /// Refuses to run with a master key that did not wrap the stored model keys.
+    /// Refuses to run with a master key that did not wrap the stored model keys and signing key.
     static func checkMatches(_ key: MasterKey, on database: any Database) async throws {
+        if let other = try await SigningKeyRecord.query(on: database).filter(\.$masterKeyID != key.id).first() {
+            throw ServerSetupError(
+                "the manifest-signing key is wrapped by master key \(other.masterKeyID), but this server was given master key \(key.id); set COFFER_MASTER_KEY or DATA_DIR/master.key to the right key, or finish the rotation")
+        }
         if let other = try await KeyRecord.query(on: database).filter(\.$masterKeyID != key.id).first() {
             throw ServerSetupError(
                 "the model keys are wrapped by master key \(other.masterKeyID), but this server was given master key \(key.id); set COFFER_MASTER_KEY or DATA_DIR/master.key to the right key, or finish the rotation")

@@ -1,0 +1,54 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Checks a device's app ID and credential, from a short-lived cache of the app's row so a busy
+/// manifest endpoint does not read the database per request. A credential that does not match
+/// the cached row is checked against the database before it is refused (it may be new), so a
+/// rotation takes effect at once; a revocation within `freshness`.
+final class AppCredentials: Sendable {
+    struct App: Sendable {
+        let teamID: UUID
+        let credentialHash: String
+        let previousCredentialHash: String?
+        let revoked: Bool
+        let checkedAt: Date
+    }
+
+    let freshness: TimeInterval
+    private let cache = NIOLockedValueBox<[UUID: App]>([:])
+
+    init(freshness: TimeInterval = 1) { self.freshness = freshness }
+
+    /// The app's team; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
+    /// credential or a revoked app. Comparisons are constant time.
+    func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> UUID {
+        var app = cache.withLockedValue { $0[appID] }
+        if app == nil || Date().timeIntervalSince(app!.checkedAt) >= freshness || !Secrets.matches(credential, hash: app!.credentialHash) {
+            app = try await load(appID, on: db)
+        }
+        guard let app else { throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential") }
+        if !Secrets.matches(credential, hash: app.credentialHash) {
+            if let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) {
+                throw APIError.forbidden("credential_revoked", "this app credential was rotated; use the current one")
+            }
+            throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential")
+        }
+        guard !app.revoked else { throw APIError.forbidden("app_revoked", "this app is revoked") }
+        return app.teamID
+    }
+
+    private func load(_ appID: UUID, on db: any Database) async throws -> App? {
+        guard let row = try await AppRecord.find(appID, on: db) else {
+            cache.withLockedValue { $0[appID] = nil }
+            return nil
+        }
+        let app = App(teamID: row.$team.id, credentialHash: row.credentialHash, previousCredentialHash: row.previousCredentialHash,
+                      revoked: row.revokedAt != nil, checkedAt: Date())
+        cache.withLockedValue { cache in
+            if cache.count > 100_000 { cache.removeAll() }
+            cache[appID] = app
+        }
+        return app
+    }
+}

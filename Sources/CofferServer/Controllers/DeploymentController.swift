@@ -1,0 +1,181 @@
+import Crypto
+import Fluent
+import Vapor
+
+/// `/v1/teams/:team/collections/:collection/deployments`: create, edit (drafts), clone, activate,
+/// archive and roll back deployments; the collection's activation history.
+struct DeploymentController: RouteCollection {
+    struct ActivationView: Content {
+        let sequence: Int64; let deploymentID: UUID; let deploymentName: String; let kind: String; let actor: String; let at: Date?
+    }
+
+    let store: BlobStore
+    let manifests: ManifestService
+
+    func boot(routes: any RoutesBuilder) throws {
+        let collection = routes.grouped("v1", "teams", ":team", "collections", ":collection")
+        let deployments = collection.grouped("deployments")
+        deployments.post(use: create)
+        deployments.get(use: list)
+        deployments.get(":deployment", use: show)
+        deployments.patch(":deployment", use: edit)
+        deployments.post(":deployment", "clone", use: clone)
+        deployments.post(":deployment", "activate", use: activate)
+        deployments.post(":deployment", "archive", use: archive)
+        collection.post("rollback", use: rollback)
+        collection.get("activations", use: history)
+    }
+
+    func create(req: Request) async throws -> Response {
+        let (team, collection) = try await req.collection(requiring: .developer)
+        let input = try req.content.decode(DeploymentInput.self)
+        guard let name = input.name else { throw APIError.invalid("a deployment needs a name") }
+        let seed = SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }.hexString
+        let deployment = try await save(req, collection: collection, name: name, seed: seed, base: DeploymentSpec(defaults: [:], rules: []), input: input)
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.create", actor: try req.user().name,
+                               target: "\(collection.identifier)/\(name)", outcome: "ok")
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    func list(req: Request) async throws -> [DeploymentView] {
+        let (_, collection) = try await req.collection(requiring: .viewer)
+        let deployments = try await DeploymentRecord.query(on: req.db).filter(\.$collection.$id == collection.requireID()).sort(\.$createdAt).all()
+        var views: [DeploymentView] = []
+        for deployment in deployments { views.append(try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)) }
+        return views
+    }
+
+    func show(req: Request) async throws -> DeploymentView {
+        let (_, collection, deployment) = try await Self.deployment(req, requiring: .viewer)
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+    }
+
+    func edit(req: Request) async throws -> DeploymentView {
+        let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
+        guard deployment.status == .draft else {
+            throw APIError.conflict("deployment \(deployment.name) is \(deployment.status.rawValue); only drafts change (clone it)")
+        }
+        let input = try req.content.decode(DeploymentInput.self)
+        let saved = try await save(req, collection: collection, name: input.name ?? deployment.name, seed: deployment.rolloutSeed,
+                                   base: deployment.spec, input: input, into: deployment)
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.edit", actor: try req.user().name,
+                               target: "\(collection.identifier)/\(saved.name)", outcome: "ok")
+        return try await DeploymentView.make(saved, in: collection, store: store, on: req.db)
+    }
+
+    func clone(req: Request) async throws -> Response {
+        let (team, collection, source) = try await Self.deployment(req, requiring: .developer)
+        let input = try req.content.decode(DeploymentInput.self)
+        guard let name = input.name else { throw APIError.invalid("the clone needs a name") }
+        let deployment = try await save(req, collection: collection, name: name, seed: source.rolloutSeed, base: source.spec, input: input)
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.clone", actor: try req.user().name,
+                               target: "\(collection.identifier)/\(source.name) -> \(name)", outcome: "ok")
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    func activate(req: Request) async throws -> DeploymentView {
+        let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
+        return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "activate")
+    }
+
+    func archive(req: Request) async throws -> DeploymentView {
+        let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
+        guard deployment.status != .active else {
+            throw APIError.conflict("deployment \(deployment.name) is active; activate another one first")
+        }
+        deployment.status = .archived
+        try await deployment.update(on: req.db)
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.archive", actor: try req.user().name,
+                               target: "\(collection.identifier)/\(deployment.name)", outcome: "ok")
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+    }
+
+    /// Re-activates the deployment that was active before the current one.
+    func rollback(req: Request) async throws -> DeploymentView {
+        let (team, collection) = try await req.collection(requiring: .developer)
+        guard let current = collection.activeDeploymentID else { throw APIError.conflict("\(collection.identifier) has no active deployment") }
+        guard let previous = try await ActivationRecord.query(on: req.db)
+            .filter(\.$collection.$id == collection.requireID()).filter(\.$deployment.$id != current)
+            .sort(\.$sequence, .descending).first(),
+            let deployment = try await DeploymentRecord.find(previous.$deployment.id, on: req.db)
+        else { throw APIError.conflict("\(collection.identifier) has no earlier deployment to roll back to") }
+        return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "rollback")
+    }
+
+    func history(req: Request) async throws -> [ActivationView] {
+        let (_, collection) = try await req.collection(requiring: .viewer)
+        let rows = try await ActivationRecord.query(on: req.db).filter(\.$collection.$id == collection.requireID())
+            .with(\.$deployment).sort(\.$sequence, .descending).limit(1000).all()
+        return rows.map {
+            ActivationView(sequence: $0.sequence, deploymentID: $0.$deployment.id, deploymentName: $0.deployment.name,
+                           kind: $0.kind, actor: $0.actor, at: $0.at)
+        }
+    }
+
+    // MARK: - Shared steps
+
+    private func activate(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, kind: String) async throws -> DeploymentView {
+        let user = try req.user()
+        let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+        guard before.problems.isEmpty else {
+            throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
+        }
+        let sequence = try await Activation.activate(try deployment.requireID(), in: try collection.requireID(), kind: kind, actor: user.name, on: req.db)
+        manifests.invalidate(try collection.requireID())
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.\(kind)", actor: user.name,
+                               target: "\(collection.identifier)/\(deployment.name) #\(sequence)", outcome: "ok")
+        guard let fresh = try await DeploymentRecord.find(deployment.id, on: req.db),
+              let freshCollection = try await CollectionRecord.find(collection.id, on: req.db)
+        else { throw APIError.notFound("deployment") }
+        return try await DeploymentView.make(fresh, in: freshCollection, store: store, on: req.db)
+    }
+
+    /// Validates `input` over `base` and stores the result (a new draft, or `existing`), with the
+    /// blob references that keep its models from being collected.
+    private func save(
+        _ req: Request, collection: CollectionRecord, name: String, seed: String, base: DeploymentSpec,
+        input: DeploymentInput, into existing: DeploymentRecord? = nil
+    ) async throws -> DeploymentRecord {
+        try Names.validate(name, what: "deployment name")
+        let actor = try req.user().name
+        let rules = try input.parsedRules()
+        return try await req.db.transaction { db in
+            if let clash = try await DeploymentRecord.query(on: db).filter(\.$collection.$id == collection.requireID()).filter(\.$name == name).first(),
+               clash.id != existing?.id {
+                throw APIError.conflict("\(collection.identifier) already has a deployment named \(name)")
+            }
+            let versions = ModelVersions(collection: collection, store: store, actor: actor, database: db)
+            var spec = base
+            if let models = input.models {
+                spec.defaults.merge(try await versions.resolve(models)) { $1 }
+            }
+            if let rules {
+                var resolved: [DeploymentSpec.Rule] = []
+                for (index, rule) in rules.enumerated() {
+                    guard !rule.models.isEmpty else { throw APIError(.unprocessableEntity, "invalid_rule", "rule \(index + 1) names no models") }
+                    resolved.append(.init(condition: rule.condition.text, models: try await versions.resolve(rule.models)))
+                }
+                spec.rules = resolved
+            }
+            let collectionID = try collection.requireID()
+            let deployment = existing ?? DeploymentRecord(collectionID: collectionID, name: name, rolloutSeed: seed, spec: spec, createdBy: actor)
+            deployment.name = name
+            deployment.spec = spec
+            try await deployment.save(on: db)
+            let holder = "deployment:\(try deployment.requireID())"
+            try await BlobReferenceRecord.query(on: db).filter(\.$holder == holder).delete()
+            let blobs = Set(try await DeploymentView.versions(spec.versionIDs, on: db).values.map(\.blobID))
+            for blob in blobs { try await BlobReferenceRecord(blobID: blob, holder: holder).create(on: db) }
+            return deployment
+        }
+    }
+
+    static func deployment(_ req: Request, requiring role: Role) async throws -> (TeamRecord, CollectionRecord, DeploymentRecord) {
+        let (team, collection) = try await req.collection(requiring: role)
+        guard let id = req.parameters.get("deployment", as: UUID.self),
+              let deployment = try await DeploymentRecord.query(on: req.db)
+                .filter(\.$id == id).filter(\.$collection.$id == collection.requireID()).first()
+        else { throw APIError.notFound("deployment") }
+        return (team, collection, deployment)
+    }
+}

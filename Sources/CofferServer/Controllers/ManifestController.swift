@@ -1,0 +1,80 @@
+import CofferFormat
+import Vapor
+
+/// `GET /v1/device/collections/:collection/manifest`: what a device of an app should run, signed
+/// (docs/MANIFEST.md). The device authenticates with HTTP Basic (app ID as user name, credential as
+/// password) and describes itself in the query (docs/TARGETING.md); an app sees only its team's
+/// collections. `If-None-Match` with the ETag of the manifest it has gets 304 and no body.
+///
+/// `GET /v1/signing-key`: the public key that signs manifests, for anyone.
+struct ManifestController: RouteCollection {
+    struct SigningKeyView: Content { let algorithm: String; let keyID: String; let publicKey: String }
+
+    let manifests: ManifestService
+    let credentials: AppCredentials
+    let metrics: ServerMetrics
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("v1", "device", "collections", ":collection", "manifest", use: manifest)
+        routes.get("v1", "signing-key", use: signingKey)
+    }
+
+    func manifest(req: Request) async throws -> Response {
+        guard let basic = req.headers.basicAuthorization, let appID = UUID(uuidString: basic.username) else {
+            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication",
+                           headers: ["WWW-Authenticate": "Basic realm=\"coffer devices\""])
+        }
+        let teamID = try await credentials.authenticate(appID: appID, credential: basic.password, on: req.db)
+        let device: DeviceAttributes
+        do {
+            device = try DeviceAttributes(query: try DeviceQuery.parse(req.url.query))
+        } catch {
+            throw APIError.invalid(error.reason)
+        }
+        let identifier = req.parameters.get("collection") ?? ""
+        guard let answer = try await manifests.manifest(teamID: teamID, identifier: identifier, device: device, on: req.db) else {
+            throw APIError(.notFound, "not_found", "no active deployment of a collection \(identifier.prefix(100)) for this app")
+        }
+        if let match = req.headers.first(name: .ifNoneMatch), match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == answer.etag }) {
+            let response = Response(status: .notModified)
+            response.headers.replaceOrAdd(name: .eTag, value: answer.etag)
+            response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
+            metrics.manifests(status: 304)
+            return response
+        }
+        metrics.manifests(status: 200)
+        let response = Response(status: .ok, body: .init(data: answer.body))
+        response.headers.contentType = .json
+        response.headers.replaceOrAdd(name: .eTag, value: answer.etag)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
+        return response
+    }
+
+    func signingKey(req: Request) async throws -> SigningKeyView {
+        SigningKeyView(algorithm: "ed25519", keyID: manifests.signer.keyID,
+                       publicKey: manifests.signer.publicKey.rawRepresentation.base64EncodedString())
+    }
+}
+
+/// The query string of a manifest request as name → value, bounded before anything is decoded.
+enum DeviceQuery {
+    static func parse(_ query: String?) throws(TargetingError) -> [String: String] {
+        guard let query, !query.isEmpty else { return [:] }
+        guard query.utf8.count <= 8192 else { throw TargetingError(reason: "the query is longer than 8192 bytes") }
+        var values: [String: String] = [:]
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            guard values.count < 64 else { throw TargetingError(reason: "more than 64 query parameters") }
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else {
+                throw TargetingError(reason: "the query is not valid percent-encoding")
+            }
+            guard values[name] == nil else { throw TargetingError(reason: "\(name.prefix(64)) is given twice") }
+            values[name] = value
+        }
+        return values
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,31 @@
+import Fluent
+import FluentSQLiteDriver
+import Foundation
+
+/// Makes a deployment the active one of its collection, in one transaction.
+///
+/// The transaction starts by bumping the collection's sequence number, which takes the row's lock
+/// (PostgreSQL) or the database's write lock (SQLite): concurrent activations of one collection run
+/// one after the other, each with its own sequence number, and exactly one deployment ends active.
+enum Activation {
+    /// Activates `deploymentID`; returns the new sequence number.
+    static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, on db: any Database) async throws -> Int64 {
+        try await db.transaction { tx in
+            guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+            guard let row = try await sql.raw("""
+                UPDATE collections SET sequence = sequence + 1, active_deployment_id = \(bind: deploymentID) \
+                WHERE id = \(bind: collectionID) RETURNING sequence
+                """).first()
+            else { throw APIError.notFound("collection") }
+            let sequence = try row.decode(column: "sequence", as: Int64.self)
+            try await DeploymentRecord.query(on: tx)
+                .filter(\.$collection.$id == collectionID).filter(\.$status == .active).filter(\.$id != deploymentID)
+                .set(\.$status, to: .archived).update()
+            try await DeploymentRecord.query(on: tx)
+                .filter(\.$id == deploymentID)
+                .set(\.$status, to: .active).set(\.$activatedAt, to: Date()).update()
+            try await ActivationRecord(collectionID: collectionID, deploymentID: deploymentID, sequence: sequence, kind: kind, actor: actor).create(on: tx)
+            return sequence
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import CofferFormat
+import Fluent
+import Foundation
+
+/// Turns `model name → blob address` into model versions of a collection, creating each
+/// (collection, name, blob) version once. Refuses names outside the collection, blobs the server
+/// does not have, containers that are damaged or sealed with a passphrase, and keys that are not
+/// live keys of the collection's team.
+struct ModelVersions {
+    let collection: CollectionRecord
+    let store: BlobStore
+    let actor: String
+    let database: any Database
+
+    func resolve(_ models: [String: String]) async throws -> [String: UUID] {
+        var resolved: [String: UUID] = [:]
+        for (name, address) in models {
+            resolved[name] = try await version(of: name, address: address.lowercased())
+        }
+        return resolved
+    }
+
+    private func version(of name: String, address: String) async throws -> UUID {
+        guard collection.modelNames.contains(name) else {
+            throw APIError.invalid("\(collection.identifier) has no model named \(name) (it has \(collection.modelNames.joined(separator: ", ")))")
+        }
+        guard BlobStore.isAddress(address) else { throw APIError.invalid("\(name): a blob address is 64 lowercase hex digits") }
+        let collectionID = try collection.requireID()
+        if let existing = try await ModelVersionRecord.query(on: database)
+            .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first() {
+            return try existing.requireID()
+        }
+        let found: (header: ContainerHeader, size: Int64)?
+        do {
+            found = try store.header(of: address)
+        } catch let error as ContainerError {
+            throw APIError(.unprocessableEntity, "not_a_container", "\(name): the blob \(address.prefix(12))… is not a valid Coffer container: \(error)")
+        }
+        guard let found, try await BlobRecord.find(address, on: database) != nil else {
+            throw APIError(.unprocessableEntity, "unknown_blob", "\(name): the server has no blob \(address.prefix(12))…; upload it first")
+        }
+        guard let keyID = found.header.keyID else {
+            throw APIError(.unprocessableEntity, "passphrase_container",
+                           "\(name) is sealed with a passphrase; devices can only get model keys: seal it with a model key of this team")
+        }
+        guard let key = try await KeyRecord.find(keyID, on: database), key.$team.id == collection.$team.id else {
+            throw APIError(.unprocessableEntity, "foreign_key", "\(name) is sealed with key \(keyID), which is not a key of this team")
+        }
+        guard key.revokedAt == nil else { throw APIError(.unprocessableEntity, "key_revoked", "\(name) is sealed with key \(keyID), which is revoked") }
+        let version = ModelVersionRecord(collectionID: collectionID, modelName: name, blobID: address, size: found.size, keyID: keyID, createdBy: actor)
+        do {
+            try await version.create(on: database)
+            return try version.requireID()
+        } catch {
+            // Another request created the same version at the same time.
+            guard let raced = try await ModelVersionRecord.query(on: database)
+                .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first()
+            else { throw error }
+            return try raced.requireID()
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import CofferFormat
+import Fluent
+import Foundation
+
+/// Whether a deployment can be activated: a model for every model name of the collection, only
+/// names the collection has, and every model a valid Coffer container on the server, sealed with a
+/// live key of the team. Each problem is one sentence.
+enum Readiness {
+    static func problems(
+        of spec: DeploymentSpec, in collection: CollectionRecord, versions: [UUID: ModelVersionRecord], store: BlobStore, on db: any Database
+    ) async throws -> [String] {
+        var problems: [String] = []
+        for name in collection.modelNames where spec.defaults[name] == nil {
+            problems.append("no default model for \(name)")
+        }
+        let named = Set(spec.defaults.keys).union(spec.rules.flatMap(\.models.keys))
+        for name in named.sorted() where !collection.modelNames.contains(name) {
+            problems.append("\(name) is no longer a model of \(collection.identifier)")
+        }
+        let keyIDs = Set(versions.values.map(\.keyID))
+        let keys = keyIDs.isEmpty ? [] : try await KeyRecord.query(on: db).filter(\.$id ~~ Array(keyIDs)).all()
+        let live = Set(keys.filter { $0.revokedAt == nil && $0.$team.id == collection.$team.id }.compactMap(\.id))
+        for id in spec.versionIDs.sorted(by: { $0.uuidString < $1.uuidString }) {
+            guard let version = versions[id] else {
+                problems.append("model version \(id) does not exist")
+                continue
+            }
+            do {
+                if try store.header(of: version.blobID) == nil {
+                    problems.append("\(version.modelName): blob \(version.blobID.prefix(12))… is missing from the server")
+                }
+            } catch {
+                problems.append("\(version.modelName): blob \(version.blobID.prefix(12))… is not a valid Coffer container (\(error))")
+            }
+            if !live.contains(version.keyID) {
+                problems.append("\(version.modelName): key \(version.keyID) is revoked or not a key of this team")
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,92 @@
+import CofferFormat
+import Crypto
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Answers devices' manifest requests from memory.
+///
+/// A collection's active deployment is compiled once (``CompiledCollection``) and each of its
+/// targets signed once per signing period; the database is asked at most once per `freshness`
+/// whether the collection's sequence number moved (another instance may have activated), and an
+/// activation on this instance drops the entry at once. Nothing re-signs or re-reads blobs per
+/// request.
+///
+/// Signing periods: `issuedAt` is the start of the current period (a quarter of the lifetime, at
+/// most a day) and `expiresAt = issuedAt + lifetime`, so a served manifest always has at least
+/// three quarters of its lifetime left, and instances sign identical bytes within a period.
+final class ManifestService: Sendable {
+    let signer: ManifestSigner
+    let lifetime: TimeInterval
+    let publicURL: String?
+    let freshness: TimeInterval
+    private let collections = NIOLockedValueBox<[String: CompiledCollection]>([:])
+
+    init(signer: ManifestSigner, lifetime: TimeInterval, publicURL: String?, freshness: TimeInterval = 1) {
+        self.signer = signer
+        self.lifetime = lifetime
+        self.publicURL = publicURL
+        self.freshness = freshness
+    }
+
+    /// A signed manifest: the envelope's bytes and their strong ETag.
+    struct Answer: Sendable {
+        let body: Data
+        let etag: String
+    }
+
+    /// The signed manifest of collection `identifier` of team `teamID` for `device`; nil when the
+    /// team has no such collection or it has no active deployment.
+    func manifest(teamID: UUID, identifier: String, device: DeviceAttributes, on db: any Database) async throws -> Answer? {
+        guard var compiled = try await current(teamID: teamID, identifier: identifier, on: db) else { return nil }
+        let target = compiled.target(for: device)
+        let now = Date()
+        let period = signingPeriod
+        let index = Int64((now.timeIntervalSince1970 / period).rounded(.down))
+        if let variant = compiled.signed[target], variant.period == index {
+            return Answer(body: variant.body, etag: variant.etag)
+        }
+        let issuedAt = Date(timeIntervalSince1970: Double(index) * period)
+        let manifest = compiled.manifest(target: target, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime))
+        let body = try SignedManifest.sign(manifest, with: signer.privateKey)
+        let etag = "\"" + SHA256.hash(data: body).prefix(16).hexString + "\""
+        compiled.signed[target] = .init(period: index, body: body, etag: etag)
+        let key = Self.key(teamID, identifier)
+        collections.withLockedValue { cache in
+            // Keep what we signed unless the entry was dropped or replaced meanwhile.
+            if cache[key]?.sequence == compiled.sequence, cache[key]?.deploymentID == compiled.deploymentID {
+                cache[key]?.signed[target] = compiled.signed[target]
+            }
+        }
+        return Answer(body: body, etag: etag)
+    }
+
+    /// Forgets a collection (after an activation on this instance).
+    func invalidate(_ collectionID: UUID) {
+        collections.withLockedValue { cache in cache = cache.filter { $0.value.collectionID != collectionID } }
+    }
+
+    /// Seconds per signing period: a quarter of the lifetime, between 1 s and a day.
+    var signingPeriod: TimeInterval { max(1, min(lifetime / 4, 86_400)).rounded(.down) }
+
+    private func current(teamID: UUID, identifier: String, on db: any Database) async throws -> CompiledCollection? {
+        let key = Self.key(teamID, identifier)
+        let cached = collections.withLockedValue { $0[key] }
+        let now = Date()
+        if let cached, now.timeIntervalSince(cached.checkedAt) < freshness { return cached }
+        guard let row = try await CollectionRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$identifier == identifier).first() else {
+            collections.withLockedValue { $0[key] = nil }
+            return nil
+        }
+        if var cached, cached.collectionID == row.id, cached.sequence == row.sequence {
+            cached.checkedAt = now
+            collections.withLockedValue { $0[key]?.checkedAt = now }
+            return cached
+        }
+        let compiled = try await CompiledCollection.load(row, publicURL: publicURL, on: db)
+        collections.withLockedValue { $0[key] = compiled }
+        return compiled
+    }
+
+    private static func key(_ teamID: UUID, _ identifier: String) -> String { "\(teamID)|\(identifier)" }
+}

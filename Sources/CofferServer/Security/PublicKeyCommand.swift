@@ -1,0 +1,21 @@
+import Vapor
+
+extension Server {
+    /// `coffer-server public-key`: the manifest-signing public key (raw 32 bytes, base64) that apps
+    /// pin, made on the spot if the server has never started. Needs the master key and database
+    /// the server uses.
+    public static func signingPublicKey(_ configuration: ServerConfiguration) async throws -> (keyID: String, publicKey: String) {
+        let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
+        let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
+        do {
+            try await configureDatabase(app, configuration)
+            try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
+            let signer = try await ManifestSigner.loadOrCreate(masterKey: masterKey, on: app.db)
+            try await app.asyncShutdown()
+            return (signer.keyID, signer.publicKey.rawRepresentation.base64EncodedString())
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+    }
+}
