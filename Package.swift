@@ -66,7 +66,7 @@ let package = Package(
         // libFuzzer harness over the container parser; see Fuzz/README.md.
         .executableTarget(
             name: "CofferFuzz",
-            dependencies: ["CofferFormat"],
+            dependencies: ["CofferFormat", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/CofferFuzz"
         ),
         .testTarget(

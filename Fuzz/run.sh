@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (Fuzz/CofferFuzz) with -sanitize=fuzzer,address in its own build
+# Builds the libFuzzer harness (Fuzz/CofferFuzz: container, packed tree, signed manifest) with -sanitize=fuzzer,address in its own build
 # folder and fuzzes for SECONDS (default 90). Seeds: valid containers and packed trees made by the
 # coffer CLI. Exit non-zero on any crash, sanitizer report, leak or timeout.
 set -euo pipefail
@@ -35,6 +35,20 @@ PY
   python3 tools/reference/coffer_ref.py open "$work/tree.coffer" --key-file "$work/fuzz.modelkey" --raw > "$work/tree.stream" 2>/dev/null \
     && { printf '\x03'; cat "$work/tree.stream"; } > "$work/seeds/tree-stream" || true
 fi
+
+# Manifest seeds: a payload (mode 5) and an envelope signed with the harness's key (mode 4).
+python3 - "$work/seeds" <<'PY'
+import base64, json, sys
+seeds = sys.argv[1]
+payload = json.dumps({"collection": "FlowerModels", "teamID": "t", "deploymentID": "d", "format": 1, "sequence": 3,
+                      "target": "default", "issuedAt": "2026-01-01T00:00:00Z", "expiresAt": "2026-01-08T00:00:00Z",
+                      "models": {"A": {"versionID": "v", "sha256": "ab" * 32, "size": 10, "url": "/v1/blobs/" + "ab" * 32, "keyID": "k"}}},
+                     sort_keys=True, separators=(",", ":")).encode()
+open(f"{seeds}/manifest-payload", "wb").write(b"\x05" + payload)
+envelope = json.dumps({"payloadType": "application/vnd.coffer.manifest+json", "payload": base64.b64encode(payload).decode(),
+                       "signatures": [{"keyid": "k", "sig": base64.b64encode(b"\0" * 64).decode()}]}).encode()
+open(f"{seeds}/manifest-envelope", "wb").write(b"\x04" + envelope)
+PY
 
 echo "fuzzing for ${seconds}s"
 status=0

@@ -1,21 +1,29 @@
 import CofferFormat
+import Crypto
 import Foundation
 
 /// One fuzz input: the first byte picks the parser, the rest is the outside data it gets.
 ///
 /// 0: the container header parser. 1: a whole container opened with a fixed key. 2: the same, but
 /// with the header MAC recomputed so mutated headers reach the length and chunk logic. 3: the
-/// packed-tree unpacker, restoring into a scratch folder. Any thrown error is a correct refusal;
+/// packed-tree unpacker, restoring into a scratch folder. 4: a signed manifest envelope, verified
+/// with a fixed key. 5: a manifest payload, signed here with that key so mutated payloads reach
+/// the manifest decoder. Any thrown error is a correct refusal;
 /// only a crash, a sanitizer report or a hang is a finding.
 enum Harness {
     static let key = try! ModelKey(id: "fuzzkey", name: "fuzz", created: Date(timeIntervalSince1970: 0),
                                    key: .init(data: [UInt8](repeating: 0x42, count: 32)))
+    static let signingKey = try! Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0x24, count: 32))
     static let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-fuzz-\(getpid())").path
 
     static func run(_ input: [UInt8]) {
         guard let mode = input.first else { return }
         let data = Array(input.dropFirst())
-        switch mode % 4 {
+        switch mode % 6 {
+        case 4:
+            _ = try? SignedManifest.verify(Data(data), using: signingKey.publicKey, now: nil)
+        case 5:
+            _ = try? SignedManifest.verify(envelope(payload: Data(data)), using: signingKey.publicKey, now: nil)
         case 0:
             _ = try? ContainerHeader(parsing: data)
         case 1:
@@ -39,6 +47,17 @@ enum Harness {
         else { return data }
         header.mac = SealedModel.headerMAC(for: header, using: .modelKey(key)) ?? header.mac
         return header.encoded() + data.dropFirst(length)
+    }
+
+    /// An envelope around `payload` with a valid signature by the fuzz key.
+    static func envelope(payload: Data) -> Data {
+        let signed = SignedManifest.preAuthenticationEncoding(payloadType: SignedManifest.payloadType, payload: payload)
+        let signature = (try? signingKey.signature(for: signed)) ?? Data()
+        let object: [String: Any] = [
+            "payloadType": SignedManifest.payloadType, "payload": payload.base64EncodedString(),
+            "signatures": [["keyid": "fuzz", "sig": signature.base64EncodedString()]],
+        ]
+        return (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
     }
 
     static func unpack(_ data: [UInt8]) {

@@ -5,7 +5,8 @@ import NIOConcurrencyHelpers
 /// Checks a device's app ID and credential, from a short-lived cache of the app's row so a busy
 /// manifest endpoint does not read the database per request. A credential that does not match
 /// the cached row is checked against the database before it is refused (it may be new), so a
-/// rotation takes effect at once; a revocation within `freshness`.
+/// rotation takes effect at once; a revocation at once on the instance that made it (``forget(_:)``)
+/// and within `freshness` on the others.
 final class AppCredentials: Sendable {
     struct App: Sendable {
         let teamID: UUID
@@ -36,6 +37,11 @@ final class AppCredentials: Sendable {
         }
         guard !app.revoked else { throw APIError.forbidden("app_revoked", "this app is revoked") }
         return app.teamID
+    }
+
+    /// Drops an app's cached row (after a revocation or rotation on this instance).
+    func forget(_ appID: UUID) {
+        _ = cache.withLockedValue { $0.removeValue(forKey: appID) }
     }
 
     private func load(_ appID: UUID, on db: any Database) async throws -> App? {

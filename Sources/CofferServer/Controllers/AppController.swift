@@ -11,6 +11,9 @@ struct AppController: RouteCollection {
         let credential: String?
     }
 
+    /// The device-credential cache of the manifest endpoint, told about rotations and revocations.
+    let credentials: AppCredentials
+
     static let platforms = ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]
 
     func boot(routes: any RoutesBuilder) throws {
@@ -52,6 +55,7 @@ struct AppController: RouteCollection {
         app.credentialHash = Secrets.hash(credential)
         app.credentialRotatedAt = Date()
         try await app.update(on: req.db)
+        credentials.forget(try app.requireID())
         try await Audit.record(on: req.db, teamID: team.id, action: "app.rotate-credential", actor: try req.user().name,
                                target: "\(try app.requireID())", outcome: "ok")
         return try Self.view(app, credential: credential)
@@ -62,6 +66,7 @@ struct AppController: RouteCollection {
         if app.revokedAt == nil {
             app.revokedAt = Date()
             try await app.update(on: req.db)
+            credentials.forget(try app.requireID())
         }
         try await Audit.record(on: req.db, teamID: team.id, action: "app.revoke", actor: try req.user().name,
                                target: "\(try app.requireID())", outcome: "ok")

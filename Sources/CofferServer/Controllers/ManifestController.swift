@@ -21,8 +21,9 @@ struct ManifestController: RouteCollection {
 
     func manifest(req: Request) async throws -> Response {
         guard let basic = req.headers.basicAuthorization, let appID = UUID(uuidString: basic.username) else {
-            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication",
-                           headers: ["WWW-Authenticate": "Basic realm=\"coffer devices\""])
+            // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
+            // on a 401 that carries one when no delegate answers it.
+            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
         }
         let teamID = try await credentials.authenticate(appID: appID, credential: basic.password, on: req.db)
         let device: DeviceAttributes
