@@ -28,6 +28,12 @@ struct AdminSession {
     @discardableResult
     func coffer(_ arguments: String..., token: String? = nil, server: String? = nil,
                 environment: [String: String] = [:]) throws -> CLI.Result {
+        try coffer(arguments, token: token, server: server, environment: environment)
+    }
+
+    @discardableResult
+    func coffer(_ arguments: [String], token: String? = nil, server: String? = nil,
+                environment: [String: String] = [:]) throws -> CLI.Result {
         var merged = ["COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": server ?? "", "COFFER_TOKEN": token ?? ""]
         merged.merge(environment) { $1 }
         return try cli.run(arguments, environment: merged)

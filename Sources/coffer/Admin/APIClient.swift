@@ -56,13 +56,18 @@ struct APIClient: Sendable {
         try checked(try await deliver { try await transport.send(request) })
     }
 
-    /// Sends a file as the body of a request, streamed from disk.
-    func upload(_ request: URLRequest, fromFile path: String) async throws -> HTTPTransport.Answer {
-        try checked(try await deliver { try await transport.upload(request, fromFile: URL(fileURLWithPath: path)) })
+    /// Sends a file as the body of a request, streamed from disk; `progress` hears of the bytes sent.
+    func upload(_ request: URLRequest, fromFile path: String, progress: (@Sendable (UInt64) -> Void)? = nil) async throws -> HTTPTransport.Answer {
+        try checked(try await deliver { try await transport.upload(request, fromFile: URL(fileURLWithPath: path), progress: progress) })
     }
 
     /// `GET` and decode.
     func get<Value: Decodable>(_ type: Value.Type, _ segments: String..., query: [(String, String)] = []) async throws -> Value {
+        try await get(type, segments, query: query)
+    }
+
+    /// `GET` and decode, with the path as an array.
+    func get<Value: Decodable>(_ type: Value.Type, _ segments: [String], query: [(String, String)] = []) async throws -> Value {
         try decode(type, from: try await send(request("GET", segments, query: query)))
     }
 

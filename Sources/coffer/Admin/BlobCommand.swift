@@ -14,7 +14,7 @@ struct BlobCommand: ParsableCommand {
     struct Upload: NetworkCommand {
         static let configuration = CommandConfiguration(
             abstract: "Upload a sealed model (.coffer); prints its address, the SHA-256 of its bytes.",
-            discussion: "Nothing is sent if the server already has those bytes."
+            discussion: "Nothing is sent if the server already has those bytes. A progress bar shows on a terminal for large files."
         )
 
         @Option(help: "The team uploading it.")
@@ -36,24 +36,13 @@ struct BlobCommand: ParsableCommand {
 
         func run() async throws {
             let client = try APIClient.configured()
-            let (address, size) = try FileDigest.sha256(of: file)
-            let url = ServerAddress.url(client.server, ["v1", "blobs", address]).absoluteString
-            var created = false
-            if try await !client.exists(["v1", "blobs", address]) {
-                var request = client.request("PUT", ["v1", "teams", team, "blobs", address])
-                request.setValue(String(size), forHTTPHeaderField: "Content-Length")
-                request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
-                let blob = try client.decode(API.Blob.self, from: try await client.upload(request, fromFile: file))
-                guard blob.sha256 == address, blob.size == Int64(size) else {
-                    throw ServerFailure.unexpectedAnswer(from: client.server, "it stored \(blob.size) bytes as \(blob.sha256)")
-                }
-                created = blob.created
-            }
+            let upload = try await BlobUpload(client: client, team: team).run(file)
+            let url = ServerAddress.url(client.server, ["v1", "blobs", upload.address]).absoluteString
             if json {
-                print(JSONOutput.render(Uploaded(sha256: address, size: size, created: created, url: url)))
+                print(JSONOutput.render(Uploaded(sha256: upload.address, size: upload.size, created: upload.created, url: url)))
             } else {
-                let what = created ? "Uploaded \(file)" : "The server already has \(file)"
-                Printable.say("\(what) (\(size) bytes): \(address)\n\(url)")
+                let what = upload.created ? "Uploaded \(file)" : "The server already has \(file)"
+                Printable.say("\(what) (\(upload.size) bytes): \(upload.address)\n\(url)")
             }
         }
     }

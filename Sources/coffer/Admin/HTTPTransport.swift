@@ -16,6 +16,7 @@ final class HTTPTransport: NSObject, @unchecked Sendable {
     }
 
     private var session: URLSession!
+    private let uploads = Uploads()
 
     override init() {
         super.init()
@@ -38,12 +39,16 @@ final class HTTPTransport: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Sends the file at `file` as the request body, read from disk as it goes out.
-    func upload(_ request: URLRequest, fromFile file: URL) async throws -> Answer {
+    /// Sends the file at `file` as the request body, read from disk as it goes out; `progress` is
+    /// told how many more bytes went out each time some did.
+    ///
+    /// The task has no completion handler, so the answer comes through the delegate: on Linux a
+    /// task with a completion handler never reports the bytes it sent.
+    func upload(_ request: URLRequest, fromFile file: URL, progress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            session.uploadTask(with: request, fromFile: file) { data, response, error in
-                continuation.resume(with: Self.answer(data, response, error))
-            }.resume()
+            let task = session.uploadTask(with: request, fromFile: file)
+            uploads.begin(task.taskIdentifier, continuation, progress: progress)
+            task.resume()
         }
     }
 
@@ -54,10 +59,54 @@ final class HTTPTransport: NSObject, @unchecked Sendable {
     }
 }
 
-extension HTTPTransport: URLSessionTaskDelegate {
+extension HTTPTransport: URLSessionDataDelegate {
     /// Redirects are refused: the 3xx answer is returned as it is and reported.
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        uploads.sent(UInt64(clamping: bytesSent), by: task.taskIdentifier)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        uploads.received(data, by: dataTask.taskIdentifier)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        uploads.finish(task.taskIdentifier, with: Self.answer(nil, task.response, error))
+    }
+}
+
+/// The uploads in flight, by task: who waits for the answer, the answer's bytes so far, and who
+/// wants to hear of progress. Tasks with a completion handler are not in it and are ignored.
+private final class Uploads: @unchecked Sendable {
+    private struct Upload {
+        let continuation: CheckedContinuation<HTTPTransport.Answer, any Error>
+        let progress: (@Sendable (UInt64) -> Void)?
+        var body = Data()
+    }
+
+    private let lock = NSLock()
+    private var uploads: [Int: Upload] = [:]
+
+    func begin(_ task: Int, _ continuation: CheckedContinuation<HTTPTransport.Answer, any Error>,
+               progress: (@Sendable (UInt64) -> Void)?) {
+        lock.withLock { uploads[task] = Upload(continuation: continuation, progress: progress) }
+    }
+
+    func sent(_ count: UInt64, by task: Int) {
+        lock.withLock { uploads[task]?.progress }?(count)
+    }
+
+    func received(_ data: Data, by task: Int) {
+        lock.withLock { uploads[task]?.body.append(data) }
+    }
+
+    func finish(_ task: Int, with result: Result<HTTPTransport.Answer, any Error>) {
+        guard let upload = lock.withLock({ uploads.removeValue(forKey: task) }) else { return }
+        upload.continuation.resume(with: result.map { HTTPTransport.Answer(response: $0.response, body: upload.body) })
     }
 }

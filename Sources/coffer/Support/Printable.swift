@@ -22,6 +22,12 @@ enum Printable {
     /// Prints human output; whatever a server sent inside it cannot control the terminal.
     static func say(_ text: String) { print(lines(text)) }
 
+    /// A note for the person at the terminal, as one line on stderr (`coffer: note: …`), apart from the output.
+    static func note(_ text: String) {
+        let line = Array(("coffer: note: " + Self.text(text) + "\n").utf8)
+        line.withUnsafeBytes { try? Descriptors.writeAll(2, $0, name: "standard error") }
+    }
+
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }

@@ -1,0 +1,76 @@
+/// The server's JSON objects for model collections, deployments and manifests (docs/openapi.json).
+extension API {
+    struct Collection: Codable {
+        let id: String
+        let identifier: String
+        let team: String
+        let description: String
+        let models: [String]
+        /// Grows with every activation and rollback.
+        let sequence: Int64
+        let activeDeploymentID: String?
+        let createdAt: String?
+    }
+
+    /// A model version: one sealed container under one model name of a collection.
+    struct Version: Codable {
+        let versionID: String
+        let sha256: String
+        let size: Int64
+        let keyID: String
+    }
+
+    struct Deployment: Codable {
+        let id: String
+        let collection: String
+        let name: String
+        /// draft, active or archived.
+        let status: String
+        let models: [String: Version]
+        let rules: [Rule]
+        let createdBy: String
+        let createdAt: String?
+        let activatedAt: String?
+        /// Why it cannot be activated; empty when it can.
+        let problems: [String]
+
+        struct Rule: Codable {
+            let condition: String
+            let models: [String: Version]
+        }
+    }
+
+    /// One line of a collection's activation history.
+    struct Activation: Codable {
+        let sequence: Int64
+        let deploymentID: String
+        let deploymentName: String
+        /// activate or rollback.
+        let kind: String
+        let actor: String
+        let at: String?
+    }
+
+    /// `GET /v1/signing-key`: the public key that signs manifests.
+    struct SigningKey: Codable {
+        let algorithm: String
+        let keyID: String
+        let publicKey: String
+    }
+
+    /// Request bodies.
+    struct NewCollection: Encodable { let identifier: String; let description: String?; let models: [String] }
+
+    /// A deployment to create, or the changes of a clone: model name → blob address (SHA-256).
+    /// Absent fields are not sent (a clone keeps the source's).
+    struct DeploymentInput: Encodable {
+        var name: String?
+        var models: [String: String]?
+        var rules: [RuleInput]?
+
+        struct RuleInput: Encodable {
+            let condition: String
+            let models: [String: String]
+        }
+    }
+}

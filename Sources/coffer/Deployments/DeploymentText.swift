@@ -1,0 +1,40 @@
+/// Deployments and their models as people read them.
+enum DeploymentText {
+    /// A deployment: what it is, its default models, its rules, and whether it can be activated.
+    static func describe(_ deployment: API.Deployment) -> String {
+        var lines = [
+            "Deployment \(deployment.name) of \(deployment.collection): \(deployment.status)",
+            "ID:        \(deployment.id.lowercased())",
+            "Created:   \(deployment.createdAt ?? "-") by \(deployment.createdBy)",
+            "Activated: \(deployment.activatedAt ?? "-")",
+            "",
+            "Default models:",
+            indented(models(deployment.models)),
+        ]
+        for (index, rule) in deployment.rules.enumerated() {
+            lines += ["", "Rule \(index + 1) when \(rule.condition):", indented(models(rule.models))]
+        }
+        if !deployment.problems.isEmpty {
+            lines += ["", "Cannot be activated:"] + deployment.problems.map { "  - " + $0 }
+        } else if deployment.status != "active" {
+            lines += ["", "Ready to activate."]
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A table of model versions, by name.
+    static func models(_ models: [String: API.Version]) -> String {
+        var table = TextTable("NAME", "VERSION", "SHA256", "SIZE", "KEY ID")
+        for (name, version) in models.sorted(by: { $0.key < $1.key }) {
+            table.add(name, version.versionID.lowercased(), shortAddress(version.sha256), String(version.size), version.keyID)
+        }
+        return table.render()
+    }
+
+    /// The first 12 hex digits of a blob address, enough to tell models apart.
+    static func shortAddress(_ sha256: String) -> String { String(sha256.prefix(12)) }
+
+    private static func indented(_ text: String) -> String {
+        text.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+    }
+}
