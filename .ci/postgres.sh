@@ -5,25 +5,28 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 # Standard output carries the URL and nothing else: every tool below talks to standard error
-# (pg_ctlcluster, for one, prints "Removed stale pid file." on standard output).
-exec 3>&1 1>&2
-if ! command -v pg_lsclusters >/dev/null || [ -z "$(ls /usr/lib/postgresql 2>/dev/null)" ]; then
-  apt-get update -qq >&2
-  apt-get install -y -qq postgresql >/dev/null
-fi
-version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
-if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version main$"; then
-  pg_createcluster "$version" main >/dev/null
-fi
-if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $4}' | grep -q online; then
-  pg_ctlcluster "$version" main start
-fi
-for _ in $(seq 30); do
-  su postgres -c "psql -qAtc 'select 1'" >/dev/null 2>&1 && break
-  sleep 1
-done
-su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'coffer-ci'\"" >/dev/null
-port=$(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3}')
-url="postgres://postgres:coffer-ci@127.0.0.1:$port/postgres"
-psql "$url" -qAtc 'select 1' >/dev/null
-echo "$url" >&3
+# (pg_ctlcluster, for one, prints "Removed stale pid file." on standard output). No extra file
+# descriptor is opened for the URL: the PostgreSQL daemon would inherit it and keep $(…) waiting.
+start() {
+  if ! command -v pg_lsclusters >/dev/null || [ -z "$(ls /usr/lib/postgresql 2>/dev/null)" ]; then
+    apt-get update -qq >&2
+    apt-get install -y -qq postgresql >/dev/null
+  fi
+  version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+  if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -q "^$version main$"; then
+    pg_createcluster "$version" main >/dev/null
+  fi
+  if ! pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $4}' | grep -q online; then
+    pg_ctlcluster "$version" main start
+  fi
+  for _ in $(seq 30); do
+    su postgres -c "psql -qAtc 'select 1'" >/dev/null 2>&1 && break
+    sleep 1
+  done
+  su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'coffer-ci'\"" >/dev/null
+  port=$(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3}')
+  url="postgres://postgres:coffer-ci@127.0.0.1:$port/postgres"
+  psql "$url" -qAtc 'select 1' >/dev/null
+}
+start >&2
+echo "$url"
