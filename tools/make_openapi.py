@@ -66,6 +66,25 @@ schemas = {
     "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=UUID, credential=S, deviceID=S,
                            devicePublicKey={**S, "description": "raw X25519 public key, base64"}),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
+    "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
+                      models=array(S), sequence={"type": "integer", "description": "grows with every activation"},
+                      activeDeploymentID=UUID, createdAt=DATE),
+    "NewCollection": obj(["identifier", "models"], identifier=S, description=S, models=array(S)),
+    "ModelVersion": obj(["versionID", "sha256", "size", "keyID"], versionID=UUID, sha256=S, size={"type": "integer"}, keyID=S),
+    "Deployment": obj(["id", "collection", "name", "status", "models", "rules", "createdBy", "problems"], id=UUID, collection=S, name=S,
+                      status={"type": "string", "enum": ["draft", "active", "archived"]},
+                      models={"type": "object", "additionalProperties": ref("ModelVersion")},
+                      rules=array(obj(["condition", "models"], condition=S, models={"type": "object", "additionalProperties": ref("ModelVersion")})),
+                      createdBy=S, createdAt=DATE, activatedAt=DATE,
+                      problems={**array(S), "description": "why it cannot be activated; empty when it can"}),
+    "DeploymentInput": obj([], name=S, models={"type": "object", "additionalProperties": S, "description": "model name → blob SHA-256"},
+                           rules=array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
+                                           models={"type": "object", "additionalProperties": S}))),
+    "Activation": obj(["sequence", "deploymentID", "deploymentName", "kind", "actor"], sequence={"type": "integer"}, deploymentID=UUID,
+                      deploymentName=S, kind={"type": "string", "enum": ["activate", "rollback"]}, actor=S, at=DATE),
+    "SignedManifest": obj(["payloadType", "payload", "signatures"], payloadType=S, payload={**S, "description": "base64 of the manifest JSON (docs/MANIFEST.md)"},
+                          signatures=array(obj(["keyid", "sig"], keyid=S, sig=S))),
+    "SigningKey": obj(["algorithm", "keyID", "publicKey"], algorithm=S, keyID=S, publicKey={**S, "description": "raw Ed25519 public key, base64"}),
 }
 
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
@@ -126,17 +145,67 @@ paths = {
                       "429": {"$ref": "#/components/responses/Error"}},
                       body(ref("DeliveryRequest")), security=False, params=["key"])},
     },
+    "/v1/signing-key": {"get": op("The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
+                                  ok("the key", ref("SigningKey")), security=False)},
+    "/v1/device/collections/{collection}/manifest": {
+        "get": {**op("The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
+                     {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
+                     security=False, params=["collection"]),
+                "security": [{"app": []}]},
+    },
+    "/v1/collections": {"get": op("Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
+    "/v1/teams/{team}/collections": {
+        "get": op("Collections (viewer)", ok("collections", array(ref("Collection"))), params=["team"]),
+        "post": op("Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection")), params=["team"]),
+    },
+    "/v1/teams/{team}/collections/{collection}": {"get": op("A collection (viewer)", ok("collection", ref("Collection")), params=["team", "collection"])},
+    "/v1/teams/{team}/collections/{collection}/models": {
+        "post": op("Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=S)), params=["team", "collection"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/models/{model}": {
+        "delete": op("Remove a model name the active deployment does not use (developer)", {**ok("collection", ref("Collection")),
+                     "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "model"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments": {
+        "get": op("Deployments (viewer)", ok("deployments", array(ref("Deployment"))), params=["team", "collection"]),
+        "post": op("Create a draft deployment from uploaded blobs (developer)", {**ok("created", ref("Deployment"), "201"),
+                   "422": {"$ref": "#/components/responses/Error"}}, body(ref("DeploymentInput")), params=["team", "collection"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
+        "get": op("A deployment (viewer)", ok("deployment", ref("Deployment")), params=["team", "collection", "deployment"]),
+        "patch": op("Edit a draft: models replace the named defaults, rules replace all rules (developer)", ok("deployment", ref("Deployment")),
+                    body(ref("DeploymentInput")), params=["team", "collection", "deployment"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
+        "post": op("Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"), body(ref("DeploymentInput")),
+                   params=["team", "collection", "deployment"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
+        "post": op("Make it the active deployment, in one transaction (developer)", {**ok("activated", ref("Deployment")),
+                   "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "deployment"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
+        "post": op("Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), params=["team", "collection", "deployment"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/rollback": {
+        "post": op("Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
+                   params=["team", "collection"]),
+    },
+    "/v1/teams/{team}/collections/{collection}/activations": {
+        "get": op("Activation history, newest first (viewer)", ok("activations", array(ref("Activation"))), params=["team", "collection"]),
+    },
 }
 
 document = {
     "openapi": "3.1.0",
     "info": {"title": "Coffer server API", "version": "1.0.0",
-             "description": "Teams, apps, model keys, key delivery and model storage. Errors are {\"error\": CODE, \"reason\": TEXT}."},
+             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}."},
     "servers": [{"url": "http://127.0.0.1:8080"}],
     "security": [{"token": []}],
     "paths": paths,
     "components": {
-        "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token (cft_…)"}},
+        "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token (cft_…)"},
+                            "app": {"type": "http", "scheme": "basic", "description": "a device: app ID as user name, app credential as password"}},
         "responses": {"Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}}},
         "schemas": schemas,
     },

@@ -11,7 +11,7 @@ struct AuthorizationMatrixTests {
     enum Access: Equatable { case everyone, anyUser, viewer, developer, owner, device }
     enum Actor: String, CaseIterable { case nobody, deviceCredential, otherTeam, viewer, developer, owner }
 
-    struct Call { var method: String; var path: String; var json: Any? = nil; var body: Data? = nil }
+    struct Call { var method: String; var path: String; var json: Any? = nil; var body: Data? = nil; var headers: [String: String] = [:] }
 
     struct Route {
         let method: String
@@ -30,6 +30,12 @@ struct AuthorizationMatrixTests {
         let app: (id: String, credential: String)
         let key: ModelKey
         let blob: String
+        /// An active deployment of collection C (model A) in team M, with an earlier one to roll back to.
+        let deployment: String
+
+        static let collection = "/v1/teams/M/collections/C"
+        /// A collection whose model names the matrix adds and removes (C's deployments stay complete).
+        static let names = "/v1/teams/M/collections/N"
 
         static func make(_ server: TestServer) async throws -> Setup {
             let world = World(server)
@@ -42,11 +48,24 @@ struct AuthorizationMatrixTests {
             let app = try await world.app(in: "M")
             let key = try await world.key(in: "M")
             let blob = try await Self.uploadBlob(world, key: key)
+            #expect(try await world.admin.call("POST", "/v1/teams/M/collections", json: ["identifier": "C", "models": ["A"]]).status == 201)
+            #expect(try await world.admin.call("POST", "/v1/teams/M/collections", json: ["identifier": "N", "models": ["A"]]).status == 201)
+            let first = try await world.admin.call("POST", collection + "/deployments", json: ["name": "first", "models": ["A": blob]])
+            let deployment = try #require(first.object["id"] as? String)
+            #expect(try await world.admin.call("POST", collection + "/deployments/\(deployment)/activate").status == 200)
+            let second = try await world.admin.call("POST", collection + "/deployments/\(deployment)/clone", json: ["name": "second"])
+            #expect(try await world.admin.call("POST", collection + "/deployments/\(second.object["id"] as? String ?? "")/activate").status == 200)
             let none = HTTP(base: server.base, token: nil)
             let device = HTTP(base: server.base, token: app.credential)
             return Setup(world: world, clients: [.nobody: none, .deviceCredential: device, .otherTeam: outsider,
                                                  .viewer: viewer, .developer: developer, .owner: world.admin],
-                         app: app, key: key, blob: blob)
+                         app: app, key: key, blob: blob, deployment: deployment)
+        }
+
+        /// A fresh draft of collection C, made by the owner.
+        func draft() async throws -> String {
+            let reply = try await world.admin.call("POST", Self.collection + "/deployments", json: ["name": "draft-\(UUID().uuidString.prefix(8))", "models": ["A": blob]])
+            return try #require(reply.object["id"] as? String)
         }
 
         static func uploadBlob(_ world: World, key: ModelKey) async throws -> String {
@@ -113,6 +132,55 @@ struct AuthorizationMatrixTests {
             let sealed = Data(try SealedModel.seal(Array(UUID().uuidString.utf8), name: "m", using: .modelKey(s.key)))
             return Call(method: "PUT", path: "/v1/teams/M/blobs/\(sealed.sha256Hex)", body: sealed)
         },
+        Route(method: "GET", path: "/v1/signing-key", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/v1/signing-key") },
+        Route(method: "GET", path: "/v1/device/collections/{collection}/manifest", access: .device, success: 200) { s, actor in
+            let credential = actor == .deviceCredential ? s.app.credential : "cfa_not-this-one"
+            return Call(method: "GET", path: "/v1/device/collections/C/manifest?deviceID=matrix",
+                        headers: ["Authorization": "Basic " + Data("\(s.app.id):\(credential)".utf8).base64EncodedString()])
+        },
+        Route(method: "GET", path: "/v1/collections", access: .anyUser, success: 200) { _, _ in Call(method: "GET", path: "/v1/collections") },
+        Route(method: "POST", path: "/v1/teams/{team}/collections", access: .developer, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams/M/collections", json: ["identifier": "c-\(UUID().uuidString.prefix(8))", "models": ["A"]])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/collections", access: .viewer, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/collections") },
+        Route(method: "GET", path: "/v1/teams/{team}/collections/{collection}", access: .viewer, success: 200) { _, _ in
+            Call(method: "GET", path: Setup.collection)
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/models", access: .developer, success: 200) { _, _ in
+            Call(method: "POST", path: Setup.names + "/models", json: ["name": "m-\(UUID().uuidString.prefix(8))"])
+        },
+        Route(method: "DELETE", path: "/v1/teams/{team}/collections/{collection}/models/{model}", access: .developer, success: 200) { s, _ in
+            let name = "gone-\(UUID().uuidString.prefix(8))"
+            _ = try await s.world.admin.call("POST", Setup.names + "/models", json: ["name": name])
+            return Call(method: "DELETE", path: Setup.names + "/models/\(name)")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments", access: .developer, success: 201) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments", json: ["name": "d-\(UUID().uuidString.prefix(8))", "models": ["A": s.blob]])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/collections/{collection}/deployments", access: .viewer, success: 200) { _, _ in
+            Call(method: "GET", path: Setup.collection + "/deployments")
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}", access: .viewer, success: 200) { s, _ in
+            Call(method: "GET", path: Setup.collection + "/deployments/\(s.deployment)")
+        },
+        Route(method: "PATCH", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}", access: .developer, success: 200) { s, _ in
+            Call(method: "PATCH", path: Setup.collection + "/deployments/\(try await s.draft())", json: ["name": "e-\(UUID().uuidString.prefix(8))"])
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone", access: .developer, success: 201) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments/\(s.deployment)/clone", json: ["name": "c-\(UUID().uuidString.prefix(8))"])
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate", access: .developer, success: 200) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments/\(try await s.draft())/activate")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive", access: .developer, success: 200) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments/\(try await s.draft())/archive")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/rollback", access: .developer, success: 200) { _, _ in
+            Call(method: "POST", path: Setup.collection + "/rollback")
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/collections/{collection}/activations", access: .viewer, success: 200) { _, _ in
+            Call(method: "GET", path: Setup.collection + "/activations")
+        },
     ]
 
     /// What `actor` should get from a route with `access`.
@@ -160,7 +228,7 @@ struct AuthorizationMatrixTests {
         for route in Self.routes {
             for actor in Actor.allCases {
                 let call = try await route.make(setup, actor)
-                let reply = try await setup.clients[actor]!.call(call.method, call.path, json: call.json, body: call.body)
+                let reply = try await setup.clients[actor]!.call(call.method, call.path, json: call.json, body: call.body, headers: call.headers)
                 let want = Self.expected(route, actor)
                 #expect(reply.status == want, "\(route.method) \(route.path) as \(actor.rawValue): \(reply.status), expected \(want) \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
                 if want == 401 || want == 403 {

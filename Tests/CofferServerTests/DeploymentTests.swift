@@ -263,6 +263,58 @@ struct DeploymentTests {
         #expect(try await flowers.deployment("p", models: ["FlowerClassifier": sealed.sha256Hex]).reply.errorCode == "passphrase_container")
     }
 
+    @Test("rules over HTTP: first match wins, versions compare as versions, rollouts are stable and grow monotonically")
+    func targeting() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let c = try await flowers.upload("default"), s = try await flowers.upload("stylizer")
+        let new17 = try await flowers.upload("ios-17.10"), tablet = try await flowers.upload("tablet"), improved = try await flowers.upload("improved")
+        let rules: [[String: Any]] = [
+            ["condition": "osName=iOS; osVersion>=17.10", "models": ["FlowerClassifier": new17]],
+            ["condition": "deviceClass=tablet", "models": ["FlowerClassifier": tablet]],
+            ["condition": "rollout=10", "models": ["FlowerClassifier": improved]],
+        ]
+        let (id, reply) = try await flowers.deployment("targeted", models: ["FlowerClassifier": c, "FlowerStylizer": s], rules: rules)
+        #expect(reply.status == 201, "\(reply.text)")
+        #expect(try await flowers.activate(try #require(id)).status == 200)
+
+        func classifier(_ attributes: [String: String]) async throws -> String? {
+            try await flowers.verifiedManifest(attributes).models["FlowerClassifier"]?.sha256
+        }
+        // 17.10 > 17.9; the first matching rule wins (an iOS 17.10 tablet gets the iOS rule).
+        #expect(try await classifier(["deviceID": "a", "osName": "iOS", "osVersion": "17.10", "deviceClass": "tablet"]) == new17)
+        #expect(try await classifier(["deviceID": "a", "osName": "iOS", "osVersion": "17.9", "deviceClass": "tablet"]) == tablet)
+        #expect(try await classifier(["deviceID": "a", "osName": "ios", "osVersion": "18"]) == new17)
+
+        // The rollout rule: about 10 % of devices, the same ones every time.
+        let devices = (0..<400).map { "device-\($0)" }
+        var first: Set<String> = []
+        for device in devices where try await classifier(["deviceID": device, "deviceClass": "phone"]) == improved { first.insert(device) }
+        #expect((16...64).contains(first.count), "\(first.count) of 400 devices in a 10 % rollout")
+        for device in first.prefix(20) { #expect(try await classifier(["deviceID": device, "deviceClass": "phone"]) == improved) }
+
+        // Raised to 20 % in a clone (which keeps the rollout seed): the first 10 % stay in.
+        let raised = try await flowers.admin.call("POST", Flowers.base + "/deployments/\(id!)/clone", json: [
+            "name": "20 percent", "rules": Array(rules.prefix(2)) + [["condition": "rollout=20", "models": ["FlowerClassifier": improved]]]])
+        #expect(raised.status == 201, "\(raised.text)")
+        #expect(try await flowers.activate(try #require(raised.object["id"] as? String)).status == 200)
+        var second: Set<String> = []
+        for device in devices where try await classifier(["deviceID": device, "deviceClass": "phone"]) == improved { second.insert(device) }
+        #expect(first.isSubset(of: second))
+        #expect((second.count - first.count) >= 16, "\(second.count) of 400 devices at 20 %")
+
+        // Invalid rules are refused when saved, with the reason.
+        let bad = try await flowers.deployment("bad", models: ["FlowerClassifier": c], rules: [["condition": "osVersion>=17.x", "models": ["FlowerClassifier": c]]])
+        #expect(bad.reply.status == 422)
+        #expect(bad.reply.errorCode == "invalid_rule")
+        #expect(bad.reply.text.contains("rule 1"))
+        // Activating what is already active changes nothing.
+        let sequence = try await flowers.verifiedManifest(["deviceID": "x"]).sequence
+        #expect(try await flowers.activate(try #require(raised.object["id"] as? String)).status == 200)
+        #expect(try await flowers.verifiedManifest(["deviceID": "x"]).sequence == sequence)
+    }
+
     @Test("manifests verify only with the server's key, and expire")
     func signatures() async throws {
         let server = try await TestServer.start { $0.manifestLifetime = 8 }

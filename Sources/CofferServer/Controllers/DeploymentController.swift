@@ -117,6 +117,9 @@ struct DeploymentController: RouteCollection {
     private func activate(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, kind: String) async throws -> DeploymentView {
         let user = try req.user()
         let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+        if deployment.status == .active, collection.activeDeploymentID == deployment.id {
+            return before  // already what devices get: no new sequence number, no history entry
+        }
         guard before.problems.isEmpty else {
             throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
         }

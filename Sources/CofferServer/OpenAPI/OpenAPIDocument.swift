@@ -18,6 +18,42 @@ enum OpenAPIDocument {
    }
   },
   "schemas": {
+   "Activation": {
+    "properties": {
+     "actor": {
+      "type": "string"
+     },
+     "at": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "deploymentID": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "deploymentName": {
+      "type": "string"
+     },
+     "kind": {
+      "enum": [
+       "activate",
+       "rollback"
+      ],
+      "type": "string"
+     },
+     "sequence": {
+      "type": "integer"
+     }
+    },
+    "required": [
+     "sequence",
+     "deploymentID",
+     "deploymentName",
+     "kind",
+     "actor"
+    ],
+    "type": "object"
+   },
    "App": {
     "properties": {
      "bundleID": {
@@ -105,6 +141,50 @@ enum OpenAPIDocument {
     ],
     "type": "object"
    },
+   "Collection": {
+    "properties": {
+     "activeDeploymentID": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "createdAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "description": {
+      "type": "string"
+     },
+     "id": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "identifier": {
+      "type": "string"
+     },
+     "models": {
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     },
+     "sequence": {
+      "description": "grows with every activation",
+      "type": "integer"
+     },
+     "team": {
+      "type": "string"
+     }
+    },
+    "required": [
+     "id",
+     "identifier",
+     "team",
+     "description",
+     "models",
+     "sequence"
+    ],
+    "type": "object"
+   },
    "CreatedToken": {
     "properties": {
      "id": {
@@ -175,6 +255,122 @@ enum OpenAPIDocument {
      "deviceID",
      "devicePublicKey"
     ],
+    "type": "object"
+   },
+   "Deployment": {
+    "properties": {
+     "activatedAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "collection": {
+      "type": "string"
+     },
+     "createdAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "createdBy": {
+      "type": "string"
+     },
+     "id": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "models": {
+      "additionalProperties": {
+       "$ref": "#/components/schemas/ModelVersion"
+      },
+      "type": "object"
+     },
+     "name": {
+      "type": "string"
+     },
+     "problems": {
+      "description": "why it cannot be activated; empty when it can",
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     },
+     "rules": {
+      "items": {
+       "properties": {
+        "condition": {
+         "type": "string"
+        },
+        "models": {
+         "additionalProperties": {
+          "$ref": "#/components/schemas/ModelVersion"
+         },
+         "type": "object"
+        }
+       },
+       "required": [
+        "condition",
+        "models"
+       ],
+       "type": "object"
+      },
+      "type": "array"
+     },
+     "status": {
+      "enum": [
+       "draft",
+       "active",
+       "archived"
+      ],
+      "type": "string"
+     }
+    },
+    "required": [
+     "id",
+     "collection",
+     "name",
+     "status",
+     "models",
+     "rules",
+     "createdBy",
+     "problems"
+    ],
+    "type": "object"
+   },
+   "DeploymentInput": {
+    "properties": {
+     "models": {
+      "additionalProperties": {
+       "type": "string"
+      },
+      "description": "model name \u2192 blob SHA-256",
+      "type": "object"
+     },
+     "name": {
+      "type": "string"
+     },
+     "rules": {
+      "items": {
+       "properties": {
+        "condition": {
+         "description": "docs/TARGETING.md",
+         "type": "string"
+        },
+        "models": {
+         "additionalProperties": {
+          "type": "string"
+         },
+         "type": "object"
+        }
+       },
+       "required": [
+        "condition",
+        "models"
+       ],
+       "type": "object"
+      },
+      "type": "array"
+     }
+    },
+    "required": [],
     "type": "object"
    },
    "Error": {
@@ -272,6 +468,106 @@ enum OpenAPIDocument {
     ],
     "type": "object"
    },
+   "ModelVersion": {
+    "properties": {
+     "keyID": {
+      "type": "string"
+     },
+     "sha256": {
+      "type": "string"
+     },
+     "size": {
+      "type": "integer"
+     },
+     "versionID": {
+      "format": "uuid",
+      "type": "string"
+     }
+    },
+    "required": [
+     "versionID",
+     "sha256",
+     "size",
+     "keyID"
+    ],
+    "type": "object"
+   },
+   "NewCollection": {
+    "properties": {
+     "description": {
+      "type": "string"
+     },
+     "identifier": {
+      "type": "string"
+     },
+     "models": {
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     }
+    },
+    "required": [
+     "identifier",
+     "models"
+    ],
+    "type": "object"
+   },
+   "SignedManifest": {
+    "properties": {
+     "payload": {
+      "description": "base64 of the manifest JSON (docs/MANIFEST.md)",
+      "type": "string"
+     },
+     "payloadType": {
+      "type": "string"
+     },
+     "signatures": {
+      "items": {
+       "properties": {
+        "keyid": {
+         "type": "string"
+        },
+        "sig": {
+         "type": "string"
+        }
+       },
+       "required": [
+        "keyid",
+        "sig"
+       ],
+       "type": "object"
+      },
+      "type": "array"
+     }
+    },
+    "required": [
+     "payloadType",
+     "payload",
+     "signatures"
+    ],
+    "type": "object"
+   },
+   "SigningKey": {
+    "properties": {
+     "algorithm": {
+      "type": "string"
+     },
+     "keyID": {
+      "type": "string"
+     },
+     "publicKey": {
+      "description": "raw Ed25519 public key, base64",
+      "type": "string"
+     }
+    },
+    "required": [
+     "algorithm",
+     "keyID",
+     "publicKey"
+    ],
+    "type": "object"
+   },
    "Team": {
     "properties": {
      "id": {
@@ -331,6 +627,11 @@ enum OpenAPIDocument {
    }
   },
   "securitySchemes": {
+   "app": {
+    "description": "a device: app ID as user name, app credential as password",
+    "scheme": "basic",
+    "type": "http"
+   },
    "token": {
     "description": "a personal API token (cft_\u2026)",
     "scheme": "bearer",
@@ -339,7 +640,7 @@ enum OpenAPIDocument {
   }
  },
  "info": {
-  "description": "Teams, apps, model keys, key delivery and model storage. Errors are {\"error\": CODE, \"reason\": TEXT}.",
+  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}.",
   "title": "Coffer server API",
   "version": "1.0.0"
  },
@@ -500,6 +801,85 @@ enum OpenAPIDocument {
     "summary": "A blob's size and ETag"
    }
   },
+  "/v1/collections": {
+   "get": {
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "items": {
+          "$ref": "#/components/schemas/Collection"
+         },
+         "type": "array"
+        }
+       }
+      },
+      "description": "collections"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Collections of every team of the caller"
+   }
+  },
+  "/v1/device/collections/{collection}/manifest": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/SignedManifest"
+        }
+       }
+      },
+      "description": "signed manifest (DSSE envelope); ETag"
+     },
+     "304": {
+      "description": "not modified"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "security": [
+     {
+      "app": []
+     }
+    ],
+    "summary": "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)"
+   }
+  },
   "/v1/device/keys/{key}": {
    "post": {
     "parameters": [
@@ -583,6 +963,36 @@ enum OpenAPIDocument {
      }
     },
     "summary": "Revoke a model key (developer of its team)"
+   }
+  },
+  "/v1/signing-key": {
+   "get": {
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/SigningKey"
+        }
+       }
+      },
+      "description": "the key"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "security": [],
+    "summary": "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)"
    }
   },
   "/v1/teams": {
@@ -979,6 +1389,766 @@ enum OpenAPIDocument {
      }
     },
     "summary": "Upload a sealed model (developer); Content-Length is its stated size"
+   }
+  },
+  "/v1/teams/{team}/collections": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "items": {
+          "$ref": "#/components/schemas/Collection"
+         },
+         "type": "array"
+        }
+       }
+      },
+      "description": "collections"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Collections (viewer)"
+   },
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/NewCollection"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Collection"
+        }
+       }
+      },
+      "description": "created"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Create a collection (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Collection"
+        }
+       }
+      },
+      "description": "collection"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "A collection (viewer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/activations": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "items": {
+          "$ref": "#/components/schemas/Activation"
+         },
+         "type": "array"
+        }
+       }
+      },
+      "description": "activations"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Activation history, newest first (viewer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "items": {
+          "$ref": "#/components/schemas/Deployment"
+         },
+         "type": "array"
+        }
+       }
+      },
+      "description": "deployments"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Deployments (viewer)"
+   },
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/DeploymentInput"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "created"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Create a draft deployment from uploaded blobs (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "deployment",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "deployment"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "A deployment (viewer)"
+   },
+   "patch": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "deployment",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/DeploymentInput"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "deployment"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Edit a draft: models replace the named defaults, rules replace all rules (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "deployment",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "activated"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Make it the active deployment, in one transaction (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "deployment",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "archived"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Archive a deployment that is not active (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "deployment",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/DeploymentInput"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "created"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Clone into a new draft, with edits (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/models": {
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "properties": {
+         "name": {
+          "type": "string"
+         }
+        },
+        "required": [
+         "name"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Collection"
+        }
+       }
+      },
+      "description": "collection"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Add a model name (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/models/{model}": {
+   "delete": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "model",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Collection"
+        }
+       }
+      },
+      "description": "collection"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Remove a model name the active deployment does not use (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/rollback": {
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "collection",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "re-activated"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Re-activate the deployment that was active before the current one (developer)"
    }
   },
   "/v1/teams/{team}/keys": {

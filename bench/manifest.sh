@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Manifest and blob serving, as ratios against nginx serving the same bytes, in one run on loopback.
+#
+#   bench/manifest.sh            release build, 10 s per wrk run, 256 MiB blob
+#   bench/manifest.sh --smoke    debug build, 2 s per run, 16 MiB blob: checks the script works (CI)
+#
+# Peer: nginx (from the distribution) serving the manifest's exact bytes as a static file, with
+# sendfile, 2 workers. Load: wrk, 256 connections, 2 threads. Targets (issue 4): manifest requests/s
+# >= 0.5x nginx and p99 <= 20 ms; the same for 304 answers; blob download throughput >= 0.7x nginx.
+# Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries.
+set -euo pipefail
+
+smoke=0
+seconds=10
+blob_mib=256
+for arg in "$@"; do
+  case "$arg" in
+    --smoke) smoke=1; seconds=2; blob_mib=16 ;;
+    *) echo "usage: $0 [--smoke]" >&2; exit 64 ;;
+  esac
+done
+for tool in wrk nginx curl python3; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install wrk nginx curl)" >&2; exit 69; }
+done
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${COFFER_BIN:-}" ] || [ -z "${COFFER_SERVER_BIN:-}" ]; then
+  config=release; [ "$smoke" = 1 ] && config=debug
+  (cd "$here" && swift build -c "$config" --product coffer >/dev/null && swift build -c "$config" --product coffer-server >/dev/null)
+  COFFER_BIN="$here/.build/$config/coffer"
+  COFFER_SERVER_BIN="$here/.build/$config/coffer-server"
+fi
+
+base=/dev/shm; [ -w "$base" ] || base=${TMPDIR:-/tmp}
+work=$(mktemp -d "$base/coffer-bench-manifest.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# The Coffer server, with a set-up made through the CLI: team, app, key, two models, a deployment.
+port=$(free_port)
+token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" COFFER_BLOB_COLLECT_MINUTES=0 \
+  "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" > server.log 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+export COFFER_SERVER="http://127.0.0.1:$port" COFFER_TOKEN="$token"
+export COFFER_CONFIG_DIR="$work/cli"
+coffer() { "$COFFER_BIN" "$@"; }
+coffer team create Bench >/dev/null
+app_json=$(coffer app create --team Bench --name BenchApp --platform ios --json)
+app_id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$app_json")
+credential=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["credential"])' <<< "$app_json")
+coffer key create --team Bench --name bench --output bench.modelkey >/dev/null
+head -c 200000 /dev/urandom > classifier.bin
+head -c 100000 /dev/urandom > stylizer.bin
+head -c $((blob_mib << 20)) /dev/urandom > big.bin
+for model in classifier stylizer big; do coffer encrypt "$model.bin" --key bench.modelkey --output "$model.coffer" --quiet >/dev/null; done
+coffer collection create FlowerModels --team Bench --models FlowerClassifier,FlowerStylizer >/dev/null
+coffer deployment create --collection FlowerModels --name bench --model FlowerClassifier=classifier.coffer \
+  --model FlowerStylizer=stylizer.coffer --rule 'deviceClass=tablet : FlowerClassifier=big.coffer' --activate >/dev/null
+big_sha=$(sha256sum big.coffer | cut -d' ' -f1)
+
+query="deviceID=bench-device&deviceClass=phone&osName=iOS&osVersion=17.4&language=en&region=US"
+manifest_url="http://127.0.0.1:$port/v1/device/collections/FlowerModels/manifest?$query"
+auth="Authorization: Basic $(printf '%s:%s' "$app_id" "$credential" | base64 -w0)"
+curl -sS -D headers.txt -H "$auth" "$manifest_url" -o manifest.json
+grep -q " 200" headers.txt || { echo "bench: the manifest request failed: $(cat manifest.json)" >&2; exit 1; }
+etag=$(awk 'tolower($1) == "etag:" {print $2}' headers.txt | tr -d '\r')
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "$auth" -H "If-None-Match: $etag" "$manifest_url")" = 304 ] \
+  || { echo "bench: the server did not answer 304 to its own ETag" >&2; exit 1; }
+
+# nginx serving the same manifest bytes and the same blob.
+mkdir -p www/tmp
+cp manifest.json www/manifest.json
+cp big.coffer www/blob
+# nginx's workers run as another user: let them through to www/ (the server's data stays 0700).
+chmod 711 "$work"; chmod 755 www; chmod 644 www/manifest.json www/blob
+nginx_port=$(free_port)
+cat > nginx.conf <<CONF
+worker_processes 2;
+error_log $work/nginx-error.log;
+pid $work/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on; tcp_nopush on;
+  client_body_temp_path $work/www/tmp; proxy_temp_path $work/www/tmp; fastcgi_temp_path $work/www/tmp;
+  uwsgi_temp_path $work/www/tmp; scgi_temp_path $work/www/tmp;
+  default_type application/json;
+  server { listen 127.0.0.1:$nginx_port; root $work/www; }
+}
+CONF
+nginx -c "$work/nginx.conf" -g 'daemon off;' &
+pids+=($!)
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$nginx_port/manifest.json" >/dev/null && break; sleep 0.1; done
+nginx_etag=$(curl -fsS -D - -o /dev/null "http://127.0.0.1:$nginx_port/manifest.json" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
+
+# run_wrk CONNECTIONS URL [HEADER…]: prints "requests_per_second p99_ms transfer_mib_per_second".
+run_wrk() {
+  local connections=$1 url=$2; shift 2
+  local args=()
+  for header in "$@"; do args+=(-H "$header"); done
+  wrk -t2 -c"$connections" -d"${seconds}s" --latency "${args[@]}" "$url" > wrk.txt
+  if grep -qE 'Non-2xx or 3xx responses|Socket errors' wrk.txt; then
+    echo "bench: errors while loading $url:" >&2; cat wrk.txt >&2; exit 1
+  fi
+  python3 - <<'PY'
+import re
+text = open("wrk.txt").read()
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)\b", text).groups()
+p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+tvalue, tunit = re.search(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB)", text).groups()
+mib = float(tvalue) * {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1.0, "GB": 1024.0}[tunit]
+print(f"{rps:.0f} {p99:.2f} {mib:.1f}")
+PY
+}
+
+read -r c_rps c_p99 _ < <(run_wrk 256 "$manifest_url" "$auth")
+read -r n_rps n_p99 _ < <(run_wrk 256 "http://127.0.0.1:$nginx_port/manifest.json")
+read -r c304_rps c304_p99 _ < <(run_wrk 256 "$manifest_url" "$auth" "If-None-Match: $etag")
+read -r n304_rps n304_p99 _ < <(run_wrk 256 "http://127.0.0.1:$nginx_port/manifest.json" "If-None-Match: $nginx_etag")
+read -r _ _ c_blob < <(run_wrk 4 "http://127.0.0.1:$port/v1/blobs/$big_sha")
+read -r _ _ n_blob < <(run_wrk 4 "http://127.0.0.1:$nginx_port/blob")
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+verdict() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN { ok = (dir == "min" ? v >= t : v <= t); print (ok ? "meets" : "MISSES") }'; }
+r_manifest=$(ratio "$c_rps" "$n_rps"); r_304=$(ratio "$c304_rps" "$n304_rps"); r_blob=$(ratio "$c_blob" "$n_blob")
+echo "manifest ($(wc -c < manifest.json) bytes), wrk -t2 -c256 -d${seconds}s, $(nproc) cores:"
+printf '  200: coffer %8s req/s p99 %6s ms | nginx %8s req/s p99 %6s ms | ratio %s (target >= 0.5: %s), p99 target <= 20 ms: %s\n' \
+  "$c_rps" "$c_p99" "$n_rps" "$n_p99" "$r_manifest" "$(verdict "$r_manifest" 0.5 min)" "$(verdict "$c_p99" 20 max)"
+printf '  304: coffer %8s req/s p99 %6s ms | nginx %8s req/s p99 %6s ms | ratio %s (target >= 0.5: %s), p99 target <= 20 ms: %s\n' \
+  "$c304_rps" "$c304_p99" "$n304_rps" "$n304_p99" "$r_304" "$(verdict "$r_304" 0.5 min)" "$(verdict "$c304_p99" 20 max)"
+echo "blob download (${blob_mib} MiB), wrk -t2 -c4 -d${seconds}s:"
+printf '  coffer %s MiB/s | nginx %s MiB/s | ratio %s (target >= 0.7: %s)\n' "$c_blob" "$n_blob" "$r_blob" "$(verdict "$r_blob" 0.7 min)"
+[ "$smoke" = 1 ] && echo "(smoke run: debug build, figures are not meaningful)"
+exit 0
