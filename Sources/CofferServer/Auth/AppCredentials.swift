@@ -21,6 +21,15 @@ final class AppCredentials: Sendable {
 
     init(freshness: TimeInterval = 1) { self.freshness = freshness }
 
+    /// The app's team from the cache alone when its row is fresh and the credential matches it; nil
+    /// sends the caller to ``authenticate(appID:credential:on:)``. No database, no task.
+    func cachedTeam(appID: UUID, credential: String) -> UUID? {
+        guard let app = cache.withLockedValue({ $0[appID] }), Date().timeIntervalSince(app.checkedAt) < freshness,
+              !app.revoked, Secrets.matches(credential, hash: app.credentialHash)
+        else { return nil }
+        return app.teamID
+    }
+
     /// The app's team; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
     /// credential or a revoked app. Comparisons are constant time.
     func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> UUID {

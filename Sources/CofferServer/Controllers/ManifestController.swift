@@ -19,35 +19,48 @@ struct ManifestController: RouteCollection {
         routes.get("v1", "signing-key", use: signingKey)
     }
 
-    func manifest(req: Request) async throws -> Response {
-        guard let basic = req.headers.basicAuthorization, let appID = UUID(uuidString: basic.username) else {
-            // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
-            // on a 401 that carries one when no delegate answers it.
-            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
-        }
-        let teamID = try await credentials.authenticate(appID: appID, credential: basic.password, on: req.db)
-        let device: DeviceAttributes
+    /// Answers from memory on the event loop when it can (the app and collection cached and fresh);
+    /// otherwise goes to the database in a task.
+    func manifest(req: Request) -> EventLoopFuture<Response> {
         do {
-            device = try DeviceAttributes(query: try DeviceQuery.parse(req.url.query))
+            guard let basic = req.headers.basicAuthorization, let appID = UUID(uuidString: basic.username) else {
+                // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
+                // on a 401 that carries one when no delegate answers it.
+                throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
+            }
+            let device: DeviceAttributes
+            do {
+                device = try DeviceAttributes(query: try DeviceQuery.parse(req.url.query))
+            } catch {
+                throw APIError.invalid(error.reason)
+            }
+            let identifier = req.parameters.get("collection") ?? ""
+            if let teamID = credentials.cachedTeam(appID: appID, credential: basic.password),
+               let answer = try manifests.cachedManifest(teamID: teamID, identifier: identifier, device: device) {
+                return req.eventLoop.makeSucceededFuture(respond(req, answer))
+            }
+            return req.eventLoop.makeFutureWithTask {
+                let teamID = try await credentials.authenticate(appID: appID, credential: basic.password, on: req.db)
+                guard let answer = try await manifests.manifest(teamID: teamID, identifier: identifier, device: device, on: req.db) else {
+                    throw APIError(.notFound, "not_found", "no active deployment of a collection \(identifier.prefix(100)) for this app")
+                }
+                return respond(req, answer)
+            }
         } catch {
-            throw APIError.invalid(error.reason)
+            return req.eventLoop.makeFailedFuture(error)
         }
-        let identifier = req.parameters.get("collection") ?? ""
-        guard let answer = try await manifests.manifest(teamID: teamID, identifier: identifier, device: device, on: req.db) else {
-            throw APIError(.notFound, "not_found", "no active deployment of a collection \(identifier.prefix(100)) for this app")
+    }
+
+    /// 304 when the device already has this manifest (`If-None-Match`), else the envelope.
+    private func respond(_ req: Request, _ answer: ManifestService.Answer) -> Response {
+        let notModified = req.headers[.ifNoneMatch].contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag }
         }
-        if let match = req.headers.first(name: .ifNoneMatch), match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == answer.etag }) {
-            let response = Response(status: .notModified)
-            response.headers.replaceOrAdd(name: .eTag, value: answer.etag)
-            response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
-            metrics.manifests(status: 304)
-            return response
-        }
-        metrics.manifests(status: 200)
-        let response = Response(status: .ok, body: .init(data: answer.body))
-        response.headers.contentType = .json
+        let response = notModified ? Response(status: .notModified) : Response(status: .ok, body: .init(buffer: answer.body))
+        if !notModified { response.headers.contentType = .json }
         response.headers.replaceOrAdd(name: .eTag, value: answer.etag)
         response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
+        metrics.manifests(status: notModified ? 304 : 200)
         return response
     }
 

@@ -4,11 +4,12 @@ import Vapor
 ///
 /// Unexpected errors become 500 `internal` with no detail in the body; they are logged with their
 /// type only, since an error's description might quote data from the request.
-struct APIErrorMiddleware: AsyncMiddleware {
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        do {
-            return try await next.respond(to: request)
-        } catch {
+///
+/// A future-based middleware (not `AsyncMiddleware`): it runs on the event loop and costs a request
+/// no hop to a task.
+struct APIErrorMiddleware: Middleware {
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        next.respond(to: request).flatMapErrorThrowing { error in
             let (status, body, headers) = Self.describe(error, request: request)
             let response = Response(status: status, headers: headers)
             try response.content.encode(body, as: .json)

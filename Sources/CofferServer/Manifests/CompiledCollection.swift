@@ -1,6 +1,7 @@
 import CofferFormat
 import Fluent
 import Foundation
+import NIOCore
 
 /// A collection's active deployment, ready to answer devices without the database: its rules
 /// parsed, its manifest entries built, and signed manifests kept per target until re-signing is due.
@@ -21,17 +22,21 @@ struct CompiledCollection: Sendable {
 
     struct SignedVariant: Sendable {
         let period: Int64
-        let body: Data
+        let body: ByteBuffer
         let etag: String
     }
 
     /// The target for a device: the first rule that matches (1-based), else 0 for the defaults.
     func target(for device: DeviceAttributes) -> Int {
         guard !rules.isEmpty else { return 0 }
-        let bucket = RolloutBucket.bucket(deviceID: device.deviceID, seed: rolloutSeed)
+        // The bucket costs a SHA-256: only rollout clauses need it.
+        let bucket = usesRollout ? RolloutBucket.bucket(deviceID: device.deviceID, seed: rolloutSeed) : 0
         guard let index = rules.firstIndex(where: { $0.condition.matches(device, bucket: bucket) }) else { return 0 }
         return index + 1
     }
+
+    /// Whether any rule has a rollout clause.
+    var usesRollout: Bool { rules.contains { $0.condition.rolloutBasisPoints != nil } }
 
     /// The manifest for a target, unsigned.
     func manifest(target: Int, issuedAt: Date, expiresAt: Date) -> Manifest {

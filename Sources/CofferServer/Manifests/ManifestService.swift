@@ -3,6 +3,7 @@ import Crypto
 import Fluent
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Answers devices' manifest requests from memory.
 ///
@@ -31,34 +32,47 @@ final class ManifestService: Sendable {
 
     /// A signed manifest: the envelope's bytes and their strong ETag.
     struct Answer: Sendable {
-        let body: Data
+        let body: ByteBuffer
         let etag: String
+    }
+
+    /// The answer from memory alone — the collection cached, confirmed within `freshness` — or nil,
+    /// and the caller takes the asynchronous path. Runs on the event loop: no database, no task.
+    func cachedManifest(teamID: UUID, identifier: String, device: DeviceAttributes) throws -> Answer? {
+        let key = Self.key(teamID, identifier)
+        guard let compiled = collections.withLockedValue({ $0[key] }), Date().timeIntervalSince(compiled.checkedAt) < freshness else {
+            return nil
+        }
+        return try answer(compiled, key: key, device: device)
     }
 
     /// The signed manifest of collection `identifier` of team `teamID` for `device`; nil when the
     /// team has no such collection or it has no active deployment.
     func manifest(teamID: UUID, identifier: String, device: DeviceAttributes, on db: any Database) async throws -> Answer? {
-        guard var compiled = try await current(teamID: teamID, identifier: identifier, on: db) else { return nil }
+        guard let compiled = try await current(teamID: teamID, identifier: identifier, on: db) else { return nil }
+        return try answer(compiled, key: Self.key(teamID, identifier), device: device)
+    }
+
+    /// The device's target, signed once per signing period and kept.
+    private func answer(_ compiled: CompiledCollection, key: String, device: DeviceAttributes) throws -> Answer {
         let target = compiled.target(for: device)
-        let now = Date()
         let period = signingPeriod
-        let index = Int64((now.timeIntervalSince1970 / period).rounded(.down))
+        let index = Int64((Date().timeIntervalSince1970 / period).rounded(.down))
         if let variant = compiled.signed[target], variant.period == index {
             return Answer(body: variant.body, etag: variant.etag)
         }
         let issuedAt = Date(timeIntervalSince1970: Double(index) * period)
         let manifest = compiled.manifest(target: target, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime))
-        let body = try SignedManifest.sign(manifest, with: signer.privateKey)
-        let etag = "\"" + SHA256.hash(data: body).prefix(16).hexString + "\""
-        compiled.signed[target] = .init(period: index, body: body, etag: etag)
-        let key = Self.key(teamID, identifier)
+        let bytes = try SignedManifest.sign(manifest, with: signer.privateKey)
+        let variant = CompiledCollection.SignedVariant(
+            period: index, body: ByteBuffer(data: bytes), etag: "\"" + SHA256.hash(data: bytes).prefix(16).hexString + "\"")
         collections.withLockedValue { cache in
             // Keep what we signed unless the entry was dropped or replaced meanwhile.
             if cache[key]?.sequence == compiled.sequence, cache[key]?.deploymentID == compiled.deploymentID {
-                cache[key]?.signed[target] = compiled.signed[target]
+                cache[key]?.signed[target] = variant
             }
         }
-        return Answer(body: body, etag: etag)
+        return Answer(body: variant.body, etag: variant.etag)
     }
 
     /// Forgets a collection (after an activation on this instance).

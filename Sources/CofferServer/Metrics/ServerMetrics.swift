@@ -34,13 +34,14 @@ final class ServerMetrics: Sendable {
     }
 }
 
-/// Counts every request by method and status.
-struct MetricsMiddleware: AsyncMiddleware {
+/// Counts every request by method and status (future-based: no hop to a task per request).
+struct MetricsMiddleware: Middleware {
     let metrics: ServerMetrics
 
-    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        let response = try await next.respond(to: request)
-        metrics.request(method: request.method.rawValue, status: response.status.code)
-        return response
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        next.respond(to: request).map { response in
+            metrics.request(method: request.method.rawValue, status: response.status.code)
+            return response
+        }
     }
 }

@@ -29,5 +29,14 @@ enum Secrets {
 
 extension Sequence where Element == UInt8 {
     /// Lowercase hex.
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }
