@@ -115,6 +115,19 @@ struct DeploymentTests {
 
         // The human manifest, verified with the pinned key: no note.
         let publicKey = try #require(Self.signingKey(session.server.url))
+        // `coffer-server public-key` prints the same key from the data folder (while the server runs).
+        let printer = Process()
+        printer.executableURL = AdminServer.binary
+        printer.arguments = ["public-key", "--data-dir", session.server.folder.appendingPathComponent("data").path]
+        printer.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COFFER_") }
+        let printed = Pipe()
+        printer.standardOutput = printed
+        printer.standardError = FileHandle.nullDevice
+        try printer.run()
+        let output = printed.fileHandleForReading.readDataToEndOfFile()
+        printer.waitUntilExit()
+        #expect(printer.terminationStatus == 0)
+        #expect(String(decoding: output, as: UTF8.self) == publicKey + "\n")
         let human = try session.coffer("manifest", "--collection", "FlowerModels", "--app", flowers.appID, "--credential-file", "app.credential",
                                        "--device-id", "tablet-1", "--attr", "deviceClass=tablet", "--attr", "osName=iPadOS",
                                        "--public-key", publicKey, server: session.server.url)
