@@ -114,40 +114,8 @@ struct CollectionCommand: ParsableCommand {
         }
     }
 
-    /// `coffer collection add-model ID NAME [--team T]`.
-    struct AddModel: NetworkCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "add-model",
-            abstract: "Add a model name to a collection (deployments activated after this must give it a model)."
-        )
-
-        @Argument(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
-        var identifier: String
-
-        @Argument(help: ArgumentHelp("The new model name.", valueName: "NAME"))
-        var name: String
-
-        @OptionGroup var team: TeamOption
-
-        @Flag(help: "Print the collection as JSON.")
-        var json = false
-
-        func run() async throws {
-            let client = try APIClient.configured()
-            let location = try await CollectionLocation.find(identifier, team: team.team, client: client)
-            let collection = try await client.post(API.Collection.self, location.segments + ["models"], json: API.Name(name: name))
-            if json { return print(JSONOutput.render(collection)) }
-            Printable.say("Added \(name) to \(collection.identifier); its models: \(collection.models.joined(separator: ", ")).")
-        }
-    }
-
-    /// `coffer collection remove-model ID NAME [--team T]`.
-    struct RemoveModel: NetworkCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "remove-model",
-            abstract: "Remove a model name from a collection (refused while the active deployment uses it)."
-        )
-
+    /// What `add-model` and `remove-model` take: `ID NAME [--team T] [--json]`.
+    struct ModelNameArguments: ParsableArguments {
         @Argument(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
         var identifier: String
 
@@ -159,13 +127,40 @@ struct CollectionCommand: ParsableCommand {
         @Flag(help: "Print the collection as JSON.")
         var json = false
 
-        func run() async throws {
+        /// Sends `method` to the collection's model names and reports the collection it answers.
+        func change(_ method: String, done: String) async throws {
             let client = try APIClient.configured()
             let location = try await CollectionLocation.find(identifier, team: team.team, client: client)
-            let answer = try await client.send(client.request("DELETE", location.segments + ["models", name]))
-            let collection = try client.decode(API.Collection.self, from: answer)
+            let request = method == "POST"
+                ? client.request("POST", location.segments + ["models"], json: API.Name(name: name))
+                : client.request("DELETE", location.segments + ["models", name])
+            let collection = try client.decode(API.Collection.self, from: try await client.send(request))
             if json { return print(JSONOutput.render(collection)) }
-            Printable.say("Removed \(name) from \(collection.identifier); its models: \(collection.models.joined(separator: ", ")).")
+            Printable.say("\(done) \(name) \(method == "POST" ? "to" : "from") \(collection.identifier); its models: \(collection.models.joined(separator: ", ")).")
         }
+    }
+
+    /// `coffer collection add-model ID NAME [--team T]`.
+    struct AddModel: NetworkCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add-model",
+            abstract: "Add a model name to a collection (deployments activated after this must give it a model)."
+        )
+
+        @OptionGroup var arguments: ModelNameArguments
+
+        func run() async throws { try await arguments.change("POST", done: "Added") }
+    }
+
+    /// `coffer collection remove-model ID NAME [--team T]`.
+    struct RemoveModel: NetworkCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-model",
+            abstract: "Remove a model name from a collection (refused while the active deployment uses it)."
+        )
+
+        @OptionGroup var arguments: ModelNameArguments
+
+        func run() async throws { try await arguments.change("DELETE", done: "Removed") }
     }
 }
