@@ -108,7 +108,7 @@ run_wrk() {
   local connections=$1 url=$2; shift 2
   local args=()
   for header in "$@"; do args+=(-H "$header"); done
-  wrk -t2 -c"$connections" -d"${seconds}s" --latency "${args[@]}" "$url" > wrk.txt
+  wrk -t2 -c"$connections" -d"${seconds}s" --timeout 30s --latency "${args[@]}" "$url" > wrk.txt
   if grep -qE 'Non-2xx or 3xx responses|Socket errors' wrk.txt; then
     echo "bench: errors while loading $url:" >&2; cat wrk.txt >&2; exit 1
   fi

@@ -462,3 +462,21 @@ struct TargetingTests {
         #expect(parsed > 100 && parsed < inputs.count, "\(parsed) of \(inputs.count) parsed")
     }
 }
+
+@Suite("Device query decoding")
+struct DeviceQueryTests {
+    @Test("form decoding: + and %XX, bad escapes and non-UTF-8 refused, repeats refused")
+    func decoding() throws {
+        #expect(try DeviceQuery.parse("deviceID=a+b%2Fc&custom.x=%C3%A9t%C3%A9") == ["deviceID": "a b/c", "custom.x": "été"])
+        #expect(try DeviceQuery.parse(nil) == [:])
+        #expect(try DeviceQuery.parse("flag") == ["flag": ""])
+        #expect(DeviceQuery.decode("%4") == nil)
+        #expect(DeviceQuery.decode("%zz") == nil)
+        #expect(DeviceQuery.decode("%FF") == nil)
+        #expect(DeviceQuery.decode("100%25") == "100%")
+        #expect(throws: TargetingError.self) { try DeviceQuery.parse("a=1&a=2") }
+        #expect(throws: TargetingError.self) { try DeviceQuery.parse("a=%zz") }
+        #expect(throws: TargetingError.self) { try DeviceQuery.parse(String(repeating: "a", count: 8193)) }
+        #expect(throws: TargetingError.self) { try DeviceQuery.parse((0..<65).map { "k\($0)=v" }.joined(separator: "&")) }
+    }
+}

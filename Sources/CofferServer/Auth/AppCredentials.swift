@@ -14,6 +14,8 @@ final class AppCredentials: Sendable {
         let previousCredentialHash: String?
         let revoked: Bool
         let checkedAt: Date
+        /// Set when a request went to the database to refresh this row: meanwhile others keep using it.
+        var refreshingSince: Date?
     }
 
     let freshness: TimeInterval
@@ -23,12 +25,25 @@ final class AppCredentials: Sendable {
 
     /// The app's team from the cache alone when its row is fresh and the credential matches it; nil
     /// sends the caller to ``authenticate(appID:credential:on:)``. No database, no task.
+    ///
+    /// When the row is older than `freshness`, one request goes to the database to refresh it while
+    /// the others keep using the cached row (for at most `refreshWindow`), so a busy endpoint sends
+    /// one query per app per `freshness`, not a burst of them.
     func cachedTeam(appID: UUID, credential: String) -> UUID? {
-        guard let app = cache.withLockedValue({ $0[appID] }), Date().timeIntervalSince(app.checkedAt) < freshness,
-              !app.revoked, Secrets.matches(credential, hash: app.credentialHash)
-        else { return nil }
+        let now = Date()
+        let app: App? = cache.withLockedValue { cache in
+            guard let app = cache[appID] else { return nil }
+            if now.timeIntervalSince(app.checkedAt) < freshness { return app }
+            if let since = app.refreshingSince, now.timeIntervalSince(since) < Self.refreshWindow { return app }
+            cache[appID]?.refreshingSince = now
+            return nil
+        }
+        guard let app, !app.revoked, Secrets.matches(credential, hash: app.credentialHash) else { return nil }
         return app.teamID
     }
+
+    /// How long a row being refreshed may still be used.
+    static let refreshWindow: TimeInterval = 5
 
     /// The app's team; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
     /// credential or a revoked app. Comparisons are constant time.

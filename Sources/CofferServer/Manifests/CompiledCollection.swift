@@ -17,6 +17,8 @@ struct CompiledCollection: Sendable {
     let rules: [(condition: TargetingCondition, models: [String: Manifest.Entry])]
     /// When the database last confirmed this is current.
     var checkedAt: Date
+    /// Set when a request went to the database to re-check: meanwhile others keep using this.
+    var refreshingSince: Date?
     /// Signed manifests by target (0 = defaults, N = rule N), with the signing period they belong to.
     var signed: [Int: SignedVariant] = [:]
 

@@ -40,10 +40,17 @@ final class ManifestService: Sendable {
     /// and the caller takes the asynchronous path. Runs on the event loop: no database, no task.
     func cachedManifest(teamID: UUID, identifier: String, device: DeviceAttributes) throws -> Answer? {
         let key = Self.key(teamID, identifier)
-        guard let compiled = collections.withLockedValue({ $0[key] }), Date().timeIntervalSince(compiled.checkedAt) < freshness else {
+        let now = Date()
+        // Past `freshness`, one request re-checks the database while the others keep using this.
+        let cached: CompiledCollection? = collections.withLockedValue { cache in
+            guard let compiled = cache[key] else { return nil }
+            if now.timeIntervalSince(compiled.checkedAt) < freshness { return compiled }
+            if let since = compiled.refreshingSince, now.timeIntervalSince(since) < AppCredentials.refreshWindow { return compiled }
+            cache[key]?.refreshingSince = now
             return nil
         }
-        return try answer(compiled, key: key, device: device)
+        guard let cached else { return nil }
+        return try answer(cached, key: key, device: device)
     }
 
     /// The signed manifest of collection `identifier` of team `teamID` for `device`; nil when the
@@ -94,7 +101,11 @@ final class ManifestService: Sendable {
         }
         if var cached, cached.collectionID == row.id, cached.sequence == row.sequence {
             cached.checkedAt = now
-            collections.withLockedValue { $0[key]?.checkedAt = now }
+            cached.refreshingSince = nil
+            collections.withLockedValue { cache in
+                cache[key]?.checkedAt = now
+                cache[key]?.refreshingSince = nil
+            }
             return cached
         }
         let compiled = try await CompiledCollection.load(row, publicURL: publicURL, on: db)
