@@ -4,7 +4,9 @@
 #   bench/manifest.sh            release build, 10 s per wrk run, 256 MiB blob
 #   bench/manifest.sh --smoke    debug build, 2 s per run, 16 MiB blob: checks the script works (CI)
 #
-# Peer: nginx (from the distribution) serving the manifest's exact bytes as a static file, with
+# The server runs with --device-port: manifests are measured on that lean listener, and for
+# comparison on the main (Vapor) port. Peer: nginx (from the distribution) serving the manifest's
+# exact bytes as a static file, with
 # sendfile, 2 workers. Load: wrk, 256 connections, 2 threads. Targets (issue 4): manifest requests/s
 # >= 0.5x nginx and p99 <= 20 ms; the same for 304 answers; blob download throughput >= 0.7x nginx.
 # Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries.
@@ -31,6 +33,9 @@ if [ -z "${COFFER_BIN:-}" ] || [ -z "${COFFER_SERVER_BIN:-}" ]; then
   COFFER_SERVER_BIN="$here/.build/$config/coffer-server"
 fi
 
+COFFER_BIN=$(cd "$(dirname "$COFFER_BIN")" && pwd)/$(basename "$COFFER_BIN")
+COFFER_SERVER_BIN=$(cd "$(dirname "$COFFER_SERVER_BIN")" && pwd)/$(basename "$COFFER_SERVER_BIN")
+
 base=/dev/shm; [ -w "$base" ] || base=${TMPDIR:-/tmp}
 work=$(mktemp -d "$base/coffer-bench-manifest.XXXXXX")
 pids=()
@@ -46,9 +51,10 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 
 # The Coffer server, with a set-up made through the CLI: team, app, key, two models, a deployment.
 port=$(free_port)
+device_port=$(free_port)
 token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" COFFER_BLOB_COLLECT_MINUTES=0 \
-  "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" > server.log 2>&1 &
+  "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" --device-port "$device_port" > server.log 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
 export COFFER_SERVER="http://127.0.0.1:$port" COFFER_TOKEN="$token"
@@ -69,7 +75,8 @@ coffer deployment create --collection FlowerModels --name bench --model FlowerCl
 big_sha=$(sha256sum big.coffer | cut -d' ' -f1)
 
 query="deviceID=bench-device&deviceClass=phone&osName=iOS&osVersion=17.4&language=en&region=US"
-manifest_url="http://127.0.0.1:$port/v1/device/collections/FlowerModels/manifest?$query"
+manifest_url="http://127.0.0.1:$device_port/v1/device/collections/FlowerModels/manifest?$query"
+vapor_url="http://127.0.0.1:$port/v1/device/collections/FlowerModels/manifest?$query"
 auth="Authorization: Basic $(printf '%s:%s' "$app_id" "$credential" | base64 -w0)"
 curl -sS -D headers.txt -H "$auth" "$manifest_url" -o manifest.json
 grep -q " 200" headers.txt || { echo "bench: the manifest request failed: $(cat manifest.json)" >&2; exit 1; }
@@ -125,8 +132,10 @@ PY
 }
 
 read -r c_rps c_p99 _ < <(run_wrk 256 "$manifest_url" "$auth")
+read -r v_rps v_p99 _ < <(run_wrk 256 "$vapor_url" "$auth")
 read -r n_rps n_p99 _ < <(run_wrk 256 "http://127.0.0.1:$nginx_port/manifest.json")
 read -r c304_rps c304_p99 _ < <(run_wrk 256 "$manifest_url" "$auth" "If-None-Match: $etag")
+read -r v304_rps v304_p99 _ < <(run_wrk 256 "$vapor_url" "$auth" "If-None-Match: $etag")
 read -r n304_rps n304_p99 _ < <(run_wrk 256 "http://127.0.0.1:$nginx_port/manifest.json" "If-None-Match: $nginx_etag")
 read -r _ _ c_blob < <(run_wrk 4 "http://127.0.0.1:$port/v1/blobs/$big_sha")
 read -r _ _ n_blob < <(run_wrk 4 "http://127.0.0.1:$nginx_port/blob")
@@ -139,6 +148,8 @@ printf '  200: coffer %8s req/s p99 %6s ms | nginx %8s req/s p99 %6s ms | ratio 
   "$c_rps" "$c_p99" "$n_rps" "$n_p99" "$r_manifest" "$(verdict "$r_manifest" 0.5 min)" "$(verdict "$c_p99" 20 max)"
 printf '  304: coffer %8s req/s p99 %6s ms | nginx %8s req/s p99 %6s ms | ratio %s (target >= 0.5: %s), p99 target <= 20 ms: %s\n' \
   "$c304_rps" "$c304_p99" "$n304_rps" "$n304_p99" "$r_304" "$(verdict "$r_304" 0.5 min)" "$(verdict "$c304_p99" 20 max)"
+printf '  the same through the main (Vapor) port: 200 %s req/s p99 %s ms (%s x nginx); 304 %s req/s p99 %s ms (%s x nginx)\n' \
+  "$v_rps" "$v_p99" "$(ratio "$v_rps" "$n_rps")" "$v304_rps" "$v304_p99" "$(ratio "$v304_rps" "$n304_rps")"
 echo "blob download (${blob_mib} MiB), wrk -t2 -c4 -d${seconds}s:"
 printf '  coffer %s MiB/s | nginx %s MiB/s | ratio %s (target >= 0.7: %s)\n' "$c_blob" "$n_blob" "$r_blob" "$(verdict "$r_blob" 0.7 min)"
 [ "$smoke" = 1 ] && echo "(smoke run: debug build, figures are not meaningful)"

@@ -37,10 +37,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (env COFFER_PORT; default 8080).")
     var port: Int?
 
+    @Option(help: "Also serve devices' manifest requests on this port, through a lean handler (env COFFER_DEVICE_PORT; default: none).")
+    var devicePort: Int?
+
     func run() async throws {
         var configuration = options.configuration()
         if let hostname { configuration.hostname = hostname }
         if let port { configuration.port = port }
+        if let devicePort { configuration.devicePort = devicePort }
         do {
             try await Server.run(configuration)
         } catch {

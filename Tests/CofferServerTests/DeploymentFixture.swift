@@ -45,13 +45,13 @@ struct Flowers {
 
     /// The manifest a device with `attributes` gets (HTTP Basic with the app's credential).
     func manifest(_ attributes: [String: String], app: (id: String, credential: String)? = nil, etag: String? = nil,
-                  collection: String = "FlowerModels") async throws -> HTTP.Reply {
+                  collection: String = "FlowerModels", base: URL? = nil) async throws -> HTTP.Reply {
         let (id, credential) = app ?? self.app
         var query = URLComponents()
         query.queryItems = attributes.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         var headers = ["Authorization": "Basic " + Data("\(id):\(credential)".utf8).base64EncodedString()]
         if let etag { headers["If-None-Match"] = etag }
-        return try await HTTP(base: server.base).call("GET", "/v1/device/collections/\(collection)/manifest?" + (query.percentEncodedQuery ?? ""),
+        return try await HTTP(base: base ?? server.base).call("GET", "/v1/device/collections/\(collection)/manifest?" + (query.percentEncodedQuery ?? ""),
                                                       headers: headers)
     }
 

@@ -238,6 +238,55 @@ struct DeploymentTests {
         #expect(revoked.errorCode == "app_revoked")
     }
 
+    @Test("the device listener answers exactly as the main port does, from the same caches")
+    func deviceListener() async throws {
+        let server = try await TestServer.start { $0.devicePort = 0 }
+        defer { Task { try? await server.stop() } }
+        let port = try #require(server.app.storage[DeviceListener.Key.self]?.port)
+        let lean = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let flowers = try await Flowers.make(server)
+        let models = ["FlowerClassifier": try await flowers.upload("c"), "FlowerStylizer": try await flowers.upload("s")]
+        let tablet = try await flowers.upload("t")
+        let id = try #require(try await flowers.deployment("v1", models: models, rules: [
+            ["condition": "deviceClass=tablet", "models": ["FlowerClassifier": tablet]]]).id)
+        let device = ["deviceID": "d-1", "deviceClass": "tablet"]
+
+        // Before activation: 404 on both.
+        #expect(try await flowers.manifest(device, base: lean).status == 404)
+        #expect(try await flowers.activate(id).status == 200)
+
+        // The same bytes, ETag and verdicts as the main port, cold cache and warm.
+        let fromLean = try await flowers.manifest(device, base: lean)
+        let fromMain = try await flowers.manifest(device)
+        #expect(fromLean.status == 200, "\(fromLean.text)")
+        #expect(fromLean.body == fromMain.body)
+        #expect(fromLean.header("ETag") == fromMain.header("ETag"))
+        #expect(fromLean.header("Cache-Control") == "private, no-cache")
+        let manifest = try SignedManifest.verify(fromLean.body, using: try await flowers.signingKey())
+        #expect(manifest.models["FlowerClassifier"]?.sha256 == tablet)
+        let notModified = try await flowers.manifest(device, etag: fromLean.header("ETag"), base: lean)
+        #expect(notModified.status == 304 && notModified.body.isEmpty)
+
+        // Refusals, with the API's error bodies.
+        #expect(try await flowers.manifest(device, app: (flowers.app.id, "cfa_wrong"), base: lean).errorCode == "invalid_credential")
+        #expect(try await HTTP(base: lean).call("GET", "/v1/device/collections/FlowerModels/manifest?deviceID=x").status == 401)
+        #expect(try await flowers.manifest(["deviceID": "d", "memoryGiB": "lots"], base: lean).errorCode == "invalid_request")
+        #expect(try await flowers.manifest(device, collection: "Nope", base: lean).status == 404)
+        #expect(try await HTTP(base: lean).call("GET", "/v1/teams").status == 404)
+        #expect(try await HTTP(base: lean).call("POST", "/v1/device/collections/FlowerModels/manifest?deviceID=x", json: [:]).status == 404)
+
+        // Many requests at once over several connections, all answered.
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<64 { group.addTask { try await flowers.manifest(["deviceID": "d-\(index)"], base: lean).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == 200 })
+
+        // A revoked app is refused at once.
+        #expect(try await flowers.admin.call("DELETE", "/v1/teams/T/apps/\(flowers.app.id)").status == 204)
+        #expect(try await flowers.manifest(device, base: lean).errorCode == "app_revoked")
+    }
+
     @Test("another team can neither see nor use this team's collections, keys or blobs")
     func teamIsolation() async throws {
         let server = try await TestServer.start()

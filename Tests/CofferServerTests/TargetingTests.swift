@@ -1,3 +1,4 @@
+import Foundation
 @testable import CofferServer
 import Testing
 
@@ -478,5 +479,20 @@ struct DeviceQueryTests {
         #expect(throws: TargetingError.self) { try DeviceQuery.parse("a=%zz") }
         #expect(throws: TargetingError.self) { try DeviceQuery.parse(String(repeating: "a", count: 8193)) }
         #expect(throws: TargetingError.self) { try DeviceQuery.parse((0..<65).map { "k\($0)=v" }.joined(separator: "&")) }
+    }
+}
+
+@Suite("Device HTTP Basic credentials")
+struct BasicCredentialsTests {
+    @Test("parsed from the header; anything else refused")
+    func parsing() {
+        let encoded = Data("4A1C1AC4-0000-4000-8000-000000000001:cfa_secret:with:colons".utf8).base64EncodedString()
+        let parsed = ManifestEndpoint.basicCredentials("Basic " + encoded)
+        #expect(parsed?.0 == "4A1C1AC4-0000-4000-8000-000000000001" && parsed?.1 == "cfa_secret:with:colons")
+        #expect(ManifestEndpoint.basicCredentials("bAsIc " + encoded)?.1 == "cfa_secret:with:colons")
+        for bad in [nil, "", "Basic", "Basic ", "Bearer " + encoded, "Basic !!!", "Basic " + Data("no colon".utf8).base64EncodedString(),
+                    "Basic " + String(repeating: "A", count: 2000)] {
+            #expect(ManifestEndpoint.basicCredentials(bad) == nil, "\(bad ?? "nil")")
+        }
     }
 }

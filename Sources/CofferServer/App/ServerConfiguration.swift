@@ -38,6 +38,11 @@ public struct ServerConfiguration: Sendable {
     /// (`/v1/blobs/…`) that devices resolve against the address they asked.
     public var publicURL: String?
 
+    /// A second port for devices' manifest requests only (COFFER_DEVICE_PORT; `serve --device-port`),
+    /// served by a lean SwiftNIO handler instead of Vapor's request path: several times the
+    /// requests per second (docs/BENCHMARKS.md). nil: devices use the main port only.
+    public var devicePort: Int?
+
     /// The defaults.
     public init(
         dataDirectory: String = "coffer-data",
@@ -77,6 +82,7 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_BLOB_GRACE_HOURS"].flatMap(Double.init) { configuration.blobGracePeriod = value * 3600 }
         if let value = environment["COFFER_BLOB_COLLECT_MINUTES"].flatMap(Double.init) { configuration.blobCollectionInterval = value * 60 }
         if let value = environment["COFFER_MANIFEST_LIFETIME_HOURS"].flatMap(Double.init), value > 0 { configuration.manifestLifetime = value * 3600 }
+        if let value = environment["COFFER_DEVICE_PORT"].flatMap(Int.init) { configuration.devicePort = value }
         if let value = environment["COFFER_PUBLIC_URL"], !value.isEmpty {
             configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
         }

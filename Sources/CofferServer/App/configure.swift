@@ -40,7 +40,11 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try app.register(collection: PublicBlobRoutes(controller: blobs))
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
     let credentials = AppCredentials()
-    try app.register(collection: ManifestController(manifests: manifests, credentials: credentials, metrics: metrics))
+    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, metrics: metrics)
+    try app.register(collection: ManifestController(endpoint: endpoint))
+    if let devicePort = configuration.devicePort {
+        try await DeviceListener.start(app, endpoint: endpoint, hostname: configuration.hostname, port: devicePort)
+    }
 
     let authenticated = app.grouped(TokenAuthenticator())
     try authenticated.register(collection: TeamController())

@@ -10,9 +10,7 @@ import Vapor
 struct ManifestController: RouteCollection {
     struct SigningKeyView: Content { let algorithm: String; let keyID: String; let publicKey: String }
 
-    let manifests: ManifestService
-    let credentials: AppCredentials
-    let metrics: ServerMetrics
+    let endpoint: ManifestEndpoint
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("v1", "device", "collections", ":collection", "manifest", use: manifest)
@@ -23,50 +21,26 @@ struct ManifestController: RouteCollection {
     /// otherwise goes to the database in a task.
     func manifest(req: Request) -> EventLoopFuture<Response> {
         do {
-            guard let basic = req.headers.basicAuthorization, let appID = UUID(uuidString: basic.username) else {
-                // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
-                // on a 401 that carries one when no delegate answers it.
-                throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
-            }
-            let device: DeviceAttributes
-            do {
-                device = try DeviceAttributes(query: try DeviceQuery.parse(req.url.query))
-            } catch {
-                throw APIError.invalid(error.reason)
-            }
-            let identifier = req.parameters.get("collection") ?? ""
-            if let teamID = credentials.cachedTeam(appID: appID, credential: basic.password),
-               let answer = try manifests.cachedManifest(teamID: teamID, identifier: identifier, device: device) {
-                return req.eventLoop.makeSucceededFuture(respond(req, answer))
+            let request = try ManifestEndpoint.parse(headers: req.headers, query: req.url.query, identifier: req.parameters.get("collection") ?? "")
+            if let answer = try endpoint.cachedAnswer(request) {
+                return req.eventLoop.makeSucceededFuture(respond(answer, request))
             }
             return req.eventLoop.makeFutureWithTask {
-                let teamID = try await credentials.authenticate(appID: appID, credential: basic.password, on: req.db)
-                guard let answer = try await manifests.manifest(teamID: teamID, identifier: identifier, device: device, on: req.db) else {
-                    throw APIError(.notFound, "not_found", "no active deployment of a collection \(identifier.prefix(100)) for this app")
-                }
-                return respond(req, answer)
+                respond(try await endpoint.answer(request, on: req.db), request)
             }
         } catch {
             return req.eventLoop.makeFailedFuture(error)
         }
     }
 
-    /// 304 when the device already has this manifest (`If-None-Match`), else the envelope.
-    private func respond(_ req: Request, _ answer: ManifestService.Answer) -> Response {
-        let notModified = req.headers[.ifNoneMatch].contains { value in
-            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag }
-        }
-        let response = notModified ? Response(status: .notModified) : Response(status: .ok, body: .init(buffer: answer.body))
-        if !notModified { response.headers.contentType = .json }
-        response.headers.replaceOrAdd(name: .eTag, value: answer.etag)
-        response.headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
-        metrics.manifests(status: notModified ? 304 : 200)
-        return response
+    private func respond(_ answer: ManifestService.Answer, _ request: ManifestEndpoint.Request) -> Response {
+        let (status, headers) = endpoint.head(for: answer, request)
+        return Response(status: status, headers: headers, body: status == .ok ? .init(buffer: answer.body) : .empty)
     }
 
     func signingKey(req: Request) async throws -> SigningKeyView {
-        SigningKeyView(algorithm: "ed25519", keyID: manifests.signer.keyID,
-                       publicKey: manifests.signer.publicKey.rawRepresentation.base64EncodedString())
+        SigningKeyView(algorithm: "ed25519", keyID: endpoint.manifests.signer.keyID,
+                       publicKey: endpoint.manifests.signer.publicKey.rawRepresentation.base64EncodedString())
     }
 }
 
@@ -76,10 +50,13 @@ enum DeviceQuery {
         guard let query, !query.isEmpty else { return [:] }
         guard query.utf8.count <= 8192 else { throw TargetingError(reason: "the query is longer than 8192 bytes") }
         var values: [String: String] = [:]
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+        // Split on bytes, not Characters: '&' and '=' are ASCII, and byte splitting is far cheaper.
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
             guard values.count < 64 else { throw TargetingError(reason: "more than 64 query parameters") }
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            let rawName = equals.map { pair[..<$0] } ?? pair[...]
+            let rawValue = equals.map { pair[pair.index(after: $0)...] } ?? pair[pair.endIndex...]
+            guard let name = decode(rawName), let value = decode(rawValue) else {
                 throw TargetingError(reason: "the query is not valid percent-encoding")
             }
             guard values[name] == nil else { throw TargetingError(reason: "\(name.prefix(64)) is given twice") }
@@ -91,10 +68,15 @@ enum DeviceQuery {
     /// Form decoding (`+` is a space, `%XX` a byte) over UTF-8 bytes; nil for a bad escape or
     /// bytes that are not UTF-8. Written out rather than through Foundation's bridged NSString
     /// calls, which were a fifth of the manifest endpoint's time (docs/BENCHMARKS.md).
-    static func decode(_ text: Substring) -> String? {
+    static func decode(_ text: Substring) -> String? { decode(text.utf8) }
+
+    /// ``decode(_:)-(Substring)`` over the UTF-8 bytes of a part of the query.
+    static func decode(_ text: Substring.UTF8View) -> String? {
+        // The common case, nothing escaped: the bytes are the string.
+        if !text.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(Substring(text)) }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
+        bytes.reserveCapacity(text.count)
+        var iterator = text.makeIterator()
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))

@@ -18,9 +18,17 @@ final class ServerMetrics: Sendable {
                              help: "Key delivery requests by outcome").increment()
     }
 
+    /// Made once: the manifest endpoint is the hottest path and counts every answer.
+    private let manifestCounters: (ok: Counter, notModified: Counter)
+
+    init() {
+        manifestCounters = (
+            registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "200")], help: "Manifests answered (200 with a body or 304)"),
+            registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "304")], help: "Manifests answered (200 with a body or 304)"))
+    }
+
     func manifests(status: UInt) {
-        registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "\(status)")],
-                             help: "Manifests answered (200 with a body or 304)").increment()
+        (status == 304 ? manifestCounters.notModified : manifestCounters.ok).increment()
     }
 
     func bytesServed(_ count: Int) {

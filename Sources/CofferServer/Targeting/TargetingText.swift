@@ -16,6 +16,8 @@ enum TargetingText {
     /// (including tab and newline), format characters such as bidirectional overrides, and line or
     /// paragraph separators.
     static func firstForbidden(in text: some StringProtocol) -> (offset: Int, scalar: Unicode.Scalar)? {
+        // Printable ASCII, the usual case, has none: skip the Unicode property look-ups.
+        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return nil }
         for (offset, scalar) in text.unicodeScalars.enumerated() {
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator: return (offset, scalar)

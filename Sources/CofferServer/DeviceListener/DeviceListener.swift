@@ -1,0 +1,52 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Vapor
+
+/// A second, lean HTTP/1.1 listener for devices' manifest requests (``ServerConfiguration/devicePort``).
+///
+/// Vapor's request path (request object, router, middleware, response encoding) costs more per
+/// request than the manifest itself; this listener is SwiftNIO's HTTP/1.1 pipeline with one
+/// handler (``DeviceHTTPHandler``) over the same ``ManifestEndpoint`` as the Vapor route, so the
+/// two answer identically. It serves `GET /v1/device/collections/{id}/manifest` and nothing else.
+final class DeviceListener: LifecycleHandler, @unchecked Sendable {
+    private let channel: any Channel
+
+    private init(channel: any Channel) { self.channel = channel }
+
+    /// The port it listens on (useful when started on port 0).
+    var port: Int? { channel.localAddress?.port }
+
+    /// Binds the listener on the application's event loops; it stops with the application.
+    static func start(_ app: Application, endpoint: ManifestEndpoint, hostname: String, port: Int) async throws {
+        let database = app.db
+        let channel = try await ServerBootstrap(group: app.eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // The handler writes only headers it made (no user input): NIO's outbound header
+                    // validation would check them again on every response.
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: false)
+                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: endpoint, database: database))
+                }
+            }
+            .bind(host: hostname, port: port).get()
+        let listener = DeviceListener(channel: channel)
+        app.storage[Key.self] = listener
+        app.lifecycle.use(listener)
+        app.logger.notice("device listener on \(hostname):\(listener.port ?? port) (manifests only)")
+    }
+
+    func shutdown(_ app: Application) {
+        try? channel.close().wait()
+    }
+
+    func shutdownAsync(_ app: Application) async {
+        try? await channel.close()
+    }
+
+    struct Key: StorageKey { typealias Value = DeviceListener }
+}

@@ -1,0 +1,77 @@
+import Fluent
+import Vapor
+
+/// The manifest request apart from any HTTP stack, shared by Vapor's route
+/// (``ManifestController``) and the lean device listener (``DeviceListener``).
+struct ManifestEndpoint: Sendable {
+    let manifests: ManifestService
+    let credentials: AppCredentials
+    let metrics: ServerMetrics
+
+    /// A request, checked: who asks, for what, as which device.
+    struct Request: Sendable {
+        let appID: UUID
+        let credential: String
+        let identifier: String
+        let device: DeviceAttributes
+        let ifNoneMatch: [String]
+    }
+
+    /// Reads the request's parts; 401 without usable HTTP Basic credentials, 400 for bad attributes.
+    static func parse(headers: HTTPHeaders, query: String?, identifier: String) throws -> Request {
+        guard let (username, password) = basicCredentials(headers.first(name: .authorization)), let appID = UUID(uuidString: username) else {
+            // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
+            // on a 401 that carries one when no delegate answers it.
+            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
+        }
+        let device: DeviceAttributes
+        do {
+            device = try DeviceAttributes(query: try DeviceQuery.parse(query))
+        } catch {
+            throw APIError.invalid(error.reason)
+        }
+        return Request(appID: appID, credential: password, identifier: identifier, device: device,
+                       ifNoneMatch: headers[.ifNoneMatch])
+    }
+
+    /// `Basic base64(user:password)` → (user, password); nil for anything else. Byte-level, as
+    /// the endpoint is hot (Vapor's `basicAuthorization` splits Characters and lower-cases).
+    static func basicCredentials(_ header: String?) -> (String, String)? {
+        guard let header else { return nil }
+        let bytes = header.utf8
+        guard bytes.count > 6, bytes.count <= 1024,
+              bytes.prefix(6).map({ $0 | 0x20 }).elementsEqual("basic ".utf8)
+        else { return nil }
+        let encoded = Substring(bytes.dropFirst(6)).trimmingCharacters(in: .whitespaces)
+        guard let decoded = Data(base64Encoded: encoded), let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        return (String(decoding: decoded[..<colon], as: UTF8.self), String(decoding: decoded[(colon + 1)...], as: UTF8.self))
+    }
+
+    /// The answer from memory, or nil when the database must be asked (``answer(_:on:)``).
+    func cachedAnswer(_ request: Request) throws -> ManifestService.Answer? {
+        guard let teamID = credentials.cachedTeam(appID: request.appID, credential: request.credential) else { return nil }
+        return try manifests.cachedManifest(teamID: teamID, identifier: request.identifier, device: request.device)
+    }
+
+    /// The answer, asking the database as needed.
+    func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
+        let teamID = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        guard let answer = try await manifests.manifest(teamID: teamID, identifier: request.identifier, device: request.device, on: db) else {
+            throw APIError(.notFound, "not_found", "no active deployment of a collection \(request.identifier.prefix(100)) for this app")
+        }
+        return answer
+    }
+
+    /// The response's status and headers (the body is the answer's, unless 304); counts it.
+    func head(for answer: ManifestService.Answer, _ request: Request) -> (status: HTTPResponseStatus, headers: HTTPHeaders) {
+        let notModified = request.ifNoneMatch.contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag }
+        }
+        var headers: HTTPHeaders = [:]
+        if !notModified { headers.contentType = .json }
+        headers.replaceOrAdd(name: .eTag, value: answer.etag)
+        headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
+        metrics.manifests(status: notModified ? 304 : 200)
+        return (notModified ? .notModified : .ok, headers)
+    }
+}
