@@ -75,12 +75,13 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers = HTTPHeaders()
         headers.contentType = .json
         let body = (try? JSONEncoder().encode(ErrorBody(error: code, reason: reason))) ?? Data()
+        headers.add(name: "content-length", value: String(body.count))
         write(status: status, headers: headers, body: context.channel.allocator.buffer(bytes: body), keepAlive: keepAlive, context: context)
     }
 
+    /// `headers` must carry Content-Length when there is a body (a 304 has neither).
     private func write(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, keepAlive: Bool, context: ChannelHandlerContext) {
         var headers = headers
-        headers.replaceOrAdd(name: "content-length", value: String(body?.readableBytes ?? 0))
         if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }

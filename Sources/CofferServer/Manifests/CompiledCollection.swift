@@ -24,8 +24,7 @@ struct CompiledCollection: Sendable {
 
     struct SignedVariant: Sendable {
         let period: Int64
-        let body: ByteBuffer
-        let etag: String
+        let answer: ManifestService.Answer
     }
 
     /// The target for a device: the first rule that matches (1-based), else 0 for the defaults.

@@ -42,8 +42,8 @@ struct ManifestEndpoint: Sendable {
         guard bytes.count > 6, bytes.count <= 1024,
               bytes.prefix(6).map({ $0 | 0x20 }).elementsEqual("basic ".utf8)
         else { return nil }
-        let encoded = Substring(bytes.dropFirst(6)).trimmingCharacters(in: .whitespaces)
-        guard let decoded = Data(base64Encoded: encoded), let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let encoded = Substring(bytes.dropFirst(6).drop(while: { $0 == UInt8(ascii: " ") }))
+        guard let decoded = Data(base64Encoded: String(encoded)), let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         return (String(decoding: decoded[..<colon], as: UTF8.self), String(decoding: decoded[(colon + 1)...], as: UTF8.self))
     }
 
@@ -64,14 +64,11 @@ struct ManifestEndpoint: Sendable {
 
     /// The response's status and headers (the body is the answer's, unless 304); counts it.
     func head(for answer: ManifestService.Answer, _ request: Request) -> (status: HTTPResponseStatus, headers: HTTPHeaders) {
+        // The usual header is exactly the one ETag; a list is split only when it is not.
         let notModified = request.ifNoneMatch.contains { value in
-            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag }
+            value == answer.etag || (value.contains(",") && value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag })
         }
-        var headers: HTTPHeaders = [:]
-        if !notModified { headers.contentType = .json }
-        headers.replaceOrAdd(name: .eTag, value: answer.etag)
-        headers.replaceOrAdd(name: .cacheControl, value: "private, no-cache")
         metrics.manifests(status: notModified ? 304 : 200)
-        return (notModified ? .notModified : .ok, headers)
+        return notModified ? (.notModified, answer.notModifiedHeaders) : (.ok, answer.okHeaders)
     }
 }

@@ -4,6 +4,7 @@ import Fluent
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 
 /// Answers devices' manifest requests from memory.
 ///
@@ -34,6 +35,21 @@ final class ManifestService: Sendable {
     struct Answer: Sendable {
         let body: ByteBuffer
         let etag: String
+        /// The response headers for a 200 (with Content-Length) and for a 304, made once per signing.
+        let okHeaders: HTTPHeaders
+        let notModifiedHeaders: HTTPHeaders
+
+        init(body: ByteBuffer, etag: String) {
+            self.body = body
+            self.etag = etag
+            var common = HTTPHeaders()
+            common.add(name: "ETag", value: etag)
+            common.add(name: "Cache-Control", value: "private, no-cache")
+            notModifiedHeaders = common
+            common.add(name: "Content-Type", value: "application/json; charset=utf-8")
+            common.add(name: "Content-Length", value: String(body.readableBytes))
+            okHeaders = common
+        }
     }
 
     /// The answer from memory alone — the collection cached, confirmed within `freshness` — or nil,
@@ -66,20 +82,20 @@ final class ManifestService: Sendable {
         let period = signingPeriod
         let index = Int64((Date().timeIntervalSince1970 / period).rounded(.down))
         if let variant = compiled.signed[target], variant.period == index {
-            return Answer(body: variant.body, etag: variant.etag)
+            return variant.answer
         }
         let issuedAt = Date(timeIntervalSince1970: Double(index) * period)
         let manifest = compiled.manifest(target: target, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime))
         let bytes = try SignedManifest.sign(manifest, with: signer.privateKey)
         let variant = CompiledCollection.SignedVariant(
-            period: index, body: ByteBuffer(data: bytes), etag: "\"" + SHA256.hash(data: bytes).prefix(16).hexString + "\"")
+            period: index, answer: Answer(body: ByteBuffer(data: bytes), etag: "\"" + SHA256.hash(data: bytes).prefix(16).hexString + "\""))
         collections.withLockedValue { cache in
             // Keep what we signed unless the entry was dropped or replaced meanwhile.
             if cache[key]?.sequence == compiled.sequence, cache[key]?.deploymentID == compiled.deploymentID {
                 cache[key]?.signed[target] = variant
             }
         }
-        return Answer(body: variant.body, etag: variant.etag)
+        return variant.answer
     }
 
     /// Forgets a collection (after an activation on this instance).
