@@ -13,9 +13,7 @@ final class AppCredentials: Sendable {
         let credentialHash: String
         let previousCredentialHash: String?
         let revoked: Bool
-        let checkedAt: Date
-        /// Set when a request went to the database to refresh this row: meanwhile others keep using it.
-        var refreshingSince: Date?
+        var age: CacheAge
     }
 
     let freshness: TimeInterval
@@ -27,29 +25,22 @@ final class AppCredentials: Sendable {
     /// sends the caller to ``authenticate(appID:credential:on:)``. No database, no task.
     ///
     /// When the row is older than `freshness`, one request goes to the database to refresh it while
-    /// the others keep using the cached row (for at most `refreshWindow`), so a busy endpoint sends
+    /// the others keep using the cached row (``CacheAge``), so a busy endpoint sends
     /// one query per app per `freshness`, not a burst of them.
     func cachedTeam(appID: UUID, credential: String) -> UUID? {
         let now = Date()
         let app: App? = cache.withLockedValue { cache in
-            guard let app = cache[appID] else { return nil }
-            if now.timeIntervalSince(app.checkedAt) < freshness { return app }
-            if let since = app.refreshingSince, now.timeIntervalSince(since) < Self.refreshWindow { return app }
-            cache[appID]?.refreshingSince = now
-            return nil
+            cache[appID]?.age.admit(now: now, within: freshness) == true ? cache[appID] : nil
         }
         guard let app, !app.revoked, Secrets.matches(credential, hash: app.credentialHash) else { return nil }
         return app.teamID
     }
 
-    /// How long a row being refreshed may still be used.
-    static let refreshWindow: TimeInterval = 5
-
     /// The app's team; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
     /// credential or a revoked app. Comparisons are constant time.
     func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> UUID {
         var app = cache.withLockedValue { $0[appID] }
-        if app == nil || Date().timeIntervalSince(app!.checkedAt) >= freshness || !Secrets.matches(credential, hash: app!.credentialHash) {
+        if app == nil || !app!.age.isFresh(now: Date(), within: freshness) || !Secrets.matches(credential, hash: app!.credentialHash) {
             app = try await load(appID, on: db)
         }
         guard let app else { throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential") }
@@ -74,7 +65,7 @@ final class AppCredentials: Sendable {
             return nil
         }
         let app = App(teamID: row.$team.id, credentialHash: row.credentialHash, previousCredentialHash: row.previousCredentialHash,
-                      revoked: row.revokedAt != nil, checkedAt: Date())
+                      revoked: row.revokedAt != nil, age: CacheAge())
         cache.withLockedValue { cache in
             if cache.count > 100_000 { cache.removeAll() }
             cache[appID] = app

@@ -16,9 +16,7 @@ struct CompiledCollection: Sendable {
     /// Each rule's condition and the full model set a matching device gets.
     let rules: [(condition: TargetingCondition, models: [String: Manifest.Entry])]
     /// When the database last confirmed this is current.
-    var checkedAt: Date
-    /// Set when a request went to the database to re-check: meanwhile others keep using this.
-    var refreshingSince: Date?
+    var age: CacheAge
     /// Signed manifests by target (0 = defaults, N = rule N), with the signing period they belong to.
     var signed: [Int: SignedVariant] = [:]
 
@@ -65,6 +63,6 @@ struct CompiledCollection: Sendable {
         return CompiledCollection(
             collectionID: try collection.requireID(), identifier: collection.identifier, teamID: collection.$team.id,
             sequence: collection.sequence, deploymentID: activeID, rolloutSeed: deployment.rolloutSeed,
-            defaults: defaults, rules: rules, checkedAt: Date())
+            defaults: defaults, rules: rules, age: CacheAge())
     }
 }

@@ -59,11 +59,7 @@ final class ManifestService: Sendable {
         let now = Date()
         // Past `freshness`, one request re-checks the database while the others keep using this.
         let cached: CompiledCollection? = collections.withLockedValue { cache in
-            guard let compiled = cache[key] else { return nil }
-            if now.timeIntervalSince(compiled.checkedAt) < freshness { return compiled }
-            if let since = compiled.refreshingSince, now.timeIntervalSince(since) < AppCredentials.refreshWindow { return compiled }
-            cache[key]?.refreshingSince = now
-            return nil
+            cache[key]?.age.admit(now: now, within: freshness) == true ? cache[key] : nil
         }
         guard let cached else { return nil }
         return try answer(cached, key: key, device: device)
@@ -110,18 +106,14 @@ final class ManifestService: Sendable {
         let key = Self.key(teamID, identifier)
         let cached = collections.withLockedValue { $0[key] }
         let now = Date()
-        if let cached, now.timeIntervalSince(cached.checkedAt) < freshness { return cached }
+        if let cached, cached.age.isFresh(now: now, within: freshness) { return cached }
         guard let row = try await CollectionRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$identifier == identifier).first() else {
             collections.withLockedValue { $0[key] = nil }
             return nil
         }
         if var cached, cached.collectionID == row.id, cached.sequence == row.sequence {
-            cached.checkedAt = now
-            cached.refreshingSince = nil
-            collections.withLockedValue { cache in
-                cache[key]?.checkedAt = now
-                cache[key]?.refreshingSince = nil
-            }
+            cached.age.confirm(at: now)
+            collections.withLockedValue { $0[key]?.age.confirm(at: now) }
             return cached
         }
         let compiled = try await CompiledCollection.load(row, publicURL: publicURL, on: db)
