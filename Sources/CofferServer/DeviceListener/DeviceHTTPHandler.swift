@@ -12,11 +12,13 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let endpoint: ManifestEndpoint
     private let database: any Database
+    private let logger: Logger
     private var head: HTTPRequestHead?
 
-    init(endpoint: ManifestEndpoint, database: any Database) {
+    init(endpoint: ManifestEndpoint, database: any Database, logger: Logger) {
         self.endpoint = endpoint
         self.database = database
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -65,17 +67,13 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         write(status: status, headers: headers, body: status == .ok ? answer.body : nil, keepAlive: keepAlive, context: context)
     }
 
+    /// The API's error body, mapped as the Vapor side maps it (``APIErrorMiddleware``).
     private func write(error: any Error, keepAlive: Bool, context: ChannelHandlerContext) {
-        let status: HTTPResponseStatus, code: String, reason: String
-        if let error = error as? APIError {
-            (status, code, reason) = (error.status, error.code, error.reason)
-        } else {
-            (status, code, reason) = (.internalServerError, "internal", "internal error")
-        }
-        var headers = HTTPHeaders()
+        let (status, errorBody, extra) = APIErrorMiddleware.describe(error, logger: logger)
+        var headers = extra
         headers.contentType = .json
-        let body = (try? JSONEncoder().encode(ErrorBody(error: code, reason: reason))) ?? Data()
-        headers.add(name: "content-length", value: String(body.count))
+        let body = (try? JSONEncoder().encode(errorBody)) ?? Data()
+        headers.replaceOrAdd(name: "content-length", value: String(body.count))
         write(status: status, headers: headers, body: context.channel.allocator.buffer(bytes: body), keepAlive: keepAlive, context: context)
     }
 

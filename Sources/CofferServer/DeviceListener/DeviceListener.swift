@@ -19,7 +19,7 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
 
     /// Binds the listener on the application's event loops; it stops with the application.
     static func start(_ app: Application, endpoint: ManifestEndpoint, hostname: String, port: Int) async throws {
-        let database = app.db
+        let database = app.db, logger = app.logger
         let channel = try await ServerBootstrap(group: app.eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -30,7 +30,7 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
                     // validation would check them again on every response.
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: false)
-                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: endpoint, database: database))
+                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: endpoint, database: database, logger: logger))
                 }
             }
             .bind(host: hostname, port: port).get()

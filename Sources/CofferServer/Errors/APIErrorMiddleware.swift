@@ -10,14 +10,14 @@ import Vapor
 struct APIErrorMiddleware: Middleware {
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         next.respond(to: request).flatMapErrorThrowing { error in
-            let (status, body, headers) = Self.describe(error, request: request)
+            let (status, body, headers) = Self.describe(error, logger: request.logger)
             let response = Response(status: status, headers: headers)
             try response.content.encode(body, as: .json)
             return response
         }
     }
 
-    static func describe(_ error: any Error, request: Request) -> (HTTPResponseStatus, ErrorBody, HTTPHeaders) {
+    static func describe(_ error: any Error, logger: Logger) -> (HTTPResponseStatus, ErrorBody, HTTPHeaders) {
         switch error {
         case let error as APIError:
             return (error.status, ErrorBody(error: error.code, reason: error.reason), error.headers)
@@ -36,7 +36,7 @@ struct APIErrorMiddleware: Middleware {
         case is DecodingError:
             return (.badRequest, ErrorBody(error: "invalid_request", reason: "the request body is not the expected JSON"), [:])
         default:
-            request.logger.error("unhandled error", metadata: ["type": "\(type(of: error))"])
+            logger.error("unhandled error", metadata: ["type": "\(type(of: error))"])
             return (.internalServerError, ErrorBody(error: "internal", reason: "internal error"), [:])
         }
     }
