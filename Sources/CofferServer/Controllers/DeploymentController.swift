@@ -123,14 +123,17 @@ struct DeploymentController: RouteCollection {
         guard before.problems.isEmpty else {
             throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
         }
-        let sequence = try await Activation.activate(try deployment.requireID(), in: try collection.requireID(), kind: kind, actor: user.name, on: req.db)
+        let now = Date()
+        let sequence = try await Activation.activate(try deployment.requireID(), in: try collection.requireID(), kind: kind,
+                                                     actor: user.name, at: now, on: req.db)
         manifests.invalidate(try collection.requireID())
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.\(kind)", actor: user.name,
                                target: "\(collection.identifier)/\(deployment.name) #\(sequence)", outcome: "ok")
-        guard let fresh = try await DeploymentRecord.find(deployment.id, on: req.db),
-              let freshCollection = try await CollectionRecord.find(collection.id, on: req.db)
-        else { throw APIError.notFound("deployment") }
-        return try await DeploymentView.make(fresh, in: freshCollection, store: store, on: req.db)
+        // The view checked above, as the activation left it: no second read of the blobs and keys.
+        var activated = before
+        activated.status = DeploymentRecord.Status.active.rawValue
+        activated.activatedAt = now
+        return activated
     }
 
     /// Validates `input` over `base` and stores the result (a new draft, or `existing`), with the

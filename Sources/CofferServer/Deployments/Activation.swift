@@ -8,8 +8,8 @@ import Foundation
 /// (PostgreSQL) or the database's write lock (SQLite): concurrent activations of one collection run
 /// one after the other, each with its own sequence number, and exactly one deployment ends active.
 enum Activation {
-    /// Activates `deploymentID`; returns the new sequence number.
-    static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, on db: any Database) async throws -> Int64 {
+    /// Activates `deploymentID` as of `now`; returns the new sequence number.
+    static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on db: any Database) async throws -> Int64 {
         try await db.transaction { tx in
             guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
             guard let row = try await sql.raw("""
@@ -23,7 +23,7 @@ enum Activation {
                 .set(\.$status, to: .archived).update()
             try await DeploymentRecord.query(on: tx)
                 .filter(\.$id == deploymentID)
-                .set(\.$status, to: .active).set(\.$activatedAt, to: Date()).update()
+                .set(\.$status, to: .active).set(\.$activatedAt, to: now).update()
             try await ActivationRecord(collectionID: collectionID, deploymentID: deploymentID, sequence: sequence, kind: kind, actor: actor).create(on: tx)
             return sequence
         }

@@ -10,12 +10,12 @@ struct DeploymentView: Content {
     let id: UUID
     let collection: String
     let name: String
-    let status: String
+    var status: String
     let models: [String: Version]
     let rules: [Rule]
     let createdBy: String
     let createdAt: Date?
-    let activatedAt: Date?
+    var activatedAt: Date?
     let problems: [String]
 
     /// Loads the versions a deployment names and checks its readiness.
