@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
+        .library(name: "Coffer", targets: ["Coffer"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
@@ -30,11 +31,19 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The client SDK: model collections on devices. CofferFormat, Foundation and swift-crypto only.
+        .target(
+            name: "Coffer",
+            dependencies: [
+                "CofferFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The command-line tool. Never imports Vapor or Fluent.
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferFormat",
+                "CofferFormat", "Coffer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -86,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferFormat",
+                "coffer", "coffer-server", "CofferFormat", "Coffer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

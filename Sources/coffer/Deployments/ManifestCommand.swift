@@ -1,4 +1,5 @@
 import ArgumentParser
+import Coffer
 import CofferFormat
 import Crypto
 import Foundation
@@ -56,14 +57,14 @@ struct ManifestCommand: NetworkCommand {
     func validate() throws {
         guard UUID(uuidString: app) != nil else { throw ValidationError("--app is an app ID, a UUID (coffer app list shows them)") }
         if let publicKey { _ = try Self.key(publicKey) }
-        _ = try DeviceAttributes(attributes)
+        _ = try DeviceAttributes(options: attributes)
     }
 
     func run() async throws {
         let client = try server.map { APIClient(server: try ServerAddress.parse($0), token: nil) } ?? APIClient.anonymous()
         let secret = try AppCredential.resolve(option: credential, file: credentialFile)
         let device = deviceID ?? ProcessInfo.processInfo.hostName
-        let query = [("deviceID", device)] + (try DeviceAttributes(attributes)).pairs.map { ($0.name, $0.value) }
+        let query = [("deviceID", device)] + (try DeviceAttributes(options: attributes)).queryItems.map { ($0.name, $0.value) }
         var request = client.request("GET", ["v1", "device", "collections", collection, "manifest"], query: query, authorized: false)
         request.setValue("Basic " + Data("\(app):\(secret)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         let envelope = try await client.send(request).body

@@ -1,0 +1,159 @@
+import CofferFormat
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One collection's folder in the cache (docs/SDK.md, "The cache"):
+///
+/// ```
+/// ROOT/collections/ID/state.json        the manifest switched to last (one rename switches)
+/// ROOT/collections/ID/blobs/SHA.coffer  verified sealed models, named by their SHA-256
+/// ROOT/collections/ID/staging/SHA.part  downloads in progress, resumed by the next update
+/// ROOT/collections/ID/lock              held by whoever updates
+/// ```
+///
+/// Models stay sealed at rest. A model enters `blobs/` only after its size and SHA-256 were
+/// checked and it was synced to disk; `state.json` names only models in `blobs/`; models the
+/// state does not name are removed after a switch.
+struct CollectionCache: Sendable {
+    let identifier: String
+    let folder: String
+
+    /// The folder for `identifier` under `root`; the identifier is checked, since it names a folder.
+    init(root: URL, identifier: String) throws(CofferError) {
+        guard Self.isValidIdentifier(identifier) else {
+            throw .invalidConfiguration("a collection identifier is 1 to 100 ASCII letters, digits, '.', '_' or '-'")
+        }
+        self.identifier = identifier
+        folder = root.appendingPathComponent("collections", isDirectory: true).appendingPathComponent(identifier, isDirectory: true).path
+    }
+
+    var blobsFolder: String { folder + "/blobs" }
+    var stagingFolder: String { folder + "/staging" }
+    var statePath: String { folder + "/state.json" }
+
+    func blobPath(_ sha256: String) -> String { blobsFolder + "/" + sha256 + ".coffer" }
+    func partPath(_ sha256: String) -> String { stagingFolder + "/" + sha256 + ".part" }
+
+    /// Creates the folders (0700).
+    func prepare() throws {
+        try FileKeyStore.makePrivateFolder((folder as NSString).deletingLastPathComponent)
+        for path in [folder, blobsFolder, stagingFolder] { try FileKeyStore.makePrivateFolder(path) }
+    }
+
+    /// Takes the update lock.
+    func lock() async throws -> FileLock { try await FileLock.acquire(folder + "/lock") }
+
+    /// The cached state, verified with `publicKey` (its expiry is not checked: an expired manifest
+    /// still describes models the device may keep using offline) and complete: every model it
+    /// names is in `blobs/` with its size. Nil when there is none or it cannot be used.
+    func loadState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
+        guard let file = try? PositionalFile(readingAt: statePath), let size = try? file.size(),
+              size <= UInt64(2 * SignedManifest.maximumEnvelopeSize),
+              let bytes = try? file.read(count: Int(size), at: 0),
+              let stored = try? Self.decoder.decode(CacheState.Stored.self, from: Data(bytes)), stored.format == 1,
+              let manifest = try? SignedManifest.verify(stored.envelope, using: publicKey, now: nil),
+              manifest.collection == identifier
+        else { return nil }
+        let state = CacheState(stored: stored, manifest: manifest)
+        for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) { return nil }
+        return state
+    }
+
+    /// Whether `blobs/` has the model `sha256` with `size` bytes.
+    func hasBlob(_ sha256: String, size: Int64) -> Bool {
+        var info = stat()
+        return lstat(blobPath(sha256), &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Int64(info.st_size) == size
+    }
+
+    /// Moves a verified, synced download into `blobs/`.
+    func commitBlob(_ sha256: String) throws {
+        guard rename(partPath(sha256), blobPath(sha256)) == 0 else {
+            throw IOFailure(operation: .rename, path: blobPath(sha256), errno: errno)
+        }
+    }
+
+    /// Writes `state` beside `state.json`, syncs it and the folders, and renames it into place:
+    /// the one step that switches the collection.
+    func writeState(_ state: CacheState) throws {
+        try Self.synchronizeFolder(blobsFolder)
+        let bytes = try Self.encoder.encode(state.stored)
+        let output = try AtomicOutput(finalPath: statePath, replacing: true)
+        do {
+            let file = try output.createFile(mode: 0o600)
+            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.synchronize()
+            CrashPoint.reach("state-written")
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+        CrashPoint.reach("state-committed")
+        try Self.synchronizeFolder(folder)
+    }
+
+    /// Removes models not in `keeping`, every download in progress except those in `resumable`,
+    /// and leftovers of interrupted state writes.
+    func removeUnused(keeping: Set<String>, resumable: Set<String> = []) {
+        for name in Self.names(in: blobsFolder) {
+            let sha = name.hasSuffix(".coffer") ? String(name.dropLast(7)) : name
+            if !keeping.contains(sha) { unlink(blobsFolder + "/" + name) }
+        }
+        for name in Self.names(in: stagingFolder) {
+            let sha = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            if !resumable.contains(sha) { unlink(stagingFolder + "/" + name) }
+        }
+        for name in Self.names(in: folder) where name.hasPrefix(".state.json.~") { unlink(folder + "/" + name) }
+        CrashPoint.reach("old-removed")
+    }
+
+    /// Bytes in `blobs/` and `staging/`.
+    func usedBytes() -> UInt64 {
+        var total: UInt64 = 0
+        for folder in [blobsFolder, stagingFolder] {
+            for name in Self.names(in: folder) {
+                var info = stat()
+                if lstat(folder + "/" + name, &info) == 0 { total += UInt64(max(0, info.st_size)) }
+            }
+        }
+        return total
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    static func names(in folder: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    }
+
+    /// `fsync` on a folder, so the renames in it survive a power cut.
+    static func synchronizeFolder(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+        guard fd >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 || errno == EINVAL else { throw IOFailure(operation: .write, path: path, errno: errno) }
+    }
+
+    /// The server's rule: letters, digits, `.`, `_`, `-`, 1 to 100, not `.` or `..`.
+    static func isValidIdentifier(_ identifier: String) -> Bool {
+        (1...100).contains(identifier.utf8.count) && identifier != "." && identifier != ".."
+            && identifier.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
+    }
+}

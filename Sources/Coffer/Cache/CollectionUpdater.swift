@@ -1,0 +1,126 @@
+import CofferFormat
+import Crypto
+import Foundation
+
+/// One update of one collection: ask for the manifest, verify it, download what is missing,
+/// switch in one rename, remove what the new state no longer names (docs/SDK.md).
+///
+/// Runs under the collection's file lock. Whatever stops it — an error, a cancellation, the
+/// process being killed — the previous state stays complete and usable; downloads in progress are
+/// kept in `staging/` and resumed by the next update.
+struct CollectionUpdater: Sendable {
+    let configuration: CofferConfiguration
+    let api: DeviceAPI
+    let cache: CollectionCache
+    let deviceID: String
+    /// SHA-256s of models in use by this process (accessed and not ended); never removed.
+    let inUse: @Sendable () async -> Set<String>
+
+    /// What an update did.
+    enum Outcome: Sendable {
+        /// The server confirmed the cached manifest (304), or sent the same models again.
+        case unchanged(CacheState)
+        /// The collection switched to a new manifest.
+        case updated(CacheState)
+
+        var state: CacheState {
+            switch self {
+            case .unchanged(let state), .updated(let state): return state
+            }
+        }
+    }
+
+    /// Runs the update; `progress` hears the bytes to download (once) and the bytes done.
+    func run(progress: DownloadProgress) async throws(SyncFailure) -> Outcome {
+        let lock: FileLock
+        do {
+            try cache.prepare()
+            lock = try await cache.lock()
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .cache("\(error)")
+        }
+        defer { lock.release() }
+        let current = cache.loadState(publicKey: configuration.publicKey)
+        let now = Date()
+        let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
+        let answer = try await manifest(etag: etag)
+        guard case .envelope(let envelope, let newETag) = answer else {
+            guard let current else { throw .server(.answer(status: 304, code: "not_modified", reason: "304 without a cached manifest")) }
+            return .unchanged(current)
+        }
+        let manifest: Manifest
+        do {
+            manifest = try SignedManifest.verify(envelope, using: configuration.publicKey, now: Date())
+        } catch {
+            throw .manifestRefused("\(error)")
+        }
+        guard manifest.collection == cache.identifier else {
+            throw .manifestRefused("it is for collection \(DeviceAPI.printable(manifest.collection, limit: 100)), not \(cache.identifier)")
+        }
+        if let current, manifest.sequence < current.manifest.sequence {
+            throw .manifestRefused("its sequence \(manifest.sequence) is older than the cached \(current.manifest.sequence)")
+        }
+        CrashPoint.reach("manifest-verified")
+        let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
+        try await download(next, current: current, progress: progress)
+        do {
+            try cache.writeState(next)
+        } catch {
+            throw .cache("\(error)")
+        }
+        cache.removeUnused(keeping: Set(next.blobs.keys).union(await inUse()))
+        if let current, current.manifest.models == manifest.models, current.manifest.deploymentID == manifest.deploymentID {
+            return .unchanged(next)
+        }
+        return .updated(next)
+    }
+
+    /// The manifest, retried with backoff when the server answers 5xx or 429 (not when it
+    /// cannot be reached: then the cache serves at once).
+    private func manifest(etag: String?) async throws(SyncFailure) -> DeviceAPI.ManifestAnswer {
+        var attempt = 1
+        while true {
+            do {
+                return try await api.manifest(cache.identifier, deviceID: deviceID, etag: etag)
+            } catch {
+                guard case .unavailable = error, attempt < configuration.retry.attempts else { throw .server(error) }
+                attempt += 1
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(configuration.retry.delay(before: attempt) * 1e9))
+                } catch {
+                    throw .cancelled
+                }
+            }
+        }
+    }
+
+    /// Downloads every model of `next` not yet in `blobs/`, checks the bound first.
+    private func download(_ next: CacheState, current: CacheState?, progress: DownloadProgress) async throws(SyncFailure) {
+        let missing = next.blobs.filter { !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
+        let needed = missing.reduce(UInt64(0)) { $0 + UInt64($1.value.size) }
+        if let bound = configuration.maximumCacheBytes {
+            let kept = current.map { $0.blobs.values.reduce(UInt64(0)) { $0 + UInt64($1.size) } } ?? 0
+            guard kept + needed <= bound else {
+                throw .cache("the update needs \(needed) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
+            }
+        }
+        progress.begin(total: needed)
+        let fetcher = BlobFetcher(api: api, retry: configuration.retry)
+        for (sha, entry) in missing {
+            let name = next.manifest.models.first { $0.value.sha256 == sha }?.key ?? sha
+            guard let url = URL(string: entry.url, relativeTo: configuration.serverURL)?.absoluteURL,
+                  let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http"
+            else { throw .manifestRefused("model \(name) has no usable URL") }
+            try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha)) { progress.add($0) }
+            CrashPoint.reach("blob-verified")
+            do {
+                try cache.commitBlob(sha)
+            } catch {
+                throw .cache("\(error)")
+            }
+            CrashPoint.reach("blob-committed")
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import CofferFormat
+import Crypto
+import Foundation
+
+/// The SDK's entry point: one configuration, its cache, and the collections accessed through it.
+///
+/// ```swift
+/// try CofferClient.configure(CofferConfiguration(
+///     serverURL: URL(string: "https://models.example.com")!, appID: "…", credential: "…",
+///     publicKey: "…base64 from coffer-server public-key…"))
+/// let flowers = try await ModelCollection.beginAccessing(identifier: "FlowerModels")
+/// let model = try await flowers.entries["FlowerClassifier"]!.data()
+/// ```
+///
+/// Several clients may share a cache folder, even in several processes: updates of a collection
+/// take a file lock.
+public final class CofferClient: Sendable {
+    /// The configuration this client was made with.
+    public let configuration: CofferConfiguration
+    let api: DeviceAPI
+    let hub = CollectionHub()
+    let keys: ModelKeys
+
+    /// A client for `configuration`; refuses a configuration that cannot work.
+    public init(configuration: CofferConfiguration) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        api = DeviceAPI(configuration: configuration, transport: DeviceTransport(timeout: configuration.requestTimeout))
+        keys = ModelKeys(api: api, store: configuration.keyStore, configuredDeviceID: configuration.deviceID)
+    }
+
+    deinit { api.transport.close() }
+
+    private static let sharedClient = SharedClient()
+
+    /// Makes a client for `configuration` the one ``ModelCollection``'s static methods use.
+    public static func configure(_ configuration: CofferConfiguration) throws {
+        sharedClient.set(try CofferClient(configuration: configuration))
+    }
+
+    /// The client set by ``configure(_:)``.
+    public static var shared: CofferClient {
+        get throws {
+            guard let client = sharedClient.get() else {
+                throw CofferError.invalidConfiguration("call CofferClient.configure(_:) before accessing a collection")
+            }
+            return client
+        }
+    }
+
+    /// The device's ID: the configured one, else one made once and kept in the key store.
+    public func deviceID() throws -> String { try keys.deviceID() }
+
+    // MARK: accessing
+
+    /// The collection `identifier` as the update policy says: the cached one (updating in the
+    /// background), the latest from the server, or the bundled models when nothing else can be
+    /// had. Its models stay on disk until ``endAccessing(identifier:)``.
+    ///
+    /// Throws ``CofferError/collectionUnavailable(identifier:cause:)`` when nothing can be served,
+    /// ``CofferError/invalidConfiguration(_:)`` for a bad identifier.
+    public func beginAccessing(identifier: String, progress: Foundation.Progress? = nil) async throws -> ModelCollection {
+        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier)
+        let cached = cache.loadState(publicKey: configuration.publicKey)
+        let collection: ModelCollection
+        switch (configuration.updatePolicy, cached) {
+        case (.cachedOnly, let cached?):
+            collection = self.collection(cached, cache: cache, origin: .cache(staleBecause: nil))
+        case (.cachedOnly, nil):
+            collection = try bundled(identifier, because: .notCached)
+        case (.useCachedAndUpdateInBackground, let cached?):
+            collection = self.collection(cached, cache: cache, origin: .cache(staleBecause: nil))
+            await hub.updateInBackground(identifier) { [self] shared async throws(SyncFailure) in
+                try await update(cache, progress: shared)
+            }
+        default:
+            collection = try await latest(cache, progress: progress)
+        }
+        await hub.retain(collection)
+        return collection
+    }
+
+    /// The same with a completion handler, as `MLModelCollection` has it: the returned `Progress`
+    /// counts the bytes to download, and cancelling it cancels the wait (the download stays
+    /// resumable).
+    @discardableResult
+    public func beginAccessing(identifier: String,
+                               completionHandler: @escaping @Sendable (Result<ModelCollection, any Error>) -> Void) -> Foundation.Progress {
+        let progress = Foundation.Progress(totalUnitCount: 1)
+        let task = Task {
+            do {
+                completionHandler(.success(try await beginAccessing(identifier: identifier, progress: progress)))
+            } catch {
+                completionHandler(.failure(error))
+            }
+        }
+        progress.cancellationHandler = { task.cancel() }
+        return progress
+    }
+
+    /// Ends the accesses to `identifier`: models replaced by an update may now be removed.
+    public func endAccessing(identifier: String) async {
+        await hub.releaseAll(identifier)
+    }
+
+    /// The collections `identifier` switches to from now on (after updates in the background or
+    /// by other callers), as an `AsyncSequence`.
+    public func updates(identifier: String) -> AsyncStream<ModelCollection> {
+        AsyncStream { continuation in
+            let hub = self.hub
+            Task {
+                let id = await hub.listen(identifier, continuation)
+                continuation.onTermination = { _ in Task { await hub.stopListening(identifier, id) } }
+            }
+        }
+    }
+
+    /// The cached collection without any request, or nil when nothing usable is cached.
+    public func cachedCollection(identifier: String) throws -> ModelCollection? {
+        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier)
+        return cache.loadState(publicKey: configuration.publicKey).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
+    }
+
+    // MARK: internals
+
+    /// Asks the server; on failure, the cache, then the bundled models.
+    private func latest(_ cache: CollectionCache, progress: Foundation.Progress?) async throws -> ModelCollection {
+        do {
+            let outcome = try await hub.update(cache.identifier, progress: progress) { [self] shared async throws(SyncFailure) in
+                try await update(cache, progress: shared)
+            }
+            return collection(outcome.state, cache: cache, origin: .server)
+        } catch {
+            let cause = (error as? SyncFailure)?.cause ?? .cache("\(error)")
+            if cause == .cancelled { throw CofferError.collectionUnavailable(identifier: cache.identifier, cause: .cancelled) }
+            if let cached = cache.loadState(publicKey: configuration.publicKey) {
+                return collection(cached, cache: cache, origin: .cache(staleBecause: cause))
+            }
+            return try bundled(cache.identifier, because: cause)
+        }
+    }
+
+    /// One update, announced to listeners when it switched the collection.
+    private func update(_ cache: CollectionCache, progress: DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome {
+        let deviceID: String
+        do {
+            deviceID = try keys.deviceID()
+        } catch {
+            throw .cache("\(error)")
+        }
+        let hub = self.hub
+        let updater = CollectionUpdater(configuration: configuration, api: api, cache: cache, deviceID: deviceID,
+                                        inUse: { await hub.models(inUseBy: cache.identifier) })
+        let outcome = try await updater.run(progress: progress)
+        if case .updated(let state) = outcome {
+            await hub.announce(collection(state, cache: cache, origin: .server))
+        }
+        return outcome
+    }
+
+    func collection(_ state: CacheState, cache: CollectionCache, origin: ModelCollection.Origin) -> ModelCollection {
+        let manifest = state.manifest
+        var entries: [String: ModelCollection.Entry] = [:]
+        for (name, model) in manifest.models {
+            entries[name] = ModelCollection.Entry(
+                modelName: name, version: model.versionID, sha256: model.sha256, size: UInt64(model.size), keyID: model.keyID,
+                modelURL: URL(fileURLWithPath: cache.blobPath(model.sha256)), isSealed: true, keys: keys)
+        }
+        return ModelCollection(identifier: manifest.collection, deploymentID: manifest.deploymentID, sequence: manifest.sequence,
+                               expiresAt: manifest.expiresAt, entries: entries, origin: origin)
+    }
+
+    /// The bundled models, or the cause when there are none.
+    private func bundled(_ identifier: String, because cause: UnavailableCause) throws -> ModelCollection {
+        guard !configuration.bundledModels.isEmpty else { throw CofferError.collectionUnavailable(identifier: identifier, cause: cause) }
+        var entries: [String: ModelCollection.Entry] = [:]
+        for (name, model) in configuration.bundledModels {
+            let header = try? SealedModel.readHeader(path: model.url.path)
+            let size = (try? FileManager.default.attributesOfItem(atPath: model.url.path)[.size] as? NSNumber)?.uint64Value ?? 0
+            entries[name] = ModelCollection.Entry(modelName: name, version: model.version, sha256: nil, size: size,
+                                                  keyID: header?.keyID, modelURL: model.url, isSealed: header != nil, keys: keys)
+        }
+        return ModelCollection(identifier: identifier, deploymentID: nil, sequence: nil, expiresAt: nil, entries: entries,
+                               origin: .bundled(because: cause))
+    }
+}
+
+/// The client ``CofferClient/configure(_:)`` set.
+private final class SharedClient: @unchecked Sendable {
+    private let lock = NSLock()
+    private var client: CofferClient?
+    func set(_ client: CofferClient) { lock.withLock { self.client = client } }
+    func get() -> CofferClient? { lock.withLock { client } }
+}

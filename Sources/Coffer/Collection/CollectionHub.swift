@@ -1,0 +1,111 @@
+import Foundation
+
+/// What one ``CofferClient`` shares between callers: the update in flight per collection (so
+/// concurrent `beginAccessing` calls share one download), the models in use, and the listeners
+/// to updates.
+actor CollectionHub {
+    private struct Flight {
+        let task: Task<CollectionUpdater.Outcome, any Error>
+        let progress: DownloadProgress
+        var waiters: [UUID: CheckedContinuation<CollectionUpdater.Outcome, any Error>] = [:]
+        /// A background update runs to its end even when nobody waits for it.
+        var background: Bool
+    }
+
+    private var flights: [String: Flight] = [:]
+    private var inUse: [String: [String: Int]] = [:]
+    private var listeners: [String: [UUID: AsyncStream<ModelCollection>.Continuation]] = [:]
+
+    /// The work of one update: the client's updater, which also announces a switch.
+    typealias Work = @Sendable (DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome
+
+    /// Waits for the update of `identifier` in flight, or starts one with `work`. When the caller
+    /// is cancelled it stops waiting at once; the update itself is cancelled when nobody waits for
+    /// it any more (its download stays resumable), unless it was started in the background.
+    func update(_ identifier: String, progress: Foundation.Progress? = nil, work: @escaping Work) async throws -> CollectionUpdater.Outcome {
+        if flights[identifier] == nil { begin(identifier, background: false, work: work) }
+        let waiter = UUID()
+        if let progress { flights[identifier]?.progress.observe(progress) }
+        let shared = flights[identifier]?.progress
+        defer { if let progress { shared?.forget(progress) } }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: SyncFailure.cancelled)
+                } else {
+                    flights[identifier]?.waiters[waiter] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.leave(identifier, waiter) }
+        }
+    }
+
+    /// Starts an update in the background unless one is in flight; returns at once.
+    func updateInBackground(_ identifier: String, work: @escaping Work) {
+        if flights[identifier] == nil { begin(identifier, background: true, work: work) }
+    }
+
+    private func begin(_ identifier: String, background: Bool, work: @escaping Work) {
+        let shared = DownloadProgress()
+        let task = Task<CollectionUpdater.Outcome, any Error> {
+            let result: Result<CollectionUpdater.Outcome, any Error>
+            do {
+                result = .success(try await work(shared))
+            } catch {
+                result = .failure(error)
+            }
+            self.land(identifier, result)
+            return try result.get()
+        }
+        flights[identifier] = Flight(task: task, progress: shared, background: background)
+    }
+
+    private func leave(_ identifier: String, _ waiter: UUID) {
+        guard let continuation = flights[identifier]?.waiters.removeValue(forKey: waiter) else { return }
+        continuation.resume(throwing: SyncFailure.cancelled)
+        if let flight = flights[identifier], flight.waiters.isEmpty, !flight.background { flight.task.cancel() }
+    }
+
+    private func land(_ identifier: String, _ result: Result<CollectionUpdater.Outcome, any Error>) {
+        guard let flight = flights.removeValue(forKey: identifier) else { return }
+        for continuation in flight.waiters.values { continuation.resume(with: result) }
+    }
+
+    // MARK: models in use
+
+    /// Marks the models of `collection` as in use until ``release(_:)``.
+    func retain(_ collection: ModelCollection) {
+        for entry in collection.entries.values {
+            if let sha = entry.sha256 { inUse[collection.identifier, default: [:]][sha, default: 0] += 1 }
+        }
+    }
+
+    /// Ends the use of every model of `identifier` (``ModelCollection/endAccessing(identifier:)``).
+    func releaseAll(_ identifier: String) {
+        inUse[identifier] = nil
+    }
+
+    /// The SHA-256s of models of `identifier` in use.
+    func models(inUseBy identifier: String) -> Set<String> {
+        Set((inUse[identifier] ?? [:]).filter { $0.value > 0 }.keys)
+    }
+
+    // MARK: listeners
+
+    /// A stream of the collections `identifier` switches to, from now on.
+    func listen(_ identifier: String, _ continuation: AsyncStream<ModelCollection>.Continuation) -> UUID {
+        let id = UUID()
+        listeners[identifier, default: [:]][id] = continuation
+        return id
+    }
+
+    func stopListening(_ identifier: String, _ id: UUID) {
+        listeners[identifier]?[id] = nil
+    }
+
+    /// Tells every listener of the collection's identifier about it.
+    func announce(_ collection: ModelCollection) {
+        for continuation in (listeners[collection.identifier] ?? [:]).values { continuation.yield(collection) }
+    }
+}

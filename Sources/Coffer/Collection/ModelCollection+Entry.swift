@@ -1,0 +1,58 @@
+import CofferFormat
+import Foundation
+
+extension ModelCollection {
+    /// One model of a collection. Downloaded models are sealed Coffer containers on disk;
+    /// ``data()``, ``reader()`` and ``withDecryptedFile(_:)`` open them, fetching the model key
+    /// from the server the first time and keeping it in the key store for later, offline opens.
+    public struct Entry: Sendable {
+        /// The model's name in the collection.
+        public let modelName: String
+        /// The model version's ID, or the bundled model's version.
+        public let version: String
+        /// The sealed model's SHA-256 (nil for bundled models).
+        public let sha256: String?
+        /// The file's size in bytes.
+        public let size: UInt64
+        /// The model key that opens it; nil for a plain bundled model.
+        public let keyID: String?
+        /// The model on disk: a sealed container (``isSealed``) or a plain bundled model.
+        public let modelURL: URL
+        /// Whether ``modelURL`` is sealed.
+        public let isSealed: Bool
+        let keys: ModelKeys
+
+        /// The whole model decrypted into memory.
+        public func data() async throws -> Data {
+            guard isSealed else { return try Data(contentsOf: modelURL, options: .mappedIfSafe) }
+            let reader = try await reader()
+            return try reader.data()
+        }
+
+        /// A reader that decrypts any byte range on demand (for models larger than you want in memory).
+        public func reader() async throws -> ModelReader {
+            guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
+            let key = try await keys.key(keyID ?? "", for: modelName)
+            do {
+                return ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key)))
+            } catch let failure as IOFailure where failure.isMissing {
+                throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
+            } catch {
+                throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
+            }
+        }
+
+        /// Calls `body` with a path to the decrypted model, for runtimes that only open paths, and
+        /// removes it afterwards. On Linux the file lives only in memory (`memfd`; a folder model
+        /// is unpacked into the RAM file system `/dev/shm`); on Apple platforms it is written to
+        /// the app's temporary folder with complete file protection and removed when `body`
+        /// returns (see docs/SDK.md).
+        public func withDecryptedFile<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+            guard isSealed else { return try await body(modelURL) }
+            let reader = try await reader()
+            let file = try DecryptedFile(reader.sealed, name: modelName)
+            defer { file.remove() }
+            return try await body(file.url)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// A set of models that arrive together, shaped after Core ML's `MLModelCollection`: one
+/// deployment's models for this device, switched in one step.
+///
+/// ```swift
+/// let flowers = try await ModelCollection.beginAccessing(identifier: "FlowerModels")
+/// if let classifier = flowers.entries["FlowerClassifier"] {
+///     let bytes = try await classifier.data()      // decrypted in memory
+/// }
+/// for await newer in ModelCollection.updates(identifier: "FlowerModels") { … }
+/// await ModelCollection.endAccessing(identifier: "FlowerModels")
+/// ```
+public struct ModelCollection: Sendable {
+    /// Where a collection came from.
+    public enum Origin: Sendable, Equatable {
+        /// The server sent or confirmed it just now.
+        case server
+        /// The cache, without asking the server (a background update may follow), or because the
+        /// server's answer could not be used (`staleBecause`).
+        case cache(staleBecause: UnavailableCause?)
+        /// The app's bundled models: nothing was cached and the server's answer could not be used.
+        case bundled(because: UnavailableCause)
+    }
+
+    /// The collection's identifier.
+    public let identifier: String
+    /// The deployment the models come from; nil for bundled models.
+    public let deploymentID: String?
+    /// The manifest's sequence number (grows with every activation); nil for bundled models.
+    public let sequence: UInt64?
+    /// When the manifest stops being valid without a new check; nil for bundled models.
+    public let expiresAt: Date?
+    /// The models by name.
+    public let entries: [String: Entry]
+    /// Where this collection came from.
+    public let origin: Origin
+
+    /// Accesses `identifier` through ``CofferClient/shared``; see ``CofferClient/beginAccessing(identifier:progress:)``.
+    public static func beginAccessing(identifier: String) async throws -> ModelCollection {
+        try await CofferClient.shared.beginAccessing(identifier: identifier)
+    }
+
+    /// Accesses `identifier` through ``CofferClient/shared`` with a completion handler; the
+    /// `Progress` counts the bytes downloaded and cancels the wait.
+    @discardableResult
+    public static func beginAccessing(identifier: String,
+                                      completionHandler: @escaping @Sendable (Result<ModelCollection, any Error>) -> Void) -> Foundation.Progress {
+        do {
+            return try CofferClient.shared.beginAccessing(identifier: identifier, completionHandler: completionHandler)
+        } catch {
+            completionHandler(.failure(error))
+            return Foundation.Progress(totalUnitCount: 0)
+        }
+    }
+
+    /// Ends the accesses to `identifier` through ``CofferClient/shared``.
+    public static func endAccessing(identifier: String) async {
+        await (try? CofferClient.shared)?.endAccessing(identifier: identifier)
+    }
+
+    /// The collections `identifier` switches to from now on, through ``CofferClient/shared``.
+    public static func updates(identifier: String) -> AsyncStream<ModelCollection> {
+        guard let client = try? CofferClient.shared else { return AsyncStream { $0.finish() } }
+        return client.updates(identifier: identifier)
+    }
+}

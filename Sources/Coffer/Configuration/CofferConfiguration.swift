@@ -1,0 +1,108 @@
+import Crypto
+import Foundation
+
+/// Everything a ``CofferClient`` needs: where the server is, who the app is, which key signs its
+/// manifests, how the device describes itself, and where models are kept.
+public struct CofferConfiguration: Sendable {
+    /// The Coffer server, such as `https://models.example.com`.
+    public var serverURL: URL
+    /// The app's ID (`coffer app create` prints it).
+    public var appID: String
+    /// The app's device credential. Sent only to ``serverURL``, in a header or a request body,
+    /// never in a URL.
+    public var credential: String
+    /// The server's manifest-signing public key, pinned in the app (`coffer-server public-key`).
+    public var publicKey: Curve25519.Signing.PublicKey
+    /// How the device describes itself to targeting rules; detected by default.
+    public var deviceAttributes: DeviceAttributes
+    /// The device's ID, which places it in rollouts. Nil: a random ID made once and kept in the
+    /// key store (stable until the app is reinstalled).
+    public var deviceID: String?
+    /// Where sealed models and the verified manifest are kept (created 0700).
+    public var cacheDirectory: URL
+    /// When to ask the server; see ``UpdatePolicy``.
+    public var updatePolicy: UpdatePolicy
+    /// Models served by name when nothing is cached and the server cannot be reached.
+    public var bundledModels: [String: BundledModel]
+    /// Where the device key and fetched model keys are kept: the Keychain on Apple platforms, a
+    /// folder of 0600 files (`cacheDirectory/keys`) elsewhere.
+    public var keyStore: any KeyStore
+    /// The most bytes the cache may hold for one collection (its models plus an update being
+    /// downloaded); an update that would exceed it is refused. Nil: no bound beyond the disk.
+    public var maximumCacheBytes: UInt64?
+    /// How long one request may wait for the server.
+    public var requestTimeout: TimeInterval
+    /// How failed downloads are retried.
+    public var retry: RetryPolicy
+
+    /// A configuration with the defaults: detected attributes, the platform's cache folder and key
+    /// store, ``UpdatePolicy/useCachedAndUpdateInBackground``.
+    public init(serverURL: URL, appID: String, credential: String, publicKey: Curve25519.Signing.PublicKey,
+                cacheDirectory: URL? = nil, keyStore: (any KeyStore)? = nil) {
+        self.serverURL = serverURL
+        self.appID = appID
+        self.credential = credential
+        self.publicKey = publicKey
+        self.deviceAttributes = .current
+        self.deviceID = nil
+        let cache = cacheDirectory ?? Self.defaultCacheDirectory
+        self.cacheDirectory = cache
+        self.updatePolicy = .useCachedAndUpdateInBackground
+        self.bundledModels = [:]
+        self.keyStore = keyStore ?? Self.platformKeyStore(cache: cache)
+        self.maximumCacheBytes = nil
+        self.requestTimeout = 30
+        self.retry = RetryPolicy()
+    }
+
+    /// The same, with the public key as `coffer-server public-key` prints it (base64 of 32 bytes).
+    public init(serverURL: URL, appID: String, credential: String, publicKey base64: String,
+                cacheDirectory: URL? = nil, keyStore: (any KeyStore)? = nil) throws {
+        self.init(serverURL: serverURL, appID: appID, credential: credential,
+                  publicKey: try Self.publicKey(base64), cacheDirectory: cacheDirectory, keyStore: keyStore)
+    }
+
+    /// Parses a pinned public key: base64 of the raw 32-byte Ed25519 key.
+    public static func publicKey(_ base64: String) throws -> Curve25519.Signing.PublicKey {
+        guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
+              let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
+        else { throw CofferError.invalidConfiguration("the public key is not base64 of 32 bytes (coffer-server public-key prints it)") }
+        return key
+    }
+
+    /// Application Support/Coffer on Apple platforms (kept out of backups), else
+    /// `$XDG_CACHE_HOME/coffer` or `~/.cache/coffer`.
+    public static var defaultCacheDirectory: URL {
+        #if canImport(Darwin)
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("Coffer", isDirectory: true)
+        #else
+        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("coffer", isDirectory: true)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/coffer", isDirectory: true)
+        #endif
+    }
+
+    /// The Keychain on Apple platforms, else 0600 files in `cache/keys`.
+    static func platformKeyStore(cache: URL) -> any KeyStore {
+        #if canImport(Security)
+        return KeychainKeyStore(service: "coffer")
+        #else
+        return FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true))
+        #endif
+    }
+
+    /// Checks what can be checked before any request.
+    func validate() throws {
+        guard let scheme = serverURL.scheme?.lowercased(), scheme == "https" || scheme == "http", serverURL.host != nil else {
+            throw CofferError.invalidConfiguration("the server URL must be http:// or https:// with a host")
+        }
+        guard UUID(uuidString: appID) != nil else { throw CofferError.invalidConfiguration("the app ID is not a UUID") }
+        guard !credential.isEmpty else { throw CofferError.invalidConfiguration("the credential is empty") }
+        if let deviceID, deviceID.isEmpty || deviceID.utf8.count > 200 || deviceID.contains("|") {
+            throw CofferError.invalidConfiguration("a device ID is 1 to 200 bytes without '|'")
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import CofferFormat
+import Crypto
+import Foundation
+
+/// Model keys for this device: from the key store, else fetched once from the server sealed to
+/// the device's X25519 key (docs/KEY-DELIVERY.md) and kept, so later opens work offline.
+struct ModelKeys: Sendable {
+    let api: DeviceAPI
+    let store: any KeyStore
+    let configuredDeviceID: String?
+
+    /// The key `keyID` that opens model `name`.
+    func key(_ keyID: String, for name: String) async throws -> ModelKey {
+        guard !keyID.isEmpty, keyID.utf8.count <= ContainerHeader.maximumKeyIDLength, KeyStoreNames.isValid(KeyStoreNames.modelKey(keyID)) else {
+            throw CofferError.modelInvalid(name: name, reason: "it names no usable key ID")
+        }
+        if let stored = try store.load(KeyStoreNames.modelKey(keyID)), stored.count == ModelKey.byteCount {
+            return try ModelKey(id: keyID, name: name, created: Date(), key: SymmetricKey(data: stored))
+        }
+        let device = try deviceID()
+        let deviceKey = try self.deviceKey()
+        let sealed: KeyDelivery.Sealed
+        do {
+            sealed = try await api.deliverKey(keyID, deviceID: device, devicePublicKey: deviceKey.publicKey)
+        } catch {
+            switch error {
+            case .answer(_, let code, let reason): throw CofferError.keyRefused(keyID: keyID, code: code, reason: reason)
+            case .cancelled: throw CancellationError()
+            default: throw CofferError.keyFetchFailed(keyID: keyID, reason: error.cause.description)
+            }
+        }
+        let material: SymmetricKey
+        do {
+            material = try KeyDelivery.open(sealed, keyID: keyID, deviceID: device, using: deviceKey)
+        } catch {
+            throw CofferError.keyRefused(keyID: keyID, code: "undecryptable", reason: "the delivered key does not open with this device's key")
+        }
+        try material.withUnsafeBytes { try store.save(KeyStoreNames.modelKey(keyID), Data($0)) }
+        return try ModelKey(id: keyID, name: name, created: Date(), key: material)
+    }
+
+    /// The configured device ID, else the one in the key store, else a new random one kept there.
+    func deviceID() throws -> String {
+        if let configuredDeviceID { return configuredDeviceID }
+        if let stored = try store.load(KeyStoreNames.deviceID), let text = String(data: stored, encoding: .utf8),
+           (1...200).contains(text.utf8.count), !text.contains("|") {
+            return text
+        }
+        let made = UUID().uuidString.lowercased()
+        try store.save(KeyStoreNames.deviceID, Data(made.utf8))
+        return made
+    }
+
+    /// The device's X25519 key, made on first use and kept in the key store.
+    func deviceKey() throws -> Curve25519.KeyAgreement.PrivateKey {
+        if let stored = try store.load(KeyStoreNames.deviceKey), let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: stored) {
+            return key
+        }
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        try store.save(KeyStoreNames.deviceKey, key.rawRepresentation)
+        return key
+    }
+}

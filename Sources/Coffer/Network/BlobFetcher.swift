@@ -1,0 +1,203 @@
+import CofferFormat
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Downloads one sealed model into a part file, resuming where an earlier try stopped.
+///
+/// The file is asked for in Range pieces of at most ``pieceSize`` bytes, so memory stays bounded
+/// whatever the model's size (URLSession has no back-pressure on Linux). Bytes already in the part
+/// file are hashed first; every byte is hashed as it is written; the result must have the size
+/// and SHA-256 the signed manifest names, or the part file is removed and the model refused.
+struct BlobFetcher: Sendable {
+    static let pieceSize: UInt64 = 64 << 20
+
+    let api: DeviceAPI
+    let retry: RetryPolicy
+
+    /// Fetches `entry` (called `name` in the manifest) from `url` into `partPath`.
+    func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String,
+               progress: @escaping @Sendable (UInt64) -> Void) async throws(SyncFailure) {
+        let size = UInt64(entry.size)
+        let writer: PartWriter
+        do {
+            writer = try PartWriter(path: partPath, expectedSize: size)
+        } catch {
+            throw .cache("cannot write \(partPath): \(error)")
+        }
+        progress(writer.offset)
+        var failures = 0
+        while writer.offset < size {
+            let start = writer.offset
+            do {
+                try await piece(url, from: start, through: min(start + Self.pieceSize, size) - 1, total: size, writer: writer)
+                CrashPoint.reach("piece-written")
+                progress(writer.offset - start)
+                failures = 0
+            } catch let failure {
+                progress(writer.offset - start)
+                if case .cancelled = failure { throw .cancelled }
+                if case .cache = failure { throw failure }
+                if writer.offset > start { failures = 0 }
+                failures += 1
+                guard failure.isTransient, failures < retry.attempts else { throw failure }
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(retry.delay(before: failures + 1) * 1e9))
+                } catch {
+                    throw .cancelled
+                }
+            }
+        }
+        let digest = writer.finish()
+        guard digest == entry.sha256 else {
+            writer.discard()
+            throw .modelRefused(name: name, reason: "its SHA-256 is \(digest), not \(entry.sha256) as the manifest says")
+        }
+        do {
+            try writer.synchronize()
+        } catch {
+            throw .cache("cannot write \(partPath): \(error)")
+        }
+    }
+
+    /// Asks for bytes `first...last` and writes them at their offsets.
+    private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter) async throws(SyncFailure) {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = api.configuration.requestTimeout
+        request.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        let response: HTTPURLResponse
+        writer.beginPiece()
+        do {
+            response = try await api.transport.stream(request) { response, data in
+                try writer.accept(data, response: response, first: first, last: last, total: total)
+            }
+        } catch let failure as PartWriter.Refusal {
+            throw failure.failure
+        } catch is CancellationError {
+            throw .cancelled
+        } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
+            throw .cancelled
+        } catch {
+            throw .server(.unreachable(DeviceAPI.describe(error)))
+        }
+        guard response.statusCode == 206 || response.statusCode == 200 else {
+            throw .server(DeviceAPI.failure(response, Data()))
+        }
+        let expectedEnd = response.statusCode == 200 ? total : last + 1
+        guard writer.offset == expectedEnd else {
+            throw .server(.unreachable("the answer ended after \(writer.offset - first) of \(expectedEnd - first) bytes"))
+        }
+    }
+}
+
+/// The part file of one download: where the next byte goes, and the hash so far.
+final class PartWriter: @unchecked Sendable {
+    /// A body that cannot be the bytes asked for.
+    struct Refusal: Error { let failure: SyncFailure }
+
+    private let lock = NSLock()
+    private let file: PositionalFile
+    private let expectedSize: UInt64
+    private var hasher = SHA256()
+    private var written: UInt64 = 0
+    private var checked = false
+
+    /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
+    init(path: String, expectedSize: UInt64) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+        file = PositionalFile(adopting: fd, path: path)
+        self.expectedSize = expectedSize
+        let existing = try file.size()
+        if existing > expectedSize { try file.truncate(to: 0) }
+        let keep = existing > expectedSize ? 0 : existing
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while written < keep {
+            let count = Int(min(UInt64(buffer.count), keep - written))
+            try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
+            hasher.update(data: buffer[..<count])
+            written += UInt64(count)
+        }
+    }
+
+    var offset: UInt64 { lock.withLock { written } }
+
+    /// A new request starts: its answer is checked again on its first bytes.
+    func beginPiece() { lock.withLock { checked = false } }
+
+    /// Writes a piece of the answer to `bytes=first-last`, checking on the first piece that the
+    /// answer is those bytes (206 with a matching Content-Range, or the whole file as 200).
+    func accept(_ data: Data, response: HTTPURLResponse, first: UInt64, last: UInt64, total: UInt64) throws {
+        try lock.withLock {
+            if !checked {
+                switch response.statusCode {
+                case 206:
+                    guard let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
+                          range.start == first, range.end == last, range.total == nil || range.total == total
+                    else { throw Refusal(failure: .server(.unreachable("the server did not send the bytes \(first)-\(last) asked for"))) }
+                case 200:
+                    // A server that ignores Range sends everything: start again from the first byte.
+                    hasher = SHA256()
+                    written = 0
+                    try file.truncate(to: 0)
+                default:
+                    throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
+                }
+                checked = true
+            }
+            let limit = response.statusCode == 200 ? total : last + 1
+            guard written + UInt64(data.count) <= limit else {
+                throw Refusal(failure: .server(.unreachable("the server sent more bytes than asked for")))
+            }
+            try data.withUnsafeBytes { bytes in
+                try file.write(bytes, at: written)
+                hasher.update(bufferPointer: bytes)
+            }
+            written += UInt64(data.count)
+        }
+    }
+
+    /// The SHA-256 of everything written, as lowercase hex.
+    func finish() -> String {
+        lock.withLock { hasher.finalize().map { String(format: "%02x", $0) }.joined() }
+    }
+
+    func synchronize() throws { try file.synchronize() }
+
+    /// Empties the file (its bytes were refused).
+    func discard() { try? file.truncate(to: 0) }
+
+}
+
+/// `bytes START-END/TOTAL`, TOTAL possibly `*`.
+struct ContentRange: Equatable {
+    let start: UInt64
+    let end: UInt64
+    let total: UInt64?
+
+    init?(_ value: String) {
+        guard value.hasPrefix("bytes ") else { return nil }
+        let parts = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let start = UInt64(bounds[0]), let end = UInt64(bounds[1]), end >= start else { return nil }
+        self.start = start
+        self.end = end
+        if parts[1] == "*" {
+            total = nil
+        } else {
+            guard let total = UInt64(parts[1]), total > end else { return nil }
+            self.total = total
+        }
+    }
+}

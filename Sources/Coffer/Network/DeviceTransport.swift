@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// URLSession behind one `async` function that hands the body over as it arrives.
+///
+/// Ephemeral (no cookies, no URL cache, no credential storage), never follows a redirect (the
+/// 3xx answer is returned), and never answers an authentication challenge. A task is cancelled
+/// when the Swift task awaiting it is, or when the body consumer throws.
+final class DeviceTransport: NSObject, @unchecked Sendable {
+    private var session: URLSession!
+    private let running = RunningTasks()
+
+    init(timeout: TimeInterval) {
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpMaximumConnectionsPerHost = 4
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    }
+
+    /// Ends the session once its tasks are done (the session holds the transport until then).
+    func close() { session.finishTasksAndInvalidate() }
+
+    /// Sends `request`; `consume` is called in order with each piece of the body, after the
+    /// response arrived. Returns the response once the body ended.
+    func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+        let task = session.dataTask(with: request)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                running.begin(task.taskIdentifier, RunningTasks.Entry(continuation: continuation, consume: consume))
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Sends `request` and collects a body of at most `limit` bytes (a longer one is an error).
+    func data(_ request: URLRequest, limit: Int) async throws -> (HTTPURLResponse, Data) {
+        let body = Collected()
+        let response = try await stream(request) { _, piece in try body.append(piece, limit: limit) }
+        return (response, body.data)
+    }
+}
+
+extension DeviceTransport: URLSessionDataDelegate {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let response = dataTask.response as? HTTPURLResponse else { return }
+        if !running.consume(data, response: response, task: dataTask.taskIdentifier) { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        running.finish(task.taskIdentifier, response: task.response as? HTTPURLResponse, error: error)
+    }
+}
+
+/// The tasks in flight: who waits for each, and who consumes its body.
+private final class RunningTasks: @unchecked Sendable {
+    struct Entry {
+        let continuation: CheckedContinuation<HTTPURLResponse, any Error>
+        let consume: @Sendable (HTTPURLResponse, Data) throws -> Void
+        var failure: (any Error)?
+    }
+
+    private let lock = NSLock()
+    private var entries: [Int: Entry] = [:]
+
+    func begin(_ task: Int, _ entry: Entry) { lock.withLock { entries[task] = entry } }
+
+    /// Hands `data` to the task's consumer; false when it threw (the task is then cancelled and
+    /// its waiter gets that error).
+    func consume(_ data: Data, response: HTTPURLResponse, task: Int) -> Bool {
+        guard let entry = lock.withLock({ entries[task] }), entry.failure == nil else { return false }
+        do {
+            try entry.consume(response, data)
+            return true
+        } catch {
+            lock.withLock { entries[task]?.failure = error }
+            return false
+        }
+    }
+
+    func finish(_ task: Int, response: HTTPURLResponse?, error: (any Error)?) {
+        guard let entry = lock.withLock({ entries.removeValue(forKey: task) }) else { return }
+        if let failure = entry.failure {
+            entry.continuation.resume(throwing: failure)
+        } else if let error {
+            entry.continuation.resume(throwing: error)
+        } else if let response {
+            entry.continuation.resume(returning: response)
+        } else {
+            entry.continuation.resume(throwing: URLError(.badServerResponse))
+        }
+    }
+}
+
+/// A body collected up to a limit.
+private final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+
+    func append(_ piece: Data, limit: Int) throws {
+        try lock.withLock {
+            guard bytes.count + piece.count <= limit else { throw BodyTooLarge(limit: limit) }
+            bytes.append(piece)
+        }
+    }
+
+    var data: Data { lock.withLock { bytes } }
+}
+
+/// A body longer than the caller allowed; the request was cancelled.
+struct BodyTooLarge: Error {
+    let limit: Int
+}

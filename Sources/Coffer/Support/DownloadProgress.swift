@@ -1,0 +1,44 @@
+import Foundation
+
+/// The byte counts of one update, shared by everyone waiting for it; each waiter's `Progress`
+/// is told of every change.
+final class DownloadProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total: UInt64 = 0
+    private var done: UInt64 = 0
+    private var observers: [ObjectIdentifier: Foundation.Progress] = [:]
+
+    /// The bytes to download are known.
+    func begin(total: UInt64) {
+        let observers = lock.withLock { () -> [Foundation.Progress] in
+            self.total = total
+            done = 0
+            return Array(self.observers.values)
+        }
+        for progress in observers { progress.totalUnitCount = Int64(clamping: total) }
+    }
+
+    /// `count` more bytes are done.
+    func add(_ count: UInt64) {
+        let (done, observers) = lock.withLock { () -> (UInt64, [Foundation.Progress]) in
+            self.done += count
+            return (self.done, Array(self.observers.values))
+        }
+        for progress in observers { progress.completedUnitCount = Int64(clamping: done) }
+    }
+
+    /// `progress` follows this update from now on.
+    func observe(_ progress: Foundation.Progress) {
+        let (total, done) = lock.withLock { () -> (UInt64, UInt64) in
+            observers[ObjectIdentifier(progress)] = progress
+            return (self.total, self.done)
+        }
+        progress.totalUnitCount = Int64(clamping: max(total, 1))
+        progress.completedUnitCount = Int64(clamping: done)
+    }
+
+    /// `progress` no longer follows it.
+    func forget(_ progress: Foundation.Progress) {
+        _ = lock.withLock { observers.removeValue(forKey: ObjectIdentifier(progress)) }
+    }
+}

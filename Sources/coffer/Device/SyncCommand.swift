@@ -1,0 +1,145 @@
+import ArgumentParser
+import Coffer
+import CofferFormat
+import Foundation
+
+/// `coffer sync`: the SDK's update, once, for Linux devices and edge servers.
+struct SyncCommand: NetworkCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Fetch a collection's latest models for this device into a cache folder, verified and still sealed.",
+        discussion: """
+            Asks the server for the collection's signed manifest as a device with the given \
+            attributes (the detected OS, architecture, memory, language and region, overridden by \
+            --attr), checks its signature against --public-key, downloads the models it does not \
+            have (resuming interrupted downloads, checking each SHA-256) and switches the cache to \
+            them in one step. When the server cannot be reached, the cached collection is served \
+            and the command still exits 0, saying so on standard error. Models stay sealed; \
+            coffer open decrypts one. The credential is read from --credential-file, \
+            --credential or COFFER_APP_CREDENTIAL and kept in DIR/keys (0600) for coffer open.
+
+            Example:
+              coffer sync --server https://models.example.com --app APP_ID \\
+                --credential-file app.credential --public-key KEY \\
+                --collection FlowerModels --cache /var/lib/models --attr deviceClass=embedded
+            """
+    )
+
+    @Option(help: ArgumentHelp("The Coffer server.", valueName: "URL"))
+    var server: String
+
+    @Option(help: ArgumentHelp("The app's ID (coffer app create prints it).", valueName: "APP_ID"))
+    var app: String
+
+    @Option(help: ArgumentHelp(
+        "The app's device credential. Other users of this machine can see it in the process list: prefer --credential-file.",
+        valueName: "C"))
+    var credential: String?
+
+    @Option(help: ArgumentHelp("A file holding the app's device credential.", valueName: "FILE"))
+    var credentialFile: String?
+
+    @Option(help: ArgumentHelp("The server's manifest-signing public key to pin (coffer-server public-key prints it).", valueName: "KEY"))
+    var publicKey: String
+
+    @Option(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
+    var collection: String
+
+    @Option(help: ArgumentHelp("The cache folder (created 0700).", valueName: "DIR"))
+    var cache: String
+
+    @Option(name: .customLong("attr"), help: ArgumentHelp(
+        "A device attribute: deviceClass, osName, osVersion, appVersion, language, region, arch, memoryGiB or custom.NAME; repeat for each.",
+        valueName: "NAME=VALUE"))
+    var attributes: [String] = []
+
+    @Option(help: ArgumentHelp("This device's ID, which places it in rollouts (default: a random ID kept in DIR/keys).", valueName: "ID"))
+    var deviceID: String?
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        _ = try DeviceAttributes(options: attributes)
+        guard UUID(uuidString: app) != nil else { throw ValidationError("--app is an app ID, a UUID (coffer app list shows them)") }
+    }
+
+    func run() async throws {
+        let secret = try AppCredential.resolve(option: credential, file: credentialFile)
+        let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
+        var device = DeviceAttributes.current
+        for (name, value) in try DeviceAttributes(options: attributes).queryItems { _ = device.set(name, to: value) }
+        let settings = SyncSettings(server: server, appID: app, publicKey: publicKey, deviceID: deviceID,
+                                    attributes: Dictionary(device.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
+        var configuration = try settings.configuration(cache: cacheURL, credential: secret)
+        configuration.updatePolicy = .waitForLatest
+        let collection: ModelCollection
+        do {
+            try settings.save(cacheURL, credential: secret)
+            let client = try CofferClient(configuration: configuration)
+            collection = try await client.beginAccessing(identifier: self.collection)
+        } catch let error as CofferError {
+            throw CLIFailure(error)
+        }
+        let report = SyncReport(collection)
+        if case .cache(let cause?) = collection.origin {
+            guard Self.isUnreachable(cause) else {
+                throw CLIFailure(CLIFailure.status(of: cause), "\(cause); the cached collection (sequence \(collection.sequence ?? 0)) is kept")
+            }
+            Printable.note("\(cause); serving the cached collection (sequence \(collection.sequence ?? 0))")
+        }
+        if json { print(JSONOutput.render(report)) } else { Printable.say(report.text) }
+    }
+}
+
+extension SyncCommand {
+    /// The server could not be reached or is failing: serving the cache is the expected outcome.
+    static func isUnreachable(_ cause: UnavailableCause) -> Bool {
+        switch cause {
+        case .offline: return true
+        case .server(let status, _, _): return status >= 500
+        default: return false
+        }
+    }
+}
+
+/// What `coffer sync` prints.
+struct SyncReport: Encodable {
+    struct Model: Encodable {
+        let name: String
+        let version: String
+        let sha256: String?
+        let size: UInt64
+        let path: String
+    }
+
+    let collection: String
+    let deploymentID: String?
+    let sequence: UInt64?
+    let source: String
+    let reason: String?
+    let models: [Model]
+
+    init(_ collection: ModelCollection) {
+        self.collection = collection.identifier
+        deploymentID = collection.deploymentID
+        sequence = collection.sequence
+        switch collection.origin {
+        case .server: (source, reason) = ("server", nil)
+        case .cache(let cause): (source, reason) = ("cache", cause?.description)
+        case .bundled(let cause): (source, reason) = ("bundled", cause.description)
+        }
+        models = collection.entries.sorted { $0.key < $1.key }.map {
+            Model(name: $0.key, version: $0.value.version, sha256: $0.value.sha256, size: $0.value.size, path: $0.value.modelURL.path)
+        }
+    }
+
+    var text: String {
+        let from = source == "server" ? "from the server" : "from the cache"
+        var lines = ["Collection \(collection): deployment \(deploymentID ?? "-"), sequence \(sequence.map(String.init) ?? "-") (\(from))"]
+        var table = TextTable("NAME", "VERSION", "SHA-256", "SIZE", "PATH")
+        for model in models { table.add(model.name, model.version, model.sha256, String(model.size), model.path) }
+        lines.append(table.render())
+        return lines.joined(separator: "\n")
+    }
+}

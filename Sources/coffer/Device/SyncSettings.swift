@@ -1,0 +1,63 @@
+import Coffer
+import CofferFormat
+import Foundation
+
+/// What `coffer sync` leaves in its cache folder for `coffer open`: the server, app, pinned key,
+/// device ID and attributes (`DIR/sync.json`, 0600), and the app's credential in the cache's key
+/// store (`DIR/keys/app-credential`, 0600). No secret is in sync.json.
+struct SyncSettings: Codable {
+    var server: String
+    var appID: String
+    var publicKey: String
+    var deviceID: String?
+    var attributes: [String: String]
+
+    static let credentialName = "app-credential"
+
+    static func path(_ cache: URL) -> String { cache.appendingPathComponent("sync.json").path }
+
+    static func keyStore(_ cache: URL) -> FileKeyStore { FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true)) }
+
+    /// The settings and credential a sync saved in `cache`.
+    static func load(_ cache: URL) throws -> (SyncSettings, String) {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path(cache), atMost: 64 << 10)
+        } catch let failure as IOFailure {
+            throw CLIFailure(.noInput, "\(cache.path) holds no synced collections (\(failure.reason)); run coffer sync first")
+        }
+        guard let settings = try? JSONDecoder().decode(SyncSettings.self, from: Data(bytes)) else {
+            throw CLIFailure(.badData, "\(path(cache)) is damaged; run coffer sync again")
+        }
+        guard let credential = (try? keyStore(cache).load(credentialName)).flatMap({ $0 }).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw CLIFailure(.noInput, "\(cache.path) has no app credential; run coffer sync again")
+        }
+        return (settings, credential)
+    }
+
+    /// Saves the settings (0600, atomically) and the credential in the cache's key store.
+    func save(_ cache: URL, credential: String) throws {
+        try FileKeyStore.makePrivateFolder(cache.path)
+        try Self.keyStore(cache).save(Self.credentialName, Data(credential.utf8))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let bytes = try encoder.encode(self)
+        let output = try AtomicOutput(finalPath: Self.path(cache), replacing: true)
+        let file = try output.createFile(mode: 0o600)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.synchronize()
+        try output.commit()
+    }
+
+    /// The SDK configuration these settings describe.
+    func configuration(cache: URL, credential: String) throws -> CofferConfiguration {
+        guard let url = URL(string: server) else { throw CLIFailure(.usage, "\(server) is not a URL") }
+        var configuration = try CofferConfiguration(serverURL: url, appID: appID, credential: credential, publicKey: publicKey,
+                                                    cacheDirectory: cache, keyStore: Self.keyStore(cache))
+        configuration.deviceID = deviceID
+        var device = DeviceAttributes()
+        for (name, value) in attributes { _ = device.set(name, to: value) }
+        configuration.deviceAttributes = device
+        return configuration
+    }
+}
