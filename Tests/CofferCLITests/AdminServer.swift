@@ -26,7 +26,7 @@ final class AdminServer: @unchecked Sendable {
 
     /// Starts a server and waits until `/healthz` answers; nil, with an issue recorded, if the
     /// binary is missing or the server does not come up.
-    static func start(sourceLocation: SourceLocation = #_sourceLocation) -> AdminServer? {
+    static func start(environment extra: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) -> AdminServer? {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             Issue.record("""
                 \(binary.path) is missing: build it with `swift build --product coffer-server` (with the same \
@@ -36,7 +36,7 @@ final class AdminServer: @unchecked Sendable {
         }
         var lastLog = ""
         for _ in 0..<3 {
-            guard let server = try? AdminServer() else { continue }
+            guard let server = try? AdminServer(environment: extra) else { continue }
             if server.waitUntilHealthy() { return server }
             lastLog = server.log()
             // Exited early: most likely another process took the port between probe and start.
@@ -48,7 +48,7 @@ final class AdminServer: @unchecked Sendable {
         return nil
     }
 
-    private init() throws {
+    private init(environment extra: [String: String]) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-admin-server-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         port = try Self.freePort()
@@ -61,6 +61,7 @@ final class AdminServer: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         for name in environment.keys where name.hasPrefix("COFFER_") { environment[name] = nil }
         environment["COFFER_BOOTSTRAP_TOKEN"] = token
+        environment.merge(extra) { $1 }
         process.environment = environment
         let log = folder.appendingPathComponent("server.log")
         FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -10,8 +10,8 @@ struct AdminSession {
     let server: AdminServer
 
     /// Nil (with an issue recorded by ``AdminServer/start(sourceLocation:)``) if no server started.
-    init?(sourceLocation: SourceLocation = #_sourceLocation) {
-        guard let server = AdminServer.start(sourceLocation: sourceLocation) else { return nil }
+    init?(environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let server = AdminServer.start(environment: environment, sourceLocation: sourceLocation) else { return nil }
         self.server = server
         cli = CLI()
         cli.write("admin.token", Data((server.token + "\n").utf8))

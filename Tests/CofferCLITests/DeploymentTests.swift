@@ -20,8 +20,8 @@ struct DeploymentTests {
         let credential: String
         let sha: [String: String]
 
-        init?() throws {
-            guard let session = AdminSession() else { return nil }
+        init?(environment: [String: String] = [:]) throws {
+            guard let session = AdminSession(environment: environment) else { return nil }
             self.session = session
             try session.login()
             try session.ok("team", "create", "Flowers")

@@ -1,3 +1,4 @@
+import Coffer
 import Testing
 @testable import coffer
 
@@ -47,11 +48,11 @@ struct DeploymentUnitTests {
 
     @Test("device attributes: the known names and custom.NAME, each once")
     func attributes() throws {
-        let parsed = try DeviceAttributes(["deviceClass=tablet", "osVersion=17.4", "custom.tier=pro", "memoryGiB=8"])
-        #expect(parsed.pairs.map(\.name) == ["deviceClass", "osVersion", "custom.tier", "memoryGiB"])
-        #expect(parsed.pairs.map(\.value) == ["tablet", "17.4", "pro", "8"])
+        let parsed = try DeviceAttributes(options: ["deviceClass=tablet", "osVersion=17.4", "custom.tier=pro", "memoryGiB=8"])
+        #expect(parsed.queryItems.map(\.name) == ["deviceClass", "osVersion", "memoryGiB", "custom.tier"])
+        #expect(parsed.queryItems.map(\.value) == ["tablet", "17.4", "8", "pro"])
         for bad in [["colour=red"], ["custom.=x"], ["deviceClass"], ["deviceClass=a", "deviceClass=b"], ["deviceID=x"]] {
-            #expect(throws: (any Error).self, "\(bad)") { try DeviceAttributes(bad) }
+            #expect(throws: (any Error).self, "\(bad)") { try DeviceAttributes(options: bad) }
         }
     }
 }

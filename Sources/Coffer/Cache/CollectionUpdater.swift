@@ -48,6 +48,8 @@ struct CollectionUpdater: Sendable {
         let answer = try await manifest(etag: etag)
         guard case .envelope(let envelope, let newETag) = answer else {
             guard let current else { throw .server(.answer(status: 304, code: "not_modified", reason: "304 without a cached manifest")) }
+            // Still current: whatever an interrupted update left behind is not needed.
+            cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()))
             return .unchanged(current)
         }
         let manifest: Manifest

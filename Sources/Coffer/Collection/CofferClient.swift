@@ -19,6 +19,7 @@ public final class CofferClient: Sendable {
     public let configuration: CofferConfiguration
     let api: DeviceAPI
     let hub = CollectionHub()
+    let listeners = UpdateListeners()
     let keys: ModelKeys
 
     /// A client for `configuration`; refuses a configuration that cannot work.
@@ -28,8 +29,6 @@ public final class CofferClient: Sendable {
         api = DeviceAPI(configuration: configuration, transport: DeviceTransport(timeout: configuration.requestTimeout))
         keys = ModelKeys(api: api, store: configuration.keyStore, configuredDeviceID: configuration.deviceID)
     }
-
-    deinit { api.transport.close() }
 
     private static let sharedClient = SharedClient()
 
@@ -98,21 +97,23 @@ public final class CofferClient: Sendable {
         return progress
     }
 
-    /// Ends the accesses to `identifier`: models replaced by an update may now be removed.
+    /// Ends the accesses to `identifier`: models that an update replaced meanwhile are removed
+    /// (after an update in flight, if any, has switched).
     public func endAccessing(identifier: String) async {
         await hub.releaseAll(identifier)
+        guard let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: identifier),
+              let lock = try? await cache.lock()
+        else { return }
+        defer { lock.release() }
+        guard let current = cache.loadState(publicKey: configuration.publicKey) else { return }
+        let partial = Set(CollectionCache.names(in: cache.stagingFolder).map { String($0.prefix { $0 != "." }) })
+        cache.removeUnused(keeping: Set(current.blobs.keys).union(await hub.models(inUseBy: identifier)), resumable: partial)
     }
 
     /// The collections `identifier` switches to from now on (after updates in the background or
     /// by other callers), as an `AsyncSequence`.
     public func updates(identifier: String) -> AsyncStream<ModelCollection> {
-        AsyncStream { continuation in
-            let hub = self.hub
-            Task {
-                let id = await hub.listen(identifier, continuation)
-                continuation.onTermination = { _ in Task { await hub.stopListening(identifier, id) } }
-            }
-        }
+        listeners.stream(identifier)
     }
 
     /// The cached collection without any request, or nil when nothing usable is cached.
@@ -153,7 +154,7 @@ public final class CofferClient: Sendable {
                                         inUse: { await hub.models(inUseBy: cache.identifier) })
         let outcome = try await updater.run(progress: progress)
         if case .updated(let state) = outcome {
-            await hub.announce(collection(state, cache: cache, origin: .server))
+            listeners.announce(collection(state, cache: cache, origin: .server))
         }
         return outcome
     }

@@ -1,8 +1,7 @@
 import Foundation
 
 /// What one ``CofferClient`` shares between callers: the update in flight per collection (so
-/// concurrent `beginAccessing` calls share one download), the models in use, and the listeners
-/// to updates.
+/// concurrent `beginAccessing` calls share one download) and the models in use.
 actor CollectionHub {
     private struct Flight {
         let task: Task<CollectionUpdater.Outcome, any Error>
@@ -14,7 +13,6 @@ actor CollectionHub {
 
     private var flights: [String: Flight] = [:]
     private var inUse: [String: [String: Int]] = [:]
-    private var listeners: [String: [UUID: AsyncStream<ModelCollection>.Continuation]] = [:]
 
     /// The work of one update: the client's updater, which also announces a switch.
     typealias Work = @Sendable (DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome
@@ -89,23 +87,5 @@ actor CollectionHub {
     /// The SHA-256s of models of `identifier` in use.
     func models(inUseBy identifier: String) -> Set<String> {
         Set((inUse[identifier] ?? [:]).filter { $0.value > 0 }.keys)
-    }
-
-    // MARK: listeners
-
-    /// A stream of the collections `identifier` switches to, from now on.
-    func listen(_ identifier: String, _ continuation: AsyncStream<ModelCollection>.Continuation) -> UUID {
-        let id = UUID()
-        listeners[identifier, default: [:]][id] = continuation
-        return id
-    }
-
-    func stopListening(_ identifier: String, _ id: UUID) {
-        listeners[identifier]?[id] = nil
-    }
-
-    /// Tells every listener of the collection's identifier about it.
-    func announce(_ collection: ModelCollection) {
-        for continuation in (listeners[collection.identifier] ?? [:]).values { continuation.yield(collection) }
     }
 }

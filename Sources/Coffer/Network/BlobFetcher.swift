@@ -19,7 +19,14 @@ import Darwin
 /// file are hashed first; every byte is hashed as it is written; the result must have the size
 /// and SHA-256 the signed manifest names, or the part file is removed and the model refused.
 struct BlobFetcher: Sendable {
-    static let pieceSize: UInt64 = 64 << 20
+    /// 64 MiB; debug builds take `COFFER_TEST_PIECE_BYTES` instead, so the crash tests can stop
+    /// between pieces of small models.
+    static let pieceSize: UInt64 = {
+        #if DEBUG
+        if let value = ProcessInfo.processInfo.environment["COFFER_TEST_PIECE_BYTES"].flatMap(UInt64.init), value > 0 { return value }
+        #endif
+        return 64 << 20
+    }()
 
     let api: DeviceAPI
     let retry: RetryPolicy
@@ -107,6 +114,7 @@ final class PartWriter: @unchecked Sendable {
 
     private let lock = NSLock()
     private let file: PositionalFile
+    private let path: String
     private let expectedSize: UInt64
     private var hasher = SHA256()
     private var written: UInt64 = 0
@@ -117,6 +125,7 @@ final class PartWriter: @unchecked Sendable {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
         file = PositionalFile(adopting: fd, path: path)
+        self.path = path
         self.expectedSize = expectedSize
         let existing = try file.size()
         if existing > expectedSize { try file.truncate(to: 0) }
@@ -174,8 +183,8 @@ final class PartWriter: @unchecked Sendable {
 
     func synchronize() throws { try file.synchronize() }
 
-    /// Empties the file (its bytes were refused).
-    func discard() { try? file.truncate(to: 0) }
+    /// Removes the file (its bytes were refused).
+    func discard() { unlink(path) }
 
 }
 

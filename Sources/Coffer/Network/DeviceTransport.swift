@@ -7,13 +7,15 @@ import FoundationNetworking
 ///
 /// Ephemeral (no cookies, no URL cache, no credential storage), never follows a redirect (the
 /// 3xx answer is returned), and never answers an authentication challenge. A task is cancelled
-/// when the Swift task awaiting it is, or when the body consumer throws.
-final class DeviceTransport: NSObject, @unchecked Sendable {
+/// when the Swift task awaiting it is, or when the body consumer throws. The session ends when the
+/// last holder of the transport (a client, or an entry that may still fetch a key) lets it go.
+final class DeviceTransport: @unchecked Sendable {
     private var session: URLSession!
     private let running = RunningTasks()
 
     init(timeout: TimeInterval) {
-        super.init()
+        let delegate = WeakDelegate()
+        delegate.transport = self
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -22,11 +24,10 @@ final class DeviceTransport: NSObject, @unchecked Sendable {
         configuration.urlCredentialStorage = nil
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpMaximumConnectionsPerHost = 4
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
-    /// Ends the session once its tasks are done (the session holds the transport until then).
-    func close() { session.finishTasksAndInvalidate() }
+    deinit { session.finishTasksAndInvalidate() }
 
     /// Sends `request`; `consume` is called in order with each piece of the body, after the
     /// response arrived. Returns the response once the body ended.
@@ -50,7 +51,11 @@ final class DeviceTransport: NSObject, @unchecked Sendable {
     }
 }
 
-extension DeviceTransport: URLSessionDataDelegate {
+/// The session's delegate: it holds the transport weakly, so the session (which holds its
+/// delegate) does not keep the transport alive for ever.
+private final class WeakDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    weak var transport: DeviceTransport?
+
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         completionHandler(nil)
@@ -67,11 +72,21 @@ extension DeviceTransport: URLSessionDataDelegate {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let response = dataTask.response as? HTTPURLResponse else { return }
-        if !running.consume(data, response: response, task: dataTask.taskIdentifier) { dataTask.cancel() }
+        transport?.received(data, task: dataTask)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        transport?.completed(task, error: error)
+    }
+}
+
+extension DeviceTransport {
+    fileprivate func received(_ data: Data, task: URLSessionDataTask) {
+        guard let response = task.response as? HTTPURLResponse else { return }
+        if !running.consume(data, response: response, task: task.taskIdentifier) { task.cancel() }
+    }
+
+    fileprivate func completed(_ task: URLSessionTask, error: (any Error)?) {
         running.finish(task.taskIdentifier, response: task.response as? HTTPURLResponse, error: error)
     }
 }

@@ -42,7 +42,7 @@ struct OpenCommand: NetworkCommand {
 
     func run() async throws {
         let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
-        let (settings, credential) = try SyncSettings.load(cacheURL)
+        let (settings, credential) = try SyncSettings.load(cacheURL, shown: cache)
         var configuration = try settings.configuration(cache: cacheURL, credential: credential)
         configuration.updatePolicy = .cachedOnly
         do {

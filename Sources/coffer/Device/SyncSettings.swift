@@ -19,18 +19,18 @@ struct SyncSettings: Codable {
     static func keyStore(_ cache: URL) -> FileKeyStore { FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true)) }
 
     /// The settings and credential a sync saved in `cache`.
-    static func load(_ cache: URL) throws -> (SyncSettings, String) {
+    static func load(_ cache: URL, shown: String) throws -> (SyncSettings, String) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path(cache), atMost: 64 << 10)
-        } catch let failure as IOFailure {
-            throw CLIFailure(.noInput, "\(cache.path) holds no synced collections (\(failure.reason)); run coffer sync first")
+        } catch let failure as IOFailure where failure.isMissing {
+            throw CLIFailure(.noInput, "\(shown) holds no synced collections; run coffer sync first")
         }
         guard let settings = try? JSONDecoder().decode(SyncSettings.self, from: Data(bytes)) else {
             throw CLIFailure(.badData, "\(path(cache)) is damaged; run coffer sync again")
         }
         guard let credential = (try? keyStore(cache).load(credentialName)).flatMap({ $0 }).map({ String(decoding: $0, as: UTF8.self) }) else {
-            throw CLIFailure(.noInput, "\(cache.path) has no app credential; run coffer sync again")
+            throw CLIFailure(.noInput, "\(shown) has no app credential; run coffer sync again")
         }
         return (settings, credential)
     }

@@ -1,0 +1,111 @@
+import Coffer
+import CofferFormat
+import Crypto
+import Foundation
+import Testing
+
+/// The Flowers team of ``DeploymentTests/Flowers`` seen from devices: the server's pinned key,
+/// the plaintext of each sealed model, and SDK configurations against the server or a proxy.
+struct SDKFleet {
+    let flowers: DeploymentTests.Flowers
+    let publicKey: String
+    /// Plaintext by model file name: classifier, classifier-large, stylizer.
+    let plain: [String: Data]
+
+    var session: AdminSession { flowers.session }
+    var server: String { session.server.url }
+
+    init?(environment: [String: String] = [:]) throws {
+        guard let flowers = try DeploymentTests.Flowers(environment: environment) else { return nil }
+        self.flowers = flowers
+        publicKey = try #require(DeploymentTests.signingKey(flowers.session.server.url))
+        var plain: [String: Data] = [:]
+        for name in ["classifier", "classifier-large", "stylizer"] { plain[name] = flowers.session.cli.read(name + ".bin") }
+        self.plain = plain
+    }
+
+    func finish() { flowers.finish() }
+
+    /// A fresh folder for a device's cache.
+    func folder(_ name: String) -> URL { URL(fileURLWithPath: session.cli.path(name), isDirectory: true) }
+
+    /// A configuration for the Flowers app against `server` (default: the real one).
+    func configuration(_ cache: URL, server: String? = nil, policy: UpdatePolicy = .waitForLatest,
+                       retries: Int = 2) throws -> CofferConfiguration {
+        var configuration = try CofferConfiguration(serverURL: URL(string: server ?? self.server)!, appID: flowers.appID,
+                                                    credential: flowers.credential, publicKey: publicKey, cacheDirectory: cache)
+        configuration.updatePolicy = policy
+        configuration.deviceID = "device-1"
+        configuration.retry = RetryPolicy(attempts: retries, initialDelay: 0.05, maximumDelay: 0.2)
+        configuration.requestTimeout = 10
+        return configuration
+    }
+
+    /// Creates and activates a deployment with `classifier` (a model file name) and the stylizer.
+    func deploy(_ name: String, classifier: String) throws {
+        try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,
+                       "--model", "FlowerClassifier=\(classifier).coffer", "--model", "FlowerStylizer=stylizer.coffer", "--activate")
+    }
+
+    /// Activates an existing deployment again.
+    func activate(_ name: String) throws {
+        try session.ok("deployment", "activate", name, "--collection", "FlowerModels")
+    }
+
+    /// `coffer sync` for this fleet's app into `cache` (a folder name in the working folder).
+    func sync(_ cache: String, server: String? = nil, environment: [String: String] = [:], json: Bool = false) throws -> CLI.Result {
+        try session.cli.run(["sync", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
+                             "--public-key", publicKey, "--collection", "FlowerModels", "--cache", cache, "--device-id", "edge-1"]
+                            + (json ? ["--json"] : []), environment: environment)
+    }
+
+    /// The SHA-256 of each model named in `cache`'s state file (what the cache serves now).
+    func cachedModels(_ cache: URL) throws -> [String: String] {
+        let state = try #require(FileManager.default.contents(atPath: cache.path + "/collections/FlowerModels/state.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: state) as? [String: Any])
+        let envelope = try #require(Data(base64Encoded: object["envelope"] as? String ?? ""))
+        let outer = try #require(try JSONSerialization.jsonObject(with: envelope) as? [String: Any])
+        let payload = try #require(Data(base64Encoded: outer["payload"] as? String ?? ""))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+        let models = try #require(manifest["models"] as? [String: [String: Any]])
+        return models.compactMapValues { $0["sha256"] as? String }
+    }
+
+    /// Names in one of a cached collection's folders.
+    static func names(_ cache: URL, _ folder: String) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: cache.path + "/collections/FlowerModels/" + folder)) ?? [])
+    }
+
+    /// `body`'s result, or a failure after `seconds`.
+    static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return try #require(first, "timed out after \(seconds) s")
+        }
+    }
+}
+
+extension ModelCollection.Origin {
+    /// Served from the cache because of `cause`'s kind (any reason text).
+    func isStale(_ matches: (UnavailableCause) -> Bool) -> Bool {
+        if case .cache(let cause?) = self { return matches(cause) }
+        return false
+    }
+
+    var isOfflineFallback: Bool {
+        let cause: UnavailableCause
+        switch self {
+        case .cache(let stale?): cause = stale
+        case .bundled(let reason): cause = reason
+        default: return false
+        }
+        if case .offline = cause { return true }
+        return false
+    }
+}

@@ -1,0 +1,309 @@
+import Coffer
+import CofferFormat
+import Crypto
+import Foundation
+import Testing
+
+/// The `Coffer` SDK in this process against a real `coffer-server`: the three cases teams saw fail
+/// with Apple's service, offline use, and what the SDK refuses.
+@Suite("Coffer SDK against a real server")
+struct SDKTests {
+    @Test("first launch downloads; a new deployment arrives on the next access; a reinstall downloads again")
+    func firstLaunchUpdateReinstall() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("app-cache")
+        let client = try CofferClient(configuration: fleet.configuration(cache, policy: .useCachedAndUpdateInBackground))
+
+        // (a) First launch: nothing cached, so the access waits for the download.
+        let first = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(first.origin == .server)
+        #expect(first.sequence == 1)
+        #expect(Set(first.entries.keys) == ["FlowerClassifier", "FlowerStylizer"])
+        let classifier = try #require(first.entries["FlowerClassifier"])
+        #expect(try await classifier.data() == fleet.plain["classifier"])
+        #expect(try await first.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+        #expect(classifier.sha256 == fleet.flowers.sha["classifier"])
+        // Sealed at rest: the cached file is the sealed container, byte for byte.
+        #expect(FileManager.default.contents(atPath: classifier.modelURL.path) == fleet.session.cli.read("classifier.coffer"))
+        // A path for runtimes that need one: a memory file, gone afterwards.
+        let path = try await classifier.withDecryptedFile { url -> String in
+            #expect(url.path.hasPrefix("/proc/self/fd/"))
+            #expect(FileManager.default.contents(atPath: url.path) == fleet.plain["classifier"])
+            return url.path
+        }
+        #expect(!FileManager.default.fileExists(atPath: path) || FileManager.default.contents(atPath: path) != fleet.plain["classifier"])
+        // A range, decrypted on demand.
+        let reader = try await classifier.reader()
+        #expect(try reader.read(1000..<5000) == fleet.plain["classifier"]?.subdata(in: 1000..<5000))
+
+        // (b) A new deployment is activated; the next access serves the cache and updates in the background.
+        let updates = client.updates(identifier: "FlowerModels")
+        try fleet.deploy("summer", classifier: "classifier-large")
+        let second = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(second.origin == .cache(staleBecause: nil))
+        #expect(second.sequence == 1)
+        let announced = try await SDKFleet.within(30) {
+            var iterator = updates.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(announced?.sequence == 2)
+        #expect(try await announced?.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+        let third = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(third.sequence == 2 && third.deploymentID == announced?.deploymentID)
+        #expect(third.entries["FlowerClassifier"]?.sha256 == fleet.flowers.sha["classifier-large"])
+        // The old classifier stays while it is accessed, and goes when the accesses end.
+        #expect(SDKFleet.names(cache, "blobs").contains(fleet.flowers.sha["classifier"]! + ".coffer"))
+        await client.endAccessing(identifier: "FlowerModels")
+        #expect(SDKFleet.names(cache, "blobs") == [fleet.flowers.sha["classifier-large"]! + ".coffer", fleet.flowers.sha["stylizer"]! + ".coffer"])
+
+        // (c) A reinstall: the cache (and the key store in it) is gone; the collection downloads again.
+        try FileManager.default.removeItem(at: cache)
+        let reinstalled = try CofferClient(configuration: fleet.configuration(cache, policy: .useCachedAndUpdateInBackground))
+        let fresh = try await reinstalled.beginAccessing(identifier: "FlowerModels")
+        #expect(fresh.origin == .server)
+        #expect(fresh.sequence == 2)
+        #expect(try await fresh.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+    }
+
+    @Test("offline: bundled models with nothing cached, the cache once there is one; the next check replaces the bundled models")
+    func offline() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let dead = "http://127.0.0.1:\(try AdminServer.freePort())"
+        let cache = fleet.folder("offline-cache")
+        let bundledPlain = CLI.randomData(5000)
+        fleet.session.cli.write("bundled.bin", bundledPlain)
+        var configuration = try fleet.configuration(cache, server: dead)
+        configuration.bundledModels = [
+            "FlowerClassifier": BundledModel(url: URL(fileURLWithPath: fleet.session.cli.path("bundled.bin")), version: "1.0"),
+            "FlowerStylizer": BundledModel(url: URL(fileURLWithPath: fleet.session.cli.path("stylizer.coffer"))),
+        ]
+
+        // Nothing cached, server unreachable: the bundled models.
+        let bundled = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        #expect(bundled.origin.isOfflineFallback)
+        #expect(bundled.deploymentID == nil)
+        #expect(bundled.entries["FlowerClassifier"]?.isSealed == false)
+        #expect(bundled.entries["FlowerClassifier"]?.version == "1.0")
+        #expect(try await bundled.entries["FlowerClassifier"]?.data() == bundledPlain)
+        #expect(bundled.entries["FlowerStylizer"]?.isSealed == true)
+        // A sealed bundled model needs its key, which cannot be fetched offline.
+        await #expect {
+            _ = try await bundled.entries["FlowerStylizer"]?.data()
+        } throws: { error in
+            guard case .keyFetchFailed = error as? CofferError else { return false }
+            return true
+        }
+
+        // Online again: the next check replaces the bundled models.
+        configuration.serverURL = URL(string: fleet.server)!
+        let online = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        #expect(online.origin == .server)
+        #expect(try await online.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+
+        // Offline with a cache: the cache, and its keys open the models without the server.
+        configuration.serverURL = URL(string: dead)!
+        let cached = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        #expect(cached.origin.isOfflineFallback)
+        #expect(cached.sequence == 1)
+        #expect(try await cached.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+
+        // Cache only, with nothing cached and nothing bundled: unavailable, saying why.
+        var cacheOnly = try fleet.configuration(fleet.folder("empty-cache"), server: dead, policy: .cachedOnly)
+        cacheOnly.bundledModels = [:]
+        await #expect(throws: CofferError.collectionUnavailable(identifier: "FlowerModels", cause: .notCached)) {
+            _ = try await CofferClient(configuration: cacheOnly).beginAccessing(identifier: "FlowerModels")
+        }
+    }
+
+    @Test("a cut download resumes with Range; concurrent accesses share one download; an unchanged check is one small 304")
+    func resumeShareAndUnchanged() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("summer", classifier: "classifier-large")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        // Every model download is cut off after 100 000 bytes (URLSession may try a request again itself).
+        proxy.setRule { method, path, _, _, _ in
+            method == "GET" && path.hasPrefix("/v1/blobs/") ? .cut(after: 100_000) : .forward
+        }
+        let cache = fleet.folder("resume-cache")
+        let configuration = try fleet.configuration(cache, server: proxy.url, retries: 1)
+
+        // The first try is cut off after 100 000 bytes of the first model and fails (no retries).
+        await #expect {
+            _ = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        } throws: { error in
+            guard case .collectionUnavailable(_, .offline) = error as? CofferError else { return false }
+            return true
+        }
+        let parts = SDKFleet.names(cache, "staging")
+        #expect(parts.count == 1)
+        let partName = try #require(parts.first)
+        let partSize = try #require(try FileManager.default.attributesOfItem(atPath: cache.path + "/collections/FlowerModels/staging/" + partName)[.size] as? Int)
+        #expect(partSize > 0 && partSize <= 100_000)
+        #expect(SDKFleet.names(cache, "blobs").isEmpty)
+        _ = proxy.takeLog()
+        proxy.setRule { _, _, _, _, _ in .forward }
+
+        // Two accesses at once share one download, which resumes where the cut left it.
+        let client = try CofferClient(configuration: configuration)
+        async let one = client.beginAccessing(identifier: "FlowerModels")
+        async let two = client.beginAccessing(identifier: "FlowerModels")
+        let (a, b) = try await (one, two)
+        #expect(a.sequence == 1 && b.sequence == 1 && a.deploymentID == b.deploymentID)
+        #expect(try await a.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+        let log = proxy.takeLog()
+        let blobGets = log.filter { $0.method == "GET" && $0.path.hasPrefix("/v1/blobs/") }
+        #expect(blobGets.count == 2, "\(log.map(\.path))")
+        #expect(Set(blobGets.map(\.path)).count == 2)
+        let resumed = blobGets.first { $0.path.contains(String(partName.prefix(64))) }
+        #expect(resumed?.headers["range"]?.hasPrefix("bytes=\(partSize)-") == true, "\(String(describing: resumed?.headers))")
+        #expect(log.filter { $0.path.contains("/manifest") }.count == 1)
+        #expect(SDKFleet.names(cache, "staging").isEmpty)
+
+        // Unchanged: one conditional request, answered 304, under 2 KiB both ways, no model bytes.
+        let again = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(again.origin == .server && again.sequence == 1)
+        let check = proxy.takeLog()
+        #expect(check.count == 1)
+        #expect(check.first?.path.contains("/manifest") == true)
+        #expect(check.first?.headers["if-none-match"] != nil)
+        #expect(check.first?.status == 304)
+        #expect((check.first.map { $0.bytesIn + $0.bytesOut } ?? .max) < 2048)
+        // The credential never travels in a URL.
+        #expect(!(log + check).contains { $0.path.contains(fleet.flowers.credential) })
+    }
+
+    @Test("a corrupted model is refused and the previous collection kept")
+    func corruptedBlob() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let cache = fleet.folder("corrupt-cache")
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 1)
+
+        try fleet.deploy("summer", classifier: "classifier-large")
+        let large = fleet.flowers.sha["classifier-large"]!
+        proxy.setRule { method, path, _, _, _ in
+            guard method == "GET", path.hasPrefix("/v1/blobs/\(large)") else { return .forward }
+            return .mutate { body in if body.count > 5000 { body[body.startIndex + 5000] ^= 0x01 } }
+        }
+        let refused = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(refused.origin.isStale { if case .modelRefused(name: "FlowerClassifier", _) = $0 { return true } else { return false } },
+                "\(refused.origin)")
+        #expect(refused.sequence == 1)
+        #expect(try await refused.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        #expect(!SDKFleet.names(cache, "blobs").contains(large + ".coffer"))
+        #expect(SDKFleet.names(cache, "staging").isEmpty)
+
+        proxy.setRule { _, _, _, _, _ in .forward }
+        let repaired = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(repaired.origin == .server && repaired.sequence == 2)
+        #expect(try await repaired.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+    }
+
+    @Test("a tampered, older or expired manifest is refused and the cached collection keeps serving")
+    func refusedManifests() async throws {
+        // Manifests live 7.2 seconds here, so one can expire during the test.
+        guard let fleet = try SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.002"]) else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let recorded = Recorded()
+        proxy.setRule { _, path, _, status, body in
+            if path.contains("/manifest"), status == 200 { recorded.add(body) }
+            return .forward
+        }
+        let cache = fleet.folder("manifest-cache")
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 1)
+        let first = try #require(recorded.last)
+
+        // Tampered: one character of the signed payload changed.
+        proxy.setRule { _, path, _, _, _ in
+            guard path.contains("/manifest") else { return .forward }
+            var forged = first
+            let index = forged.startIndex + 40
+            forged[index] = forged[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            return .respond(forged)
+        }
+        let tampered = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(tampered.origin.isStale { if case .manifestRefused(let reason) = $0 { return reason.contains("signature") } else { return false } },
+                "\(tampered.origin)")
+        #expect(tampered.sequence == 1)
+
+        // Older: after sequence 2, the recorded sequence-1 manifest is replayed.
+        proxy.setRule { _, path, _, status, body in
+            if path.contains("/manifest"), status == 200 { recorded.add(body) }
+            return .forward
+        }
+        try fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 2)
+        let second = try #require(recorded.last)
+        proxy.setRule { _, path, _, _, _ in path.contains("/manifest") ? .respond(first) : .forward }
+        let older = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(older.origin.isStale { if case .manifestRefused(let reason) = $0 { return reason.contains("older") } else { return false } },
+                "\(older.origin)")
+        #expect(older.sequence == 2)
+
+        // Expired: the recorded sequence-2 manifest, replayed after its expiry.
+        let expiry = try #require(older.expiresAt)
+        try await Task.sleep(nanoseconds: UInt64(max(0, expiry.timeIntervalSinceNow + 1) * 1e9))
+        proxy.setRule { _, path, _, _, _ in path.contains("/manifest") ? .respond(second) : .forward }
+        let expired = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(expired.origin.isStale { if case .manifestRefused(let reason) = $0 { return reason.contains("expired") } else { return false } },
+                "\(expired.origin)")
+        #expect(expired.sequence == 2)
+        #expect(try await expired.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+    }
+
+    @Test("another team's app cannot obtain the key")
+    func otherTeam() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("team-cache")
+        _ = try await CofferClient(configuration: fleet.configuration(cache)).beginAccessing(identifier: "FlowerModels")
+
+        try fleet.session.ok("team", "create", "Weeds")
+        let weeds = AdminSession.object(try fleet.session.ok("app", "create", "--team", "Weeds", "--name", "WeedApp", "--platform", "ios", "--json"))
+        var configuration = try fleet.configuration(cache, policy: .cachedOnly)
+        configuration.appID = try #require(weeds["id"] as? String)
+        configuration.credential = try #require(weeds["credential"] as? String)
+        configuration.keyStore = FileKeyStore(directory: fleet.folder("weed-keys"))
+        configuration.deviceID = "weed-device"
+        let client = try CofferClient(configuration: configuration)
+        let collection = try #require(try client.cachedCollection(identifier: "FlowerModels"))
+        await #expect {
+            _ = try await collection.entries["FlowerClassifier"]?.data()
+        } throws: { error in
+            guard case .keyRefused(_, let code, _) = error as? CofferError else { return false }
+            return code == "other_team"
+        }
+        // And it cannot get the other team's manifest either.
+        configuration.updatePolicy = .waitForLatest
+        configuration.cacheDirectory = fleet.folder("weed-cache")
+        await #expect {
+            _ = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        } throws: { error in
+            guard case .collectionUnavailable(_, .server(status: 404, _, _)) = error as? CofferError else { return false }
+            return true
+        }
+    }
+}
+
+/// Bodies a proxy rule recorded.
+final class Recorded: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bodies: [Data] = []
+    func add(_ body: Data) { lock.withLock { bodies.append(body) } }
+    var last: Data? { lock.withLock { bodies.last } }
+}

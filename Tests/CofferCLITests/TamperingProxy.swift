@@ -1,0 +1,202 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 proxy on a loopback port in front of a real server, playing the network attacker
+/// or a bad connection: it forwards each request (one per connection), and a test's rule may
+/// change the answer's body, replace it, or cut it after some bytes. It logs every exchange.
+final class TamperingProxy: @unchecked Sendable {
+    /// One request as the proxy saw it, and what it sent back.
+    struct Exchange: Sendable {
+        let method: String
+        let path: String
+        let headers: [String: String]
+        let status: Int
+        /// Bytes the client sent and received on this connection (head and body).
+        let bytesIn: Int
+        let bytesOut: Int
+    }
+
+    /// What to do with an answer.
+    enum Action: Sendable {
+        case forward
+        /// Replace the body (Content-Length is adjusted).
+        case replaceBody(Data)
+        /// Change the body's bytes in place (same length).
+        case mutate(@Sendable (inout Data) -> Void)
+        /// Send the head and this many body bytes, then close.
+        case cut(after: Int)
+        /// Answer 200 with this JSON body instead (a replayed or forged answer).
+        case respond(Data)
+    }
+
+    typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
+
+    let port: Int
+    var url: String { "http://127.0.0.1:\(port)" }
+    private let upstreamPort: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var rule: Rule = { _, _, _, _, _ in .forward }
+    private var exchanges: [Exchange] = []
+    private var stopped = false
+
+    init(upstreamPort: Int) throws {
+        self.upstreamPort = upstreamPort
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    /// Sets the rule for the answers from now on.
+    func setRule(_ rule: @escaping Rule) { lock.withLock { self.rule = rule } }
+
+    /// The exchanges so far, and forgets them.
+    func takeLog() -> [Exchange] { lock.withLock { defer { exchanges = [] }; return exchanges } }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if lock.withLock({ stopped }) { return }
+                continue
+            }
+            let thread = Thread { [self] in
+                serve(client)
+                close(client)
+            }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        guard var (head, body) = Self.readMessage(client, isResponse: false) else { return }
+        let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
+        let parts = lines[0].split(separator: " ")
+        guard parts.count >= 2 else { return }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() where line.contains(":") {
+            let pair = line.split(separator: ":", maxSplits: 1)
+            headers[pair[0].lowercased()] = pair.count > 1 ? pair[1].trimmingCharacters(in: .whitespaces) : ""
+        }
+        // One request per connection: ask the server to close after answering.
+        let kept = lines.dropFirst().filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
+        head = Data(([String(lines[0])] + kept + ["Connection: close", "", ""]).joined(separator: "\r\n").utf8)
+        let bytesIn = head.count + body.count
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(upstream) }
+        var address = Self.loopback(port: upstreamPort)
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0, Self.sendAll(upstream, head + body) else { return }
+        guard let (responseHead, responseBody) = Self.readMessage(upstream, isResponse: true, method: String(parts[0])) else { return }
+        let headText = String(decoding: responseHead, as: UTF8.self)
+        let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let action = lock.withLock { rule }(String(parts[0]), String(parts[1]), headers, status, responseBody)
+        var outHead = responseHead, outBody = responseBody
+        var cut: Int?
+        switch action {
+        case .forward: break
+        case .replaceBody(let replacement):
+            outBody = replacement
+            outHead = Data(headText.components(separatedBy: "\r\n").map {
+                $0.lowercased().hasPrefix("content-length:") ? "Content-Length: \(replacement.count)" : $0
+            }.joined(separator: "\r\n").utf8)
+        case .mutate(let change):
+            change(&outBody)
+        case .cut(let after):
+            cut = after
+        case .respond(let replacement):
+            outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)
+            outBody = replacement
+        }
+        let sent = outHead + (cut.map { outBody.prefix($0) } ?? outBody)
+        _ = Self.sendAll(client, sent)
+        body = Data()
+        lock.withLock {
+            exchanges.append(Exchange(method: String(parts[0]), path: String(parts[1]), headers: headers, status: status,
+                                      bytesIn: bytesIn, bytesOut: sent.count))
+        }
+    }
+
+    /// Reads a head (through the blank line) and a body of Content-Length bytes (a response
+    /// without one is read to the end of the connection).
+    private static func readMessage(_ fd: Int32, isResponse: Bool, method: String = "") -> (Data, Data)? {
+        var buffer = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let separator = Data("\r\n\r\n".utf8)
+        var headEnd: Range<Data.Index>?
+        while headEnd == nil {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+            headEnd = buffer.range(of: separator)
+        }
+        let head = buffer[..<headEnd!.upperBound]
+        var body = Data(buffer[headEnd!.upperBound...])
+        let headText = String(decoding: head, as: UTF8.self).lowercased()
+        let length = headText.components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+        let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
+        if isResponse && (method == "HEAD" || status == 304 || status == 204) { return (Data(head), Data()) }
+        if let length {
+            while body.count < length {
+                let count = recv(fd, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                body.append(contentsOf: chunk[0..<count])
+            }
+        } else if isResponse {
+            while true {
+                let count = recv(fd, &chunk, chunk.count, 0)
+                guard count > 0 else { break }
+                body.append(contentsOf: chunk[0..<count])
+            }
+        }
+        return (Data(head), body)
+    }
+
+    private static func sendAll(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, noSignal)
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
+    }
+
+    #if os(Linux)
+    private static let noSignal = Int32(MSG_NOSIGNAL)
+    #else
+    private static let noSignal: Int32 = 0
+    #endif
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
