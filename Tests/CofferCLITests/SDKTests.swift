@@ -178,6 +178,38 @@ struct SDKTests {
         #expect(!(log + check).contains { $0.path.contains(fleet.flowers.credential) })
     }
 
+    @Test("the Progress counts the bytes to download, and cancelling it ends the wait at once; the next access downloads")
+    func progressAndCancel() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("summer", classifier: "classifier-large")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .delay(5) : .forward }
+        let cache = fleet.folder("cancel-cache")
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        let result = ResultBox()
+        let started = Date()
+        let progress = client.beginAccessing(identifier: "FlowerModels") { result.set($0) }
+        let sizes = ["classifier-large", "stylizer"].map { fleet.session.cli.read($0 + ".coffer")?.count ?? 0 }.reduce(0, +)
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        #expect(progress.totalUnitCount == Int64(sizes))
+        #expect(progress.completedUnitCount == 0)
+        progress.cancel()
+        let outcome = try await SDKFleet.within(3) { () async -> Result<ModelCollection, any Error>? in
+            while result.get() == nil { try? await Task.sleep(nanoseconds: 20_000_000) }
+            return result.get()
+        }
+        #expect(Date().timeIntervalSince(started) < 4, "the wait ended only when the slow answer came")
+        #expect(throws: CofferError.collectionUnavailable(identifier: "FlowerModels", cause: .cancelled)) { try outcome?.get() }
+        #expect(SDKFleet.names(cache, "blobs").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/state.json"))
+
+        proxy.setRule { _, _, _, _, _ in .forward }
+        let collection = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(collection.origin == .server && collection.sequence == 1)
+    }
+
     @Test("a corrupted model is refused and the previous collection kept")
     func corruptedBlob() async throws {
         guard let fleet = try SDKFleet() else { return }
@@ -298,6 +330,14 @@ struct SDKTests {
             return true
         }
     }
+}
+
+/// The result a completion handler got.
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<ModelCollection, any Error>?
+    func set(_ value: Result<ModelCollection, any Error>) { lock.withLock { result = value } }
+    func get() -> Result<ModelCollection, any Error>? { lock.withLock { result } }
 }
 
 /// Bodies a proxy rule recorded.

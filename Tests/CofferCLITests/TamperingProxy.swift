@@ -31,6 +31,8 @@ final class TamperingProxy: @unchecked Sendable {
         case cut(after: Int)
         /// Answer 200 with this JSON body instead (a replayed or forged answer).
         case respond(Data)
+        /// Wait this many seconds, then forward (a slow network).
+        case delay(Double)
     }
 
     typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
@@ -125,6 +127,8 @@ final class TamperingProxy: @unchecked Sendable {
             change(&outBody)
         case .cut(let after):
             cut = after
+        case .delay(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
         case .respond(let replacement):
             outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)
             outBody = replacement

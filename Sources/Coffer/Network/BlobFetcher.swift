@@ -187,26 +187,3 @@ final class PartWriter: @unchecked Sendable {
     func discard() { unlink(path) }
 
 }
-
-/// `bytes START-END/TOTAL`, TOTAL possibly `*`.
-struct ContentRange: Equatable {
-    let start: UInt64
-    let end: UInt64
-    let total: UInt64?
-
-    init?(_ value: String) {
-        guard value.hasPrefix("bytes ") else { return nil }
-        let parts = value.dropFirst(6).split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-")
-        guard bounds.count == 2, let start = UInt64(bounds[0]), let end = UInt64(bounds[1]), end >= start else { return nil }
-        self.start = start
-        self.end = end
-        if parts[1] == "*" {
-            total = nil
-        } else {
-            guard let total = UInt64(parts[1]), total > end else { return nil }
-            self.total = total
-        }
-    }
-}

@@ -1,3 +1,4 @@
+import Coffer
 import CofferFormat
 import Foundation
 #if canImport(FoundationNetworking)
@@ -46,7 +47,7 @@ struct BlobDownload {
                 return try whole(body, into: file)
             }
             guard answer.response.statusCode == 206,
-                  let served = answer.response.value(forHTTPHeaderField: "Content-Range").flatMap(Self.parseContentRange),
+                  let served = answer.response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
                   served.start == offset, served.end == pieceEnd, served.total == size || served.total == nil,
                   UInt64(body.count) == pieceEnd - offset + 1
             else {
@@ -92,17 +93,5 @@ struct BlobDownload {
         guard actual == address else {
             throw AdminFailure(.badData, "the downloaded bytes have SHA-256 \(actual), not \(address); nothing was written")
         }
-    }
-
-    /// `bytes START-END/TOTAL` (TOTAL may be `*`).
-    static func parseContentRange(_ value: String) -> (start: UInt64, end: UInt64, total: UInt64?)? {
-        guard value.hasPrefix("bytes ") else { return nil }
-        let parts = value.dropFirst(6).split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-")
-        guard bounds.count == 2, let start = UInt64(bounds[0]), let end = UInt64(bounds[1]), end >= start else { return nil }
-        if parts[1] == "*" { return (start, end, nil) }
-        guard let total = UInt64(parts[1]), total > end else { return nil }
-        return (start, end, total)
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import Coffer
+
+/// The SDK's small parsers and rules, without a server.
+@Suite("Coffer SDK units")
+struct SDKUnitTests {
+    @Test("Content-Range: bytes START-END/TOTAL, TOTAL may be *; anything else is refused")
+    func contentRange() {
+        #expect(ContentRange("bytes 0-99/100") == ContentRange("bytes 0-99/100"))
+        #expect(ContentRange("bytes 5-9/100").map { [$0.start, $0.end, $0.total ?? 0] } == [5, 9, 100])
+        #expect(ContentRange("bytes 5-9/*")?.total == nil)
+        #expect(ContentRange("bytes 0-100/100") == nil)
+        for bad in ["", "bytes", "bytes 9-5/100", "bytes 0-99/99", "bytes 0-99", "items 0-9/10", "bytes -1-9/10", "bytes 0-9/x",
+                    "bytes 0-18446744073709551616/1", "bytes 0--9/10"] {
+            #expect(ContentRange(bad) == nil, "\(bad)")
+        }
+        // Mutations of a valid header never crash and are either refused or self-consistent.
+        let valid = Array("bytes 100-199/1000".utf8)
+        for index in valid.indices {
+            for byte: UInt8 in [0x00, 0x2D, 0x2F, 0x30, 0x39, 0x2A, 0x20, 0xFF] {
+                var mutated = valid
+                mutated[index] = byte
+                if let range = ContentRange(String(decoding: mutated, as: UTF8.self)) {
+                    #expect(range.end >= range.start && (range.total.map { $0 > range.end } ?? true))
+                }
+            }
+        }
+    }
+
+    @Test("detected attributes are values the server accepts")
+    func attributes() {
+        #expect(DeviceAttributes.gibibytes(8 << 30) == "8")
+        #expect(DeviceAttributes.gibibytes((8 << 30) + (1 << 29)) == "8.5")
+        #expect(DeviceAttributes.gibibytes(1 << 27) == "0.125")
+        #expect(DeviceAttributes.gibibytes(0) == nil)
+        #expect(DeviceAttributes.languageTag("en_US") == "en-US")
+        #expect(DeviceAttributes.languageTag("zh-Hant-TW") == "zh-Hant-TW")
+        #expect(DeviceAttributes.languageTag("C") == nil)
+        #expect(DeviceAttributes.languageTag("en_US.UTF-8") == "en-US")
+        #expect(DeviceAttributes.regionCode("en_US") == "US")
+        #expect(DeviceAttributes.regionCode("es_419") == "419")
+        #expect(DeviceAttributes.regionCode("en") == nil)
+        #expect(DeviceAttributes.isVersion("17.4") && !DeviceAttributes.isVersion("17.4-beta") && !DeviceAttributes.isVersion("1.2.3.4.5"))
+        let current = DeviceAttributes.current
+        #expect(current.osName == "Linux" && current.deviceClass == "server")
+        #expect(current.osVersion.map(DeviceAttributes.isVersion) == true)
+        var custom = DeviceAttributes()
+        #expect(custom.set("custom.tier", to: "pro") && custom.set("region", to: "US") && !custom.set("colour", to: "red") && !custom.set("custom.", to: "x"))
+        #expect(custom.queryItems.map(\.name) == ["region", "custom.tier"])
+    }
+
+    @Test("retry delays double up to the maximum, with jitter")
+    func retry() {
+        let policy = RetryPolicy(attempts: 5, initialDelay: 1, maximumDelay: 3)
+        for _ in 0..<50 {
+            #expect((0.75...1.25).contains(policy.delay(before: 2)))
+            #expect((1.5...2.5).contains(policy.delay(before: 3)))
+            #expect((2.25...3.75).contains(policy.delay(before: 5)))
+        }
+        #expect(RetryPolicy(attempts: 0).attempts == 1)
+    }
+
+    @Test("key store names and collection identifiers cannot leave their folders")
+    func names() throws {
+        for bad in ["", ".", "..", "../x", "a/b", ".hidden", String(repeating: "a", count: 201), "a b", "ä"] {
+            #expect(!KeyStoreNames.isValid(bad), "\(bad)")
+        }
+        #expect(KeyStoreNames.isValid("model-key.0123abcd") && KeyStoreNames.isValid("device-key"))
+        for bad in ["", ".", "..", "a/b", "../x", String(repeating: "a", count: 101), "a b"] {
+            #expect(!CollectionCache.isValidIdentifier(bad), "\(bad)")
+        }
+        #expect(CollectionCache.isValidIdentifier("FlowerModels") && CollectionCache.isValidIdentifier("a.b_c-1"))
+        #expect(throws: CofferError.self) { try CollectionCache(root: URL(fileURLWithPath: "/tmp"), identifier: "../etc") }
+    }
+
+    @Test("the file key store keeps values in 0600 files in a 0700 folder, replaced atomically")
+    func fileKeyStore() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-keys-" + UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileKeyStore(directory: folder.appendingPathComponent("keys"))
+        #expect(try store.load("device-key") == nil)
+        try store.save("device-key", Data([1, 2, 3]))
+        try store.save("device-key", Data([4, 5]))
+        #expect(try store.load("device-key") == Data([4, 5]))
+        let file = try FileManager.default.attributesOfItem(atPath: folder.path + "/keys/device-key")
+        let dir = try FileManager.default.attributesOfItem(atPath: folder.path + "/keys")
+        #expect(file[.posixPermissions] as? Int == 0o600 && dir[.posixPermissions] as? Int == 0o700)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path + "/keys") == ["device-key"])
+        try store.remove("device-key")
+        try store.remove("device-key")
+        #expect(try store.load("device-key") == nil)
+        #expect(throws: CofferError.self) { try store.save("../escape", Data()) }
+    }
+
+    @Test("a configuration that cannot work is refused before any request")
+    func configuration() throws {
+        let key = "q3Jv8yE6kQ4m6Zl2Qm9C1j0s8mQ5dJc9yT3lQm2bW1E="
+        #expect(throws: CofferError.self) { try CofferConfiguration.publicKey("not base64") }
+        #expect(throws: CofferError.self) { try CofferConfiguration.publicKey(Data(count: 31).base64EncodedString()) }
+        let good = try CofferConfiguration(serverURL: URL(string: "https://models.example.com")!, appID: UUID().uuidString,
+                                           credential: "c", publicKey: key, cacheDirectory: URL(fileURLWithPath: "/tmp/x"))
+        #expect(throws: Never.self) { try good.validate() }
+        var bad = good
+        bad.serverURL = URL(string: "ftp://models.example.com")!
+        #expect(throws: CofferError.self) { try bad.validate() }
+        bad = good
+        bad.appID = "not-a-uuid"
+        #expect(throws: CofferError.self) { try bad.validate() }
+        bad = good
+        bad.deviceID = "a|b"
+        #expect(throws: CofferError.self) { try bad.validate() }
+    }
+}
