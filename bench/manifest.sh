@@ -25,41 +25,15 @@ for tool in wrk nginx curl python3; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install wrk nginx curl)" >&2; exit 69; }
 done
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${COFFER_BIN:-}" ] || [ -z "${COFFER_SERVER_BIN:-}" ]; then
-  config=release; [ "$smoke" = 1 ] && config=debug
-  (cd "$here" && swift build -c "$config" --product coffer >/dev/null && swift build -c "$config" --product coffer-server >/dev/null)
-  COFFER_BIN="$here/.build/$config/coffer"
-  COFFER_SERVER_BIN="$here/.build/$config/coffer-server"
-fi
-
-COFFER_BIN=$(cd "$(dirname "$COFFER_BIN")" && pwd)/$(basename "$COFFER_BIN")
-COFFER_SERVER_BIN=$(cd "$(dirname "$COFFER_SERVER_BIN")" && pwd)/$(basename "$COFFER_SERVER_BIN")
-
-base=/dev/shm; [ -w "$base" ] || base=${TMPDIR:-/tmp}
-work=$(mktemp -d "$base/coffer-bench-manifest.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/common.sh"
+config=release; [ "$smoke" = 1 ] && config=debug
+bench_binaries "$config"
+bench_workdir manifest
 
 # The Coffer server, with a set-up made through the CLI: team, app, key, two models, a deployment.
 port=$(free_port)
 device_port=$(free_port)
-token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" COFFER_BLOB_COLLECT_MINUTES=0 \
-  "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" --device-port "$device_port" > server.log 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-export COFFER_SERVER="http://127.0.0.1:$port" COFFER_TOKEN="$token"
-export COFFER_CONFIG_DIR="$work/cli"
-coffer() { "$COFFER_BIN" "$@"; }
+bench_server "$port" --device-port "$device_port"
 coffer team create Bench >/dev/null
 app_json=$(coffer app create --team Bench --name BenchApp --platform ios --json)
 app_id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$app_json")

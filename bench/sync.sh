@@ -25,40 +25,14 @@ for tool in curl python3; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install curl python3)" >&2; exit 69; }
 done
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${COFFER_BIN:-}" ] || [ -z "${COFFER_SERVER_BIN:-}" ]; then
-  config=release; [ "$smoke" = 1 ] && config=debug
-  (cd "$here" && swift build -c "$config" --product coffer >/dev/null && swift build -c "$config" --product coffer-server >/dev/null)
-  COFFER_BIN="$here/.build/$config/coffer"
-  COFFER_SERVER_BIN="$here/.build/$config/coffer-server"
-fi
-COFFER_BIN=$(cd "$(dirname "$COFFER_BIN")" && pwd)/$(basename "$COFFER_BIN")
-COFFER_SERVER_BIN=$(cd "$(dirname "$COFFER_SERVER_BIN")" && pwd)/$(basename "$COFFER_SERVER_BIN")
-
-base=/dev/shm; [ -w "$base" ] || base=${TMPDIR:-/tmp}
-work=$(mktemp -d "$base/coffer-bench-sync.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/common.sh"
+config=release; [ "$smoke" = 1 ] && config=debug
+bench_binaries "$config"
+bench_workdir sync
 now() { python3 -c 'import time; print(time.perf_counter_ns())'; }
 median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
-port=$(free_port)
-token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" \
-  "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" > server.log 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-server="http://127.0.0.1:$port"
-export COFFER_SERVER="$server" COFFER_TOKEN="$token" COFFER_CONFIG_DIR="$work/cli"
-coffer() { "$COFFER_BIN" "$@"; }
+bench_server "$(free_port)"
 coffer team create Bench >/dev/null
 app_json=$(coffer app create --team Bench --name BenchApp --platform ios --json)
 app_id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$app_json")
@@ -100,7 +74,7 @@ coffer_us=$(median "${coffer_times[@]}")
 
 # The unchanged check, through a proxy that counts every byte both ways.
 proxy_port=$(free_port)
-python3 - "$proxy_port" "$port" "$work/proxy.bytes" <<'PY' &
+python3 - "$proxy_port" "${server##*:}" "$work/proxy.bytes" <<'PY' &
 import asyncio, sys
 listen, upstream, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 total = 0

@@ -25,21 +25,7 @@ struct ManifestCommand: NetworkCommand {
     @Option(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
     var collection: String
 
-    @Option(help: ArgumentHelp("The app's ID (coffer app create prints it).", valueName: "APP_ID"))
-    var app: String
-
-    @Option(help: ArgumentHelp(
-        "The app's device credential. Other users of this machine can see it in the process list: prefer --credential-file.",
-        valueName: "C"))
-    var credential: String?
-
-    @Option(help: ArgumentHelp("A file holding the app's device credential.", valueName: "FILE"))
-    var credentialFile: String?
-
-    @Option(name: .customLong("attr"), help: ArgumentHelp(
-        "A device attribute: deviceClass, osName, osVersion, appVersion, language, region, arch, memoryGiB or custom.NAME; repeat for each.",
-        valueName: "NAME=VALUE"))
-    var attributes: [String] = []
+    @OptionGroup var device: DeviceOptions
 
     @Option(help: ArgumentHelp("The device's ID, which places it in rollouts (default: the host name).", valueName: "ID"))
     var deviceID: String?
@@ -55,18 +41,16 @@ struct ManifestCommand: NetworkCommand {
     var json = false
 
     func validate() throws {
-        guard UUID(uuidString: app) != nil else { throw ValidationError("--app is an app ID, a UUID (coffer app list shows them)") }
         if let publicKey { _ = try Self.key(publicKey) }
-        _ = try DeviceAttributes(options: attributes)
     }
 
     func run() async throws {
         let client = try server.map { APIClient(server: try ServerAddress.parse($0), token: nil) } ?? APIClient.anonymous()
-        let secret = try AppCredential.resolve(option: credential, file: credentialFile)
-        let device = deviceID ?? ProcessInfo.processInfo.hostName
-        let query = [("deviceID", device)] + (try DeviceAttributes(options: attributes)).queryItems.map { ($0.name, $0.value) }
+        let secret = try device.resolvedCredential()
+        let name = deviceID ?? ProcessInfo.processInfo.hostName
+        let query = [("deviceID", name)] + (try device.deviceAttributes()).queryItems.map { ($0.name, $0.value) }
         var request = client.request("GET", ["v1", "device", "collections", collection, "manifest"], query: query, authorized: false)
-        request.setValue("Basic " + Data("\(app):\(secret)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        request.setValue("Basic " + Data("\(device.app):\(secret)".utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         let envelope = try await client.send(request).body
 
         let pinned = try publicKey.map(Self.key)
@@ -87,7 +71,7 @@ struct ManifestCommand: NetworkCommand {
             Printable.note("the manifest was verified with the key the server publishes (key ID \(keyID)), not a pinned one; pass --public-key to pin it")
         }
         if json { return print(JSONOutput.render(manifest)) }
-        Printable.say(Self.describe(manifest, device: device, keyID: keyID, pinned: pinned != nil))
+        Printable.say(Self.describe(manifest, device: name, keyID: keyID, pinned: pinned != nil))
     }
 
     static func describe(_ manifest: Manifest, device: String, keyID: String, pinned: Bool) -> String {

@@ -28,16 +28,7 @@ struct SyncCommand: NetworkCommand {
     @Option(help: ArgumentHelp("The Coffer server.", valueName: "URL"))
     var server: String
 
-    @Option(help: ArgumentHelp("The app's ID (coffer app create prints it).", valueName: "APP_ID"))
-    var app: String
-
-    @Option(help: ArgumentHelp(
-        "The app's device credential. Other users of this machine can see it in the process list: prefer --credential-file.",
-        valueName: "C"))
-    var credential: String?
-
-    @Option(help: ArgumentHelp("A file holding the app's device credential.", valueName: "FILE"))
-    var credentialFile: String?
+    @OptionGroup var device: DeviceOptions
 
     @Option(help: ArgumentHelp("The server's manifest-signing public key to pin (coffer-server public-key prints it).", valueName: "KEY"))
     var publicKey: String
@@ -48,29 +39,19 @@ struct SyncCommand: NetworkCommand {
     @Option(help: ArgumentHelp("The cache folder (created 0700).", valueName: "DIR"))
     var cache: String
 
-    @Option(name: .customLong("attr"), help: ArgumentHelp(
-        "A device attribute: deviceClass, osName, osVersion, appVersion, language, region, arch, memoryGiB or custom.NAME; repeat for each.",
-        valueName: "NAME=VALUE"))
-    var attributes: [String] = []
-
     @Option(help: ArgumentHelp("This device's ID, which places it in rollouts (default: a random ID kept in DIR/keys).", valueName: "ID"))
     var deviceID: String?
 
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func validate() throws {
-        _ = try DeviceAttributes(options: attributes)
-        guard UUID(uuidString: app) != nil else { throw ValidationError("--app is an app ID, a UUID (coffer app list shows them)") }
-    }
-
     func run() async throws {
-        let secret = try AppCredential.resolve(option: credential, file: credentialFile)
+        let secret = try device.resolvedCredential()
         let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
-        var device = DeviceAttributes.current
-        for (name, value) in try DeviceAttributes(options: attributes).queryItems { _ = device.set(name, to: value) }
-        let settings = SyncSettings(server: server, appID: app, publicKey: publicKey, deviceID: deviceID,
-                                    attributes: Dictionary(device.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
+        var attributes = DeviceAttributes.current
+        for (name, value) in try device.deviceAttributes().queryItems { _ = attributes.set(name, to: value) }
+        let settings = SyncSettings(server: server, appID: device.app, publicKey: publicKey, deviceID: deviceID,
+                                    attributes: Dictionary(attributes.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
         var configuration = try settings.configuration(cache: cacheURL, credential: secret)
         configuration.updatePolicy = .waitForLatest
         let collection: ModelCollection

@@ -1,0 +1,51 @@
+# Shared by the benchmark scripts that run a server: sourced, not run.
+#
+# bench_binaries CONFIG   sets COFFER_BIN and COFFER_SERVER_BIN (absolute), building CONFIG unless both are set
+# bench_workdir NAME      makes $work in a tmpfs (else TMPDIR), cds into it; on exit kills "${pids[@]}" and removes it
+# free_port               prints a loopback port nothing listens on
+# bench_server PORT ARGS  starts coffer-server on PORT with a fresh data folder and a bootstrap token, waits
+#                         for /healthz, and logs in the CLI: sets $server and $token, exports COFFER_SERVER,
+#                         COFFER_TOKEN and COFFER_CONFIG_DIR; coffer() runs the CLI.
+
+bench_binaries() {
+  local here config=$1
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  if [ -z "${COFFER_BIN:-}" ] || [ -z "${COFFER_SERVER_BIN:-}" ]; then
+    (cd "$here" && swift build -c "$config" --product coffer >/dev/null && swift build -c "$config" --product coffer-server >/dev/null)
+    COFFER_BIN="$here/.build/$config/coffer"
+    COFFER_SERVER_BIN="$here/.build/$config/coffer-server"
+  fi
+  COFFER_BIN=$(cd "$(dirname "$COFFER_BIN")" && pwd)/$(basename "$COFFER_BIN")
+  COFFER_SERVER_BIN=$(cd "$(dirname "$COFFER_SERVER_BIN")" && pwd)/$(basename "$COFFER_SERVER_BIN")
+}
+
+pids=()
+bench_cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+
+bench_workdir() {
+  local base=/dev/shm
+  [ -w "$base" ] || base=${TMPDIR:-/tmp}
+  work=$(mktemp -d "$base/coffer-bench-$1.XXXXXX")
+  trap bench_cleanup EXIT
+  cd "$work"
+}
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+coffer() { "$COFFER_BIN" "$@"; }
+
+bench_server() {
+  local port=$1
+  shift
+  token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" COFFER_BLOB_COLLECT_MINUTES=0 \
+    "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" "$@" > server.log 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+  server="http://127.0.0.1:$port"
+  export COFFER_SERVER="$server" COFFER_TOKEN="$token" COFFER_CONFIG_DIR="$work/cli"
+}
