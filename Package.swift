@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
+        .library(name: "SealedFields", targets: ["SealedFields"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -70,6 +72,19 @@ let package = Package(
             name: "CofferFuzz",
             dependencies: ["CofferFormat", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/CofferFuzz"
+        ),
+        // Field-level encryption for GRDB records (app data at rest). GRDB and swift-crypto only.
+        .target(
+            name: "SealedFields",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "SealedFieldsTests",
+            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "CofferFormatTests",
