@@ -82,6 +82,12 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The example app of docs/SEALEDFIELDS.md: `swift run sealed-items --help`.
+        .executableTarget(
+            name: "sealed-items",
+            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Examples/SealedItems"
+        ),
         .testTarget(
             name: "SealedFieldsTests",
             dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")]
