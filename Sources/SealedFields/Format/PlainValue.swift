@@ -37,7 +37,7 @@ enum PlainValue {
         case 2 where body.count == 8:
             return Double(bitPattern: bigEndian(body)).databaseValue
         case 3:
-            guard let string = String(validating: body, as: UTF8.self) else { return nil }
+            guard let string = String(bytes: body, encoding: .utf8) else { return nil }
             return string.databaseValue
         case 4:
             return Data(body).databaseValue

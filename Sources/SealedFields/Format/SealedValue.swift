@@ -52,13 +52,14 @@ enum SealedValue {
     }
 
     /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
-    static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> [UInt8] {
-        let bytes = [UInt8](blob)
-        let header = Array(bytes[0..<headerCount])
-        let nonce = try AES.GCM.Nonce(data: bytes[headerCount..<(headerCount + nonceCount)])
+    static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
+        let start = blob.startIndex
+        let nonceStart = start + headerCount
+        let bodyStart = nonceStart + nonceCount
+        let tagStart = blob.endIndex - tagCount
         let box = try AES.GCM.SealedBox(
-            nonce: nonce, ciphertext: bytes[(headerCount + nonceCount)..<(bytes.count - tagCount)],
-            tag: bytes[(bytes.count - tagCount)...])
-        return try [UInt8](AES.GCM.open(box, using: key.value, authenticating: associatedData.bytes + header))
+            nonce: AES.GCM.Nonce(data: blob[nonceStart..<bodyStart]), ciphertext: blob[bodyStart..<tagStart],
+            tag: blob[tagStart...])
+        return try AES.GCM.open(box, using: key.value, authenticating: associatedData.bytes + blob[start..<nonceStart])
     }
 }

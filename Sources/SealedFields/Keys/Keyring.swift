@@ -12,18 +12,27 @@ final class Keyring: @unchecked Sendable {
         self.activeVersion = active
     }
 
-    var active: DataKey { lock.withLock { keys[activeVersion]! } }
-    var all: [DataKey] { lock.withLock { keys.values.sorted { $0.version < $1.version } } }
+    var active: DataKey { lock.locked { keys[activeVersion]! } }
+    var all: [DataKey] { lock.locked { keys.values.sorted { $0.version < $1.version } } }
 
     func key(version: UInt32) throws -> DataKey {
-        guard let key = lock.withLock({ keys[version] }) else { throw SealedFieldsError.unknownKeyVersion(version) }
+        guard let key = lock.locked({ keys[version] }) else { throw SealedFieldsError.unknownKeyVersion(version) }
         return key
     }
 
     func replace(keys: [UInt32: DataKey], active: UInt32) {
-        lock.withLock {
+        lock.locked {
             self.keys = keys
             self.activeVersion = active
         }
+    }
+}
+
+extension NSLock {
+    /// `withLock`, which Foundation offers only from macOS 14 / iOS 17 on.
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 }

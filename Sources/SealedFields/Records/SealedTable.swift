@@ -40,16 +40,17 @@ struct SealedTable: Sendable {
 
     /// The row with sealed columns replaced by their plain values. Columns are then accessed by name.
     func open(_ row: Row, with store: SealedFieldsStore) throws -> Row {
-        let sealed = sealedColumns.filter { row.hasColumn($0) }
-        if sealed.isEmpty { return row }
+        guard sealedColumns.contains(where: { row.hasColumn($0) }) else { return row }
         let identity = try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
+        let sealed = Dictionary(sealedColumns.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         var values: [String: DatabaseValue] = [:]
         values.reserveCapacity(row.count)
-        for (column, value) in row { values[column] = value }
-        for column in sealed {
-            let stored: DatabaseValue = row[column]
-            let key = values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column
-            values[key] = try store.open(stored, table: name, column: column, identity: identity)
+        for (column, value) in row {
+            if let sealedColumn = sealed[column.lowercased()] {
+                values[column] = try store.open(value, table: name, column: sealedColumn, identity: identity)
+            } else {
+                values[column] = value
+            }
         }
         return Row(values)
     }

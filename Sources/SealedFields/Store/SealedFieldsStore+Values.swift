@@ -18,7 +18,7 @@ extension SealedFieldsStore {
             throw SealedFieldsError.notSealed(table: table, column: column)
         }
         let key = try keyring.key(version: version)
-        let plaintext: [UInt8]
+        let plaintext: Data
         do {
             plaintext = try SealedValue.open(
                 blob, with: key, associatedData: AssociatedData(table: table, column: column, identity: identity))

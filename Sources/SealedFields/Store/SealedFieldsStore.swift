@@ -108,6 +108,6 @@ final class LockedValue<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
     init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func get() -> Value { lock.locked { value } }
+    func set(_ newValue: Value) { lock.locked { value = newValue } }
 }
