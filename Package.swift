@@ -88,6 +88,12 @@ let package = Package(
             dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Examples/SealedItems"
         ),
+        // bench/sealedfields.sh: sealed against plain GRDB records in the same run.
+        .executableTarget(
+            name: "sealedfields-bench",
+            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "bench/SealedFieldsBench"
+        ),
         .testTarget(
             name: "SealedFieldsTests",
             dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")]
