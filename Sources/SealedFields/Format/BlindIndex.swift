@@ -16,8 +16,13 @@ enum BlindIndex {
     static let count = 21
 
     static func compute(_ plaintext: [UInt8], with key: DataKey, table: String, column: String) -> Data {
-        var mac = HMAC<SHA256>(key: key.index)
-        mac.update(data: AssociatedData(table: table, column: column, identity: []).bytes)
+        compute(plaintext, with: key, prefix: AssociatedData.prefix(table: table, column: column))
+    }
+
+    /// `prefix` is `AssociatedData.prefix(table:column:)`, computed once per table.
+    static func compute(_ plaintext: [UInt8], with key: DataKey, prefix: [UInt8]) -> Data {
+        var mac = key.indexMAC
+        mac.update(data: prefix)
         mac.update(data: plaintext)
         var blob = Data(capacity: count)
         blob.append(formatByte)

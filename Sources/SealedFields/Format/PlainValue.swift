@@ -16,7 +16,11 @@ enum PlainValue {
         case .double(let double):
             return [2] + bigEndianBytes(double.bitPattern)
         case .string(let string):
-            return [3] + Array(string.utf8)
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(string.utf8.count + 1)
+            bytes.append(3)
+            bytes.append(contentsOf: string.utf8)
+            return bytes
         case .blob(let data):
             var bytes = [UInt8](repeating: 4, count: 1)
             bytes.append(contentsOf: data)
@@ -37,7 +41,8 @@ enum PlainValue {
         case 2 where body.count == 8:
             return Double(bitPattern: bigEndian(body)).databaseValue
         case 3:
-            guard let string = String(bytes: body, encoding: .utf8) else { return nil }
+            let string = String(decoding: body, as: UTF8.self)
+            guard string.utf8.elementsEqual(body) else { return nil }  // invalid UTF-8 was repaired
             return string.databaseValue
         case 4:
             return Data(body).databaseValue

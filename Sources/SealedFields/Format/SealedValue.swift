@@ -38,7 +38,7 @@ enum SealedValue {
     static func seal(_ plaintext: [UInt8], with key: DataKey, associatedData: AssociatedData) throws -> Data {
         let header = header(keyVersion: key.version)
         let aad = associatedData.bytes + header
-        var mac = HMAC<SHA256>(key: key.nonce)
+        var mac = key.nonceMAC
         mac.update(data: aad)
         mac.update(data: plaintext)
         let nonceBytes = Array(mac.finalize().prefix(nonceCount))

@@ -11,6 +11,9 @@ struct DataKey: Sendable {
     let value: SymmetricKey
     let nonce: SymmetricKey
     let index: SymmetricKey
+    /// HMAC states already keyed with `nonce` and `index`: copying one is cheaper than keying anew.
+    let nonceMAC: HMAC<SHA256>
+    let indexMAC: HMAC<SHA256>
 
     init(version: UInt32, material: SymmetricKey) {
         self.version = version
@@ -23,6 +26,8 @@ struct DataKey: Sendable {
         value = derive("value")
         nonce = derive("nonce")
         index = derive("index")
+        nonceMAC = HMAC<SHA256>(key: nonce)
+        indexMAC = HMAC<SHA256>(key: index)
     }
 
     static func random(version: UInt32) -> DataKey {

@@ -53,11 +53,11 @@ extension SealedRecord {
     /// Seals the values of ``sealedColumns`` in a container filled by a hand-written `encode(to:)`, and
     /// fills their blind indexes. Call it last.
     public static func sealValues(in container: inout PersistenceContainer) throws {
-        try SealedTable(Self.self).seal(&container, with: requireStore())
+        try SealedTable.of(Self.self).seal(&container, with: requireStore())
     }
 
     /// The row with its sealed columns opened, for a hand-written `init(row:)`. Read it by column name.
     public static func unsealedRow(_ row: Row) throws -> Row {
-        try SealedTable(Self.self).open(row, with: requireStore())
+        try SealedTable.of(Self.self).open(row, with: requireStore())
     }
 }

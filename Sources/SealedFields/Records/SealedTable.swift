@@ -2,18 +2,32 @@ import Foundation
 import GRDB
 
 /// What SealedFields needs to know about a table: which columns are sealed, which columns identify a row
-/// (bound into every ciphertext), and which columns hold blind indexes.
+/// (bound into every ciphertext), and which columns hold blind indexes. Made once per record type.
 struct SealedTable: Sendable {
     let name: String
     let sealedColumns: [String]
     let identityColumns: [String]
     let blindIndexColumns: [String: String]
+    /// `AssociatedData.prefix(table:column:)` of each sealed column, in `sealedColumns` order.
+    let prefixes: [[UInt8]]
 
-    init<Record: SealedRecord>(_ type: Record.Type) {
-        name = Record.databaseTableName
-        sealedColumns = Record.sealedColumns
-        identityColumns = Record.sealedIdentityColumns
-        blindIndexColumns = Record.blindIndexColumns
+    private static let cache = LockedValue<[ObjectIdentifier: SealedTable]>([:])
+
+    static func of<Record: SealedRecord>(_ type: Record.Type) -> SealedTable {
+        if let table = cache.get()[ObjectIdentifier(type)] { return table }
+        let table = SealedTable(
+            name: Record.databaseTableName, sealedColumns: Record.sealedColumns,
+            identityColumns: Record.sealedIdentityColumns, blindIndexColumns: Record.blindIndexColumns)
+        cache.update { $0[ObjectIdentifier(type)] = table }
+        return table
+    }
+
+    init(name: String, sealedColumns: [String], identityColumns: [String], blindIndexColumns: [String: String]) {
+        self.name = name
+        self.sealedColumns = sealedColumns
+        self.identityColumns = identityColumns
+        self.blindIndexColumns = blindIndexColumns
+        prefixes = sealedColumns.map { AssociatedData.prefix(table: name, column: $0) }
     }
 
     /// The identity values of a record, each of which must be present and not NULL.
@@ -26,14 +40,19 @@ struct SealedTable: Sendable {
         }
     }
 
+    /// The identity of a fetched row.
+    func identity(of row: Row) throws -> [DatabaseValue] {
+        try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
+    }
+
     /// Replaces the plain values of sealed columns in `container` by ciphertexts, and fills blind indexes.
     func seal(_ container: inout PersistenceContainer, with store: SealedFieldsStore) throws {
-        let identity = try identity { container[$0]?.databaseValue }
-        for column in sealedColumns {
+        let identity = AssociatedData.identityFields(try identity { container[$0]?.databaseValue })
+        for (column, prefix) in zip(sealedColumns, prefixes) {
             guard let plain = container[column]?.databaseValue else { continue }
-            container[column] = try store.seal(plain, table: name, column: column, identity: identity)
+            container[column] = try store.seal(plain, AssociatedData(prefix: prefix, identityFields: identity))
             if let indexColumn = blindIndexColumns[column] {
-                container[indexColumn] = store.blindIndex(plain, table: name, column: column)
+                container[indexColumn] = BlindIndex.compute(PlainValue.encode(plain), with: store.keyring.active, prefix: prefix)
             }
         }
     }
@@ -41,16 +60,16 @@ struct SealedTable: Sendable {
     /// The row with sealed columns replaced by their plain values. Columns are then accessed by name.
     func open(_ row: Row, with store: SealedFieldsStore) throws -> Row {
         guard sealedColumns.contains(where: { row.hasColumn($0) }) else { return row }
-        let identity = try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
-        let sealed = Dictionary(sealedColumns.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let identity = AssociatedData.identityFields(try identity(of: row))
         var values: [String: DatabaseValue] = [:]
         values.reserveCapacity(row.count)
-        for (column, value) in row {
-            if let sealedColumn = sealed[column.lowercased()] {
-                values[column] = try store.open(value, table: name, column: sealedColumn, identity: identity)
-            } else {
-                values[column] = value
-            }
+        for (column, value) in row { values[column] = value }
+        for (column, prefix) in zip(sealedColumns, prefixes) where row.hasColumn(column) {
+            // The row spells the column as the query did; it is usually the declared spelling.
+            let key = values[column] != nil ? column
+                : values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column
+            values[key] = try store.open(
+                row[column], AssociatedData(prefix: prefix, identityFields: identity), table: name, column: column)
         }
         return Row(values)
     }

@@ -13,14 +13,14 @@ extension SealedFieldsStore {
         _ type: Record.Type, batchSize: Int = 500,
         progress: (SealedFieldsProgress) -> Bool = { _ in true }
     ) throws -> SealedFieldsProgress {
-        let table = SealedTable(type)
+        let table = SealedTable.of(type)
         let notSealed = (table.sealedColumns.map { c in
             let c = c.quotedDatabaseIdentifier
             return "typeof(\(c)) IS NOT 'blob' OR length(\(c)) < \(SealedValue.minimumCount) OR substr(\(c), 1, 2) IS NOT X'0101'"
         } + table.blindIndexColumns.values.map { "\($0.quotedDatabaseIdentifier) IS NULL" })
             .joined(separator: " OR ")
         return try walk(table, where: notSealed, batchSize: batchSize, progress: progress) { row, values in
-            let identity = try table.identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
+            let identity = try table.identity(of: row)
             for column in table.sealedColumns {
                 let stored: DatabaseValue = row[column]
                 let plain: DatabaseValue

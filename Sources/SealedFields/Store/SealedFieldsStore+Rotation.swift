@@ -31,14 +31,14 @@ extension SealedFieldsStore {
         _ type: Record.Type, batchSize: Int = 500,
         progress: (SealedFieldsProgress) -> Bool = { _ in true }
     ) throws -> SealedFieldsProgress {
-        let table = SealedTable(type)
+        let table = SealedTable.of(type)
         let active = keyring.active
         let hex = active.version.bigEndianHex
         let stale = (table.sealedColumns.map { "substr(\($0.quotedDatabaseIdentifier), 3, 4) IS NOT X'\(hex)'" }
             + table.blindIndexColumns.values.map { "substr(\($0.quotedDatabaseIdentifier), 2, 4) IS NOT X'\(hex)'" })
             .joined(separator: " OR ")
         return try walk(table, where: stale, batchSize: batchSize, progress: progress) { row, values in
-            let identity = try table.identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
+            let identity = try table.identity(of: row)
             for column in table.sealedColumns {
                 let plain = try self.open(row[column], table: table.name, column: column, identity: identity)
                 values[column] = try SealedValue.seal(

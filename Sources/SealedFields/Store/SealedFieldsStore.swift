@@ -110,4 +110,5 @@ final class LockedValue<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.locked { value } }
     func set(_ newValue: Value) { lock.locked { value = newValue } }
+    func update(_ body: (inout Value) -> Void) { lock.locked { body(&value) } }
 }
