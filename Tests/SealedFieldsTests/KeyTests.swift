@@ -86,7 +86,13 @@ extension SealedFields {
             }
             #expect(try dbQueue.read { try Data.fetchAll($0, sql: "SELECT wrapped FROM sealedfields_keys") } == wrappedBefore)
 
+            // Even when the app turned secure_delete off on its connection (builds differ in the default).
+            try dbQueue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA secure_delete = OFF") }
+            let verifierBefore = try dbQueue.read { try Data.fetchOne($0, sql: "SELECT verifier FROM sealedfields_meta") }!
             try store.changeKey(from: passphrase("old phrase"), to: passphrase("new phrase"))
+            // The old wrapped keys and verifier are gone from the file, not left in free space.
+            let file = try Data(contentsOf: URL(fileURLWithPath: dir.path("items.sqlite")))
+            for old in wrappedBefore + [verifierBefore] { #expect(file.range(of: old) == nil) }
             #expect(try dbQueue.read { try Row.fetchAll($0, sql: "SELECT * FROM item ORDER BY id") } == rows)
             #expect(try dbQueue.read { try Data.fetchAll($0, sql: "SELECT wrapped FROM sealedfields_keys") } != wrappedBefore)
 

@@ -3,12 +3,14 @@ import GRDB
 
 extension SealedFieldsStore {
     /// Replaces the passphrase or raw key: a new salt, verifier and key-encryption key, and every data key
-    /// re-wrapped, in one transaction. Sealed rows are not touched.
+    /// re-wrapped, in one transaction. Sealed rows are not touched. The old wrapped keys are overwritten
+    /// in the file (`secure_delete`, then a WAL checkpoint), so the old passphrase cannot unwrap them from
+    /// free pages; copies made before the change stay readable with the old passphrase.
     ///
     /// - Throws: ``SealedFieldsError/wrongKey`` when `current` is not the database's current key; nothing
     ///   is written then.
     public func changeKey(from current: KeySource, to new: KeySource) throws {
-        let newKEK = try writer.write { db -> KeyEncryptionKey in
+        let newKEK = try writeErasingOldKeys { db -> KeyEncryptionKey in
             guard case let (meta, _)? = try KeyTables.load(db) else { throw SealedFieldsError.corruptKeyTables }
             switch (current, meta.kdf) {
             case (.passphrase, "scrypt"), (.rawKey, "raw"): break

@@ -63,7 +63,7 @@ extension SealedFieldsStore {
         guard version != keyring.active.version else { throw SealedFieldsError.activeKey(version: version) }
         _ = try keyring.key(version: version)
         let hex = version.bigEndianHex
-        try writer.write { db in
+        try writeErasingOldKeys { db in
             var uses = 0
             let tables = try String.fetchAll(db, sql: """
                 SELECT name FROM sqlite_master
