@@ -86,7 +86,8 @@ let package = Package(
         .executableTarget(
             name: "sealed-items",
             dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Examples/SealedItems"
+            path: "Examples/SealedItems",
+            exclude: ["README.md"]
         ),
         // bench/sealedfields.sh: sealed against plain GRDB records in the same run.
         .executableTarget(
