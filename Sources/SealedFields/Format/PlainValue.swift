@@ -29,25 +29,27 @@ enum PlainValue {
     }
 
     /// Nil when the bytes are not a valid encoding (only possible after authentication with a bug elsewhere).
-    static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> DatabaseValue?
-    where Bytes.Element == UInt8, Bytes.Index == Int {
-        guard let tag = bytes.first else { return nil }
-        let body = bytes.dropFirst()
-        switch tag {
-        case 0 where body.isEmpty:
-            return .null
-        case 1 where body.count == 8:
-            return Int64(bitPattern: bigEndian(body)).databaseValue
-        case 2 where body.count == 8:
-            return Double(bitPattern: bigEndian(body)).databaseValue
-        case 3:
-            let string = String(decoding: body, as: UTF8.self)
-            guard string.utf8.elementsEqual(body) else { return nil }  // invalid UTF-8 was repaired
-            return string.databaseValue
-        case 4:
-            return Data(body).databaseValue
-        default:
-            return nil
+    static func decode(_ bytes: Data) -> DatabaseValue? {
+        bytes.withUnsafeBytes { raw -> DatabaseValue? in
+            guard let tag = raw.first else { return nil }
+            let body = UnsafeRawBufferPointer(rebasing: raw[1...])
+            switch tag {
+            case 0 where body.isEmpty:
+                return .null
+            case 1 where body.count == 8:
+                return Int64(bitPattern: bigEndian(body)).databaseValue
+            case 2 where body.count == 8:
+                return Double(bitPattern: bigEndian(body)).databaseValue
+            case 3:
+                let string = String(decoding: body, as: UTF8.self)
+                // String(decoding:) repairs invalid UTF-8; a repaired string is not what was sealed.
+                guard string.utf8.count == body.count, string.utf8.elementsEqual(body) else { return nil }
+                return string.databaseValue
+            case 4:
+                return Data(body).databaseValue
+            default:
+                return nil
+            }
         }
     }
 

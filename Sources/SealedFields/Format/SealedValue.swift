@@ -55,11 +55,8 @@ enum SealedValue {
     static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
         let start = blob.startIndex
         let nonceStart = start + headerCount
-        let bodyStart = nonceStart + nonceCount
-        let tagStart = blob.endIndex - tagCount
-        let box = try AES.GCM.SealedBox(
-            nonce: AES.GCM.Nonce(data: blob[nonceStart..<bodyStart]), ciphertext: blob[bodyStart..<tagStart],
-            tag: blob[tagStart...])
+        // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
+        let box = try AES.GCM.SealedBox(combined: blob[nonceStart...])
         return try AES.GCM.open(box, using: key.value, authenticating: associatedData.bytes + blob[start..<nonceStart])
     }
 }

@@ -5,7 +5,9 @@ import Foundation
 ///
 /// The data key itself never touches a value: `value` encrypts (AES-256-GCM), `nonce` derives each
 /// value's nonce, and `index` computes blind indexes, so that no key serves two purposes.
-struct DataKey: Sendable {
+///
+/// A class, so that handing a key to each value costs one retain rather than one per derived key.
+final class DataKey: Sendable {
     let version: UInt32
     let material: SymmetricKey
     let value: SymmetricKey

@@ -61,12 +61,13 @@ struct SealedTable: Sendable {
     func open(_ row: Row, with store: SealedFieldsStore) throws -> Row {
         guard sealedColumns.contains(where: { row.hasColumn($0) }) else { return row }
         let identity = AssociatedData.identityFields(try identity(of: row))
-        var values: [String: DatabaseValue] = [:]
+        // Typed as Row's initializer takes it, so that GRDB does not convert the whole dictionary again.
+        var values: [String: (any DatabaseValueConvertible)?] = [:]
         values.reserveCapacity(row.count)
         for (column, value) in row { values[column] = value }
         for (column, prefix) in zip(sealedColumns, prefixes) where row.hasColumn(column) {
             // The row spells the column as the query did; it is usually the declared spelling.
-            let key = values[column] != nil ? column
+            let key = values.keys.contains(column) ? column
                 : values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column
             values[key] = try store.open(
                 row[column], AssociatedData(prefix: prefix, identityFields: identity), table: name, column: column)
