@@ -92,7 +92,10 @@ let package = Package(
         // bench/sealedfields.sh: sealed against plain GRDB records in the same run.
         .executableTarget(
             name: "sealedfields-bench",
-            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "SealedFields", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "bench/SealedFieldsBench"
         ),
         .testTarget(
