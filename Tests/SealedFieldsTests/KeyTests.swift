@@ -52,6 +52,15 @@ extension SealedFields {
             #expect(try writer.read { try Item.fetchAll($0).map(\.name) } == ["Milk"])
         }
 
+        @Test func passphrasesAreComparedAfterUnicodeNormalization() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, _) = try makeItemDatabase(dir, phrase: "caf\u{E9} cr\u{E8}me")
+            try dbQueue.write { try Item(name: "x", identifier: "y").insert($0) }
+            _ = try SealedFieldsStore(dbQueue, key: passphrase("cafe\u{301} cre\u{300}me"))
+            #expect(try dbQueue.read { try Item.fetchCount($0) } == 1)
+            #expect(throws: SealedFieldsError.wrongKey) { try SealedFieldsStore(dbQueue, key: passphrase("cafe creme")) }
+        }
+
         @Test func errorsCarryNeitherValuesNorPassphrases() throws {
             let dir = try TemporaryDirectory()
             let (dbQueue, _) = try makeItemDatabase(dir, phrase: "hunter2-secret")

@@ -5,7 +5,8 @@ import Foundation
 /// How the key-encryption key is obtained: from a passphrase with scrypt, or as a raw key that the app
 /// keeps in its platform key store.
 public enum KeySource: Sendable {
-    /// A passphrase, stretched with scrypt using the salt and parameters stored in the database.
+    /// A passphrase (its UTF-8 bytes after Unicode NFC normalization), stretched with scrypt using the
+    /// salt and parameters stored in the database.
     /// New databases use `parameters`; existing ones use their stored parameters.
     case passphrase(String, parameters: ScryptParameters = .default)
     /// 32 random bytes kept outside the database (for example in the Keychain).
@@ -27,7 +28,8 @@ struct KeyEncryptionKey: Sendable {
             guard !passphrase.isEmpty else { throw SealedFieldsError.emptyPassphrase }
             guard let scrypt, scrypt.isAcceptable else { throw SealedFieldsError.corruptKeyTables }
             material = try KDF.Scrypt.deriveKey(
-                from: Array(passphrase.utf8), salt: salt, outputByteCount: 32,
+                // NFC, so that "é" typed as one code point or as e + accent is the same passphrase.
+                from: Array(passphrase.precomposedStringWithCanonicalMapping.utf8), salt: salt, outputByteCount: 32,
                 rounds: 1 << Int(scrypt.logN), blockSize: Int(scrypt.r), parallelism: Int(scrypt.p))
         case .rawKey(let key):
             guard key.bitCount == 256 else { throw SealedFieldsError.invalidRawKey }
