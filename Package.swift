@@ -100,7 +100,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SealedFieldsTests",
-            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "CofferFormatTests",
