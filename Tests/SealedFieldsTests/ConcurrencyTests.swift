@@ -19,6 +19,8 @@ extension SealedFields {
                             for i in 0..<10 { try Item(name: "written \(batch)-\(i)", identifier: "w").insert(db) }
                         }
                         if batch == 10 { _ = try SealedFieldsStore.shared!.rotate() }
+                        // Re-encryption in small batches while readers read and this task keeps writing.
+                        if batch == 15 { try SealedFieldsStore.shared!.reencrypt(Item.self, batchSize: 20) }
                     }
                     return 0
                 }
@@ -41,6 +43,9 @@ extension SealedFields {
                 #expect(total >= 6)
             }
             #expect(try await dbPool.read { try Item.filter(sealed: "name", equals: "written 3-4").fetchCount($0) } == 1)
+            try SealedFieldsStore.shared!.reencrypt(Item.self)
+            try SealedFieldsStore.shared!.retire(version: 1)
+            #expect(try await dbPool.read { try Item.fetchAll($0) }.count == 250)
         }
     }
 }
