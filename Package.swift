@@ -100,7 +100,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SealedFieldsTests",
-            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Reference"]
         ),
         .testTarget(
             name: "CofferFormatTests",
