@@ -53,10 +53,13 @@ enum SealedValue {
 
     /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
     static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
-        let start = blob.startIndex
-        let nonceStart = start + headerCount
+        let nonceStart = blob.startIndex + headerCount
         // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
         let box = try AES.GCM.SealedBox(combined: blob[nonceStart...])
-        return try AES.GCM.open(box, using: key.value, authenticating: associatedData.bytes + blob[start..<nonceStart])
+        var aad = associatedData.bytes
+        aad.reserveCapacity(aad.count + headerCount)
+        // Through the contiguous bytes: appending a Data slice element by element is slow.
+        blob.withUnsafeBytes { aad.append(contentsOf: $0.prefix(headerCount)) }
+        return try AES.GCM.open(box, using: key.value, authenticating: aad)
     }
 }
