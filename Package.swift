@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .library(name: "Coffer", targets: ["Coffer"]),
+        .library(name: "SealedFields", targets: ["SealedFields"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -79,6 +81,36 @@ let package = Package(
             name: "CofferFuzz",
             dependencies: ["CofferFormat", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/CofferFuzz"
+        ),
+        // Field-level encryption for GRDB records (app data at rest). GRDB and swift-crypto only.
+        .target(
+            name: "SealedFields",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The example app of docs/SEALEDFIELDS.md: `swift run sealed-items --help`.
+        .executableTarget(
+            name: "sealed-items",
+            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Examples/SealedItems",
+            exclude: ["README.md"]
+        ),
+        // bench/sealedfields.sh: sealed against plain GRDB records in the same run.
+        .executableTarget(
+            name: "sealedfields-bench",
+            dependencies: [
+                "SealedFields", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "bench/SealedFieldsBench"
+        ),
+        .testTarget(
+            name: "SealedFieldsTests",
+            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Reference"]
         ),
         .testTarget(
             name: "CofferFormatTests",
