@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
+        .library(name: "ModelInspection", targets: ["ModelInspection"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.28.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -30,11 +32,22 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // Reads model files (Core ML, ONNX, safetensors, GGUF) for what a person wants to see.
+        // SwiftProtobuf and Foundation only; the protobuf code is generated once and committed
+        // (tools/protos/generate.sh), never by a build plugin.
+        .target(
+            name: "ModelInspection",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            exclude: ["Generated/README.md"]
+        ),
         // The command-line tool. Never imports Vapor or Fluent.
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "CofferFormat",
+                "ModelInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -68,8 +81,13 @@ let package = Package(
         // libFuzzer harness over the container parser; see Fuzz/README.md.
         .executableTarget(
             name: "CofferFuzz",
-            dependencies: ["CofferFormat", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CofferFormat", "ModelInspection", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/CofferFuzz"
+        ),
+        .testTarget(
+            name: "ModelInspectionTests",
+            dependencies: ["ModelInspection"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "CofferFormatTests",
