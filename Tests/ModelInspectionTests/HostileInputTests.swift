@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import ModelInspection
+
+/// Hand-made hostile headers and mutated fixtures: every input gives a report or an ``InspectionError``,
+/// never a crash, a hang or an allocation sized by the input.
+@Suite("hostile input")
+struct HostileInputTests {
+    static func littleEndian(_ value: UInt64, _ count: Int = 8) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) })
+    }
+
+    static func message(_ inspect: () throws -> ModelReport) -> String? {
+        do {
+            _ = try inspect()
+            return nil
+        } catch let error as InspectionError {
+            return error.description
+        } catch {
+            return "unexpected \(type(of: error)): \(error)"
+        }
+    }
+
+    @Test("safetensors: a header length past the file or over the limit is refused before allocating")
+    func safetensorsLength() {
+        let huge = Self.littleEndian(1 << 62) + Data("{}".utf8)
+        #expect(Self.message { try ModelInspector.inspect(data: huge, name: "x.safetensors") }?.contains("past the end") == true)
+        let limits = InspectionLimits(maximumMessageBytes: 1 << 20, maximumPartBytes: 1 << 20, maximumHeaderBytes: 4,
+                                      maximumSideFileBytes: 1 << 20, maximumListedTensors: 10, maximumListedLabels: 10,
+                                      maximumFolderEntries: 10)
+        let big = Self.littleEndian(8) + Data("{       }".utf8)
+        #expect(Self.message { try ModelInspector.inspect(data: big, name: "x.safetensors", limits: limits) }?.contains("over the inspection limit") == true)
+    }
+
+    @Test("safetensors: offsets outside the data and shapes that do not fill them are refused")
+    func safetensorsOffsets() {
+        func file(_ header: String, data: Int) -> Data {
+            Self.littleEndian(UInt64(header.utf8.count)) + Data(header.utf8) + Data(count: data)
+        }
+        let outside = file(#"{"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}"#, data: 8)
+        #expect(Self.message { try ModelInspector.inspect(data: outside, name: "x.safetensors") }?.contains("outside") == true)
+        let mismatch = file(#"{"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}}"#, data: 16)
+        #expect(Self.message { try ModelInspector.inspect(data: mismatch, name: "x.safetensors") }?.contains("does not fill") == true)
+        let negative = file(#"{"t": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}"#, data: 4)
+        #expect(Self.message { try ModelInspector.inspect(data: negative, name: "x.safetensors") } != nil)
+    }
+
+    @Test("GGUF: counts and lengths that cannot fit in the file are refused before allocating")
+    func ggufCounts() {
+        let header = Data("GGUF".utf8) + Self.littleEndian(3, 4)
+        let manyTensors = header + Self.littleEndian(1 << 60) + Self.littleEndian(0)
+        #expect(Self.message { try ModelInspector.inspect(data: manyTensors, name: "x.gguf") }?.contains("tensors cannot fit") == true)
+        let manyKeys = header + Self.littleEndian(0) + Self.littleEndian(1 << 60)
+        #expect(Self.message { try ModelInspector.inspect(data: manyKeys, name: "x.gguf") }?.contains("cannot fit") == true)
+        // One key whose name claims 2^62 bytes.
+        let longKey = header + Self.littleEndian(0) + Self.littleEndian(1) + Self.littleEndian(1 << 62) + Data(count: 16)
+        #expect(Self.message { try ModelInspector.inspect(data: longKey, name: "x.gguf") }?.contains("past the end") == true)
+        // An array of 2^40 uint32 values.
+        let bigArray = header + Self.littleEndian(0) + Self.littleEndian(1) + Self.littleEndian(1) + Data("k".utf8)
+            + Self.littleEndian(9, 4) + Self.littleEndian(4, 4) + Self.littleEndian(1 << 40) + Data(count: 16)
+        #expect(Self.message { try ModelInspector.inspect(data: bigArray, name: "x.gguf") }?.contains("more than the file holds") == true)
+        let version = Data("GGUF".utf8) + Self.littleEndian(99, 4) + Data(count: 16)
+        #expect(Self.message { try ModelInspector.inspect(data: version, name: "x.gguf") }?.contains("version 99") == true)
+    }
+
+    @Test("protobuf: a field longer than its message and garbage are refused with one line")
+    func protobuf() {
+        // Field 2 (description), length-delimited, claiming 2^40 bytes.
+        let long = Data([0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]) + Data(count: 10)
+        for limits in [InspectionLimits.default, Fixtures.tinyLimits] {
+            for name in ["x.mlmodel", "x.onnx"] {
+                let message = Self.message { try ModelInspector.inspect(data: long, name: name, limits: limits) }
+                #expect(message?.hasPrefix("damaged") == true, "\(name): \(message ?? "accepted")")
+                #expect(message?.contains("\n") == false)
+            }
+        }
+        let text = Data("this is not a model at all".utf8)
+        #expect(Self.message { try ModelInspector.inspect(data: text, name: "x.mlmodel") } != nil)
+    }
+
+    @Test("every truncation of every fixture gives a report or a clean error", arguments: Fixtures.files)
+    func truncations(name: String) {
+        let data = Fixtures.data(name)
+        for length in 0..<data.count {
+            for limits in [InspectionLimits.default, Fixtures.tinyLimits] {
+                let message = Self.message { try ModelInspector.inspect(data: data.prefix(length), name: name, limits: limits) }
+                #expect(message?.hasPrefix("unexpected") != true, "\(name) cut at \(length): \(message ?? "")")
+            }
+        }
+    }
+
+    @Test("random byte flips in every fixture give a report or a clean error", arguments: Fixtures.files)
+    func mutations(name: String) {
+        let original = Fixtures.data(name)
+        var generator = SplitMix(seed: UInt64(name.utf8.count) &* 7919)
+        for round in 0..<1500 {
+            var data = original
+            for _ in 0..<(1 + Int(generator.next() % 4)) {
+                let index = Int(generator.next() % UInt64(data.count))
+                // Bias towards the values that break lengths and counts.
+                let values: [UInt8] = [0x00, 0xFF, 0x7F, 0x80, UInt8(truncatingIfNeeded: generator.next())]
+                data[index] = values[Int(generator.next() % UInt64(values.count))]
+            }
+            let limits = round % 2 == 0 ? InspectionLimits.default : Fixtures.tinyLimits
+            let message = Self.message { try ModelInspector.inspect(data: data, name: name, limits: limits) }
+            #expect(message?.hasPrefix("unexpected") != true, "\(name) round \(round): \(message ?? "")")
+        }
+    }
+}
+
+/// A small seeded generator so that a failing mutation round can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
