@@ -39,7 +39,8 @@ public enum ModelInspector {
         return .opaqueFile
     }
 
-    static func inspect(_ source: any ByteSource, name: String, limits: InspectionLimits) throws -> ModelReport {
+    /// The facts of a model file given as random-access bytes (a sealed model read through its key, chunk by chunk).
+    package static func inspect(_ source: any ByteSource, name: String, limits: InspectionLimits = .default) throws -> ModelReport {
         let prefix = try source.read(at: 0, length: Int(min(source.count, 16)))
         var report = ModelReport(format: format(name: name, prefix: prefix), size: source.count)
         switch report.format {

@@ -1,19 +1,41 @@
 /// `ModelReport` written for people, as `coffer inspect` prints it.
 extension ModelReport {
-    /// Several lines: the format and size, then each section's facts. Names from the file are printed as
-    /// they are; a caller that prints to a terminal should escape control characters.
+    /// Several lines: the format and size, then each section's facts, then a folder's files. Control
+    /// characters from the file (in names, descriptions, metadata) are written as `\u{…}`, so a hostile
+    /// model cannot add lines of its own or drive the terminal.
     public var text: String {
         var lines = ["\(format.displayName), \(size) bytes"]
-        if let coreML { lines += Self.lines(coreML, indent: "  ") }
-        if let onnx { lines += Self.lines(onnx) }
-        if let safetensors { lines += Self.lines(safetensors) }
-        if let gguf { lines += Self.lines(gguf) }
+        lines += detailLines
         if let files, coreML == nil || format == .coreMLCompiled || format == .coreMLPackage {
             lines.append("  files:")
             for file in files { lines.append("    \(file.path)\(file.size.map { " \($0)" } ?? "")") }
         }
+        return lines.map(Self.escapingControls).joined(separator: "\n")
+    }
+
+    /// The format's facts and the notes, without the first line and the file listing.
+    public var detailText: String { detailLines.joined(separator: "\n") }
+
+    /// ``detailText``'s lines, control characters escaped.
+    private var detailLines: [String] {
+        var lines: [String] = []
+        if let coreML { lines += Self.lines(coreML, indent: "  ") }
+        if let onnx { lines += Self.lines(onnx) }
+        if let safetensors { lines += Self.lines(safetensors) }
+        if let gguf { lines += Self.lines(gguf) }
         for note in notes { lines.append("  note: \(note)") }
-        return lines.joined(separator: "\n")
+        return lines.map(Self.escapingControls)
+    }
+
+    /// `text` with control characters (newlines included) written as `\u{…}`.
+    static func escapingControls(_ text: String) -> String {
+        let isControl = { (scalar: Unicode.Scalar) in scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { result += "\\u{" + String(scalar.value, radix: 16) + "}" } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
     }
 
     static func pairs(_ map: [String: String]) -> String {
@@ -29,7 +51,8 @@ extension ModelReport {
         guard !features.isEmpty else { return [] }
         return ["\(indent)\(label):"] + features.map { feature in
             var line = "\(indent)  \(feature.name): \(feature.type)"
-            if let shape = feature.shape, !feature.type.contains(" × ") {
+            // Core ML types already carry their shape; ONNX tensor types do not.
+            if let shape = feature.shape, feature.type.hasPrefix("tensor") || feature.type.hasPrefix("sparse") {
                 let dims = shape.enumerated().map { index, value in
                     value >= 0 ? String(value) : (feature.dimensionNames?[safe: index].flatMap(\.nonEmpty) ?? "?")
                 }
@@ -123,7 +146,9 @@ extension ModelReport {
 
     static func tensorLines(_ tensors: [TensorSummary], total: Int) -> [String] {
         let shown = tensors.prefix(50)
-        var lines = shown.map { "    \($0.name): \($0.dataType) [\($0.shape.map(String.init).joined(separator: ", "))]" }
+        guard !shown.isEmpty else { return [] }
+        var lines = ["  tensor list:"]
+        lines += shown.map { "    \($0.name): \($0.dataType) [\($0.shape.map(String.init).joined(separator: ", "))]" }
         if total > shown.count { lines.append("    … \(total - shown.count) more (--json lists up to \(tensors.count))") }
         return lines
     }
