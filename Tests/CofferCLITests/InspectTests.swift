@@ -42,3 +42,105 @@ struct InspectTests {
         #expect(paths == ["model.mil", "weights/", "weights/weight.bin"])
     }
 }
+
+/// `coffer inspect` on real models (ModelInspectionTests' fixtures), plain and sealed.
+@Suite("coffer inspect: what is inside a model")
+struct InspectModelTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("ModelInspectionTests/Fixtures")
+
+    func copyFixture(_ name: String, into cli: CLI) throws {
+        try FileManager.default.copyItem(atPath: Self.fixtures.appendingPathComponent(name).path, toPath: cli.path(name))
+    }
+
+    func json(_ result: CLI.Result) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: result.stdoutBytes) as? [String: Any])
+    }
+
+    @Test("plain models show their facts as text and JSON")
+    func plain() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        for name in ["Classifier.mlmodel", "Program.mlpackage", "tiny.onnx", "tiny.safetensors", "tiny.gguf"] {
+            try copyFixture(name, into: cli)
+        }
+        let classifier = try cli.run("inspect", "Classifier.mlmodel")
+        #expect(classifier.status == 0)
+        #expect(classifier.stdout.contains("type:            neuralNetworkClassifier"))
+        #expect(classifier.stdout.contains("class labels:    3: cat, dog, fish"))
+        #expect(classifier.stdout.contains("availability:    iOS 11.0+"))
+        let package = try json(try cli.run("inspect", "Program.mlpackage", "--json"))
+        #expect(package["kind"] as? String == "Core ML package (.mlpackage)")
+        let coreML = (package["model"] as? [String: Any])?["coreML"] as? [String: Any]
+        #expect(coreML?["modelType"] as? String == "mlProgram")
+        #expect((coreML?["minimumDeploymentTargets"] as? [String: String])?["iOS"] == "16.0")
+        #expect(coreML?["parameterCount"] as? Int == 24)
+        let onnx = try json(try cli.run("inspect", "tiny.onnx", "--json"))
+        #expect(((onnx["model"] as? [String: Any])?["onnx"] as? [String: Any])?["operatorCounts"] as? [String: Int]
+                == ["MatMul": 1, "Add": 1, "Relu": 1])
+        #expect(try cli.run("inspect", "tiny.safetensors").stdout.contains("tensors:         2: F16 1, F32 1"))
+        #expect(try cli.run("inspect", "tiny.gguf").stdout.contains("architecture:    llama"))
+    }
+
+    @Test("a sealed file or folder opened with --key or a passphrase shows the same facts as the plain model")
+    func sealed() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try copyFixture("Classifier.mlmodel", into: cli)
+        try copyFixture("Program.mlpackage", into: cli)
+        try cli.run("key", "generate", "--name", "k")
+        try cli.run("encrypt", "Classifier.mlmodel", "--key", "k.modelkey", "--quiet")
+        try cli.run("encrypt", "Program.mlpackage", "--key", "k.modelkey", "--quiet")
+        for name in ["Classifier.mlmodel", "Program.mlpackage"] {
+            let plain = try json(try cli.run("inspect", name, "--json"))
+            let sealed = try cli.run("inspect", name + ".coffer", "--key", "k.modelkey", "--json")
+            #expect(sealed.status == 0, "\(sealed.stderr)")
+            let facts = try json(sealed)
+            #expect(facts["kind"] as? String == "coffer-container")
+            let sealedModel = try #require(facts["model"] as? [String: Any])
+            let plainModel = try #require(plain["model"] as? [String: Any])
+            #expect(NSDictionary(dictionary: sealedModel).isEqual(to: plainModel), "\(name)")
+            // Without a key: the header only, as before.
+            let headerOnly = try json(try cli.run("inspect", name + ".coffer", "--json"))
+            #expect(headerOnly["model"] == nil && headerOnly["keyID"] != nil)
+        }
+        let text = try cli.run("inspect", "Classifier.mlmodel.coffer", "--key", "k.modelkey")
+        #expect(text.stdout.contains("Inside (decrypted in memory with the key):"))
+        #expect(text.stdout.contains("class labels:    3: cat, dog, fish"))
+        // The temporary copy of a sealed folder is gone afterwards.
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        try cli.run("inspect", "Program.mlpackage.coffer", "--key", "k.modelkey")
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        #expect(after.subtracting(before).filter { $0.hasPrefix("coffer-inspect-") }.isEmpty)
+
+        cli.write("pass.txt", Data("correct horse\n".utf8))
+        try cli.run("encrypt", "Classifier.mlmodel", "--passphrase-file", "pass.txt", "-o", "p.coffer", "--quiet")
+        let byPassphrase = try cli.run("inspect", "p.coffer", "--passphrase-env", "PASS", environment: ["PASS": "correct horse"])
+        #expect(byPassphrase.status == 0)
+        #expect(byPassphrase.stdout.contains("neuralNetworkClassifier"))
+    }
+
+    @Test("a wrong key, a key for a plain file and a damaged model fail with one line and a documented code")
+    func failures() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try copyFixture("tiny.onnx", into: cli)
+        try cli.run("key", "generate", "--name", "k")
+        try cli.run("key", "generate", "--name", "other")
+        try cli.run("encrypt", "tiny.onnx", "--key", "k.modelkey", "--quiet")
+        let wrong = try cli.run("inspect", "tiny.onnx.coffer", "--key", "other.modelkey")
+        #expect(wrong.status != 0 && wrong.stdout.isEmpty)
+        #expect(wrong.stderr.split(separator: "\n").count == 1)
+        let keyForPlain = try cli.run("inspect", "tiny.onnx", "--key", "k.modelkey")
+        #expect(keyForPlain.status == 64)
+        var damaged = try #require(cli.read("tiny.onnx"))
+        damaged = damaged.prefix(damaged.count - 40)
+        cli.write("cut.onnx", damaged)
+        let cut = try cli.run("inspect", "cut.onnx")
+        #expect(cut.status == 65)
+        #expect(cut.stdout.contains("ONNX model, 251 bytes") && cut.stdout.contains("cannot read the model: damaged ONNX model"))
+        #expect(cut.stderr.split(separator: "\n").count == 1)
+        let cutJSON = try json(try cli.run("inspect", "cut.onnx", "--json"))
+        #expect((cutJSON["error"] as? String)?.hasPrefix("damaged ONNX model") == true)
+    }
+}

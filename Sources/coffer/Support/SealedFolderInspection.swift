@@ -1,0 +1,28 @@
+import CofferFormat
+import Foundation
+import ModelInspection
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Inspects a sealed folder (an `.mlpackage` or `.mlmodelc`): its packed tree is restored, every chunk
+/// authenticated, into a fresh private temporary folder (mode 0700, made by `mkdtemp`) and removed when done.
+enum SealedFolderInspection {
+    static func inspect(_ path: String, name: String, using key: KeyMaterial) throws -> ModelReport {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-inspect-XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard let made = mkdtemp(&bytes) else {
+            throw CLIFailure(.cannotCreate, "cannot create a private temporary folder in \(FileManager.default.temporaryDirectory.path)")
+        }
+        let folder = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The original name keeps its extension (which tells .mlpackage from .mlmodelc) but never a path.
+        let last = (name as NSString).lastPathComponent
+        let safe = last.isEmpty || last == "." || last == ".." ? "model" : last
+        let destination = folder + "/" + safe
+        _ = try SealedModel.open(contentsOf: path, to: destination, using: key)
+        return try ModelInspector.inspect(path: destination)
+    }
+}
