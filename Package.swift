@@ -57,6 +57,7 @@ let package = Package(
             name: "CofferServer",
             dependencies: [
                 "CofferFormat",
+                "ModelInspection",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
