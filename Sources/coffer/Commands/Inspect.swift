@@ -45,17 +45,13 @@ struct Inspect: ParsableCommand {
         let header = try SealedModel.readHeader(path: path)
         let facts = SealedFacts(header)
         guard key.isGiven else { return try emit(InspectionOutput(base: facts, baseText: facts.text, inspection: nil)) }
-        let reader = try SealedModel.Reader(path: path, using: try key.material())
-        let inspection: Result<ModelReport, any Error>
-        let heading: String
-        switch header.payloadKind {
-        case .file:
-            inspection = Result { try ModelInspector.inspect(SealedPlaintext(reader), name: header.originalName) }
-            heading = "Inside (decrypted in memory with the key):"
-        case .directory:
-            inspection = Result { try SealedFolderInspection.inspect(path, name: header.originalName, using: try key.material()) }
-            heading = "Inside (restored to a private temporary folder, since removed):"
-        }
+        let material = try key.material()
+        // Opening the container first makes a wrong key or a damaged container fail as `decrypt` would.
+        _ = try SealedModel.Reader(path: path, using: material)
+        let inspection = Result { try SealedFolderInspection.report(path, header: header, using: material) }
+        let heading = header.payloadKind == .file
+            ? "Inside (decrypted in memory with the key):"
+            : "Inside (restored to a private temporary folder, since removed):"
         try emit(InspectionOutput(base: facts, baseText: facts.text + "\n\n" + heading, inspection: inspection))
     }
 

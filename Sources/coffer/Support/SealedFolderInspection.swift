@@ -7,9 +7,25 @@ import Glibc
 import Darwin
 #endif
 
-/// Inspects a sealed folder (an `.mlpackage` or `.mlmodelc`): its packed tree is restored, every chunk
-/// authenticated, into a fresh private temporary folder (mode 0700, made by `mkdtemp`) and removed when done.
+/// Inspects the model inside a sealed container with its key.
+///
+/// A sealed file is read chunk by chunk through ``SealedPlaintext``, in memory. A sealed folder (an
+/// `.mlpackage` or `.mlmodelc`) has its packed tree restored, every chunk authenticated, into a fresh private
+/// temporary folder (mode 0700, made by `mkdtemp`) that is removed when done.
 enum SealedFolderInspection {
+    /// The report of the model sealed at `path` (whose header is `header`), opened with `key`.
+    ///
+    /// - Throws: container errors (wrong key, damaged container) and ``InspectionError`` (damaged model).
+    static func report(_ path: String, header: ContainerHeader, using key: KeyMaterial) throws -> ModelReport {
+        switch header.payloadKind {
+        case .file:
+            let reader = try SealedModel.Reader(path: path, using: key)
+            return try ModelInspector.inspect(SealedPlaintext(reader), name: header.originalName)
+        case .directory:
+            return try inspect(path, name: header.originalName, using: key)
+        }
+    }
+
     static func inspect(_ path: String, name: String, using key: KeyMaterial) throws -> ModelReport {
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-inspect-XXXXXX").path
         var bytes = Array(template.utf8CString)
