@@ -144,3 +144,37 @@ struct InspectModelTests {
         #expect((cutJSON["error"] as? String)?.hasPrefix("damaged ONNX model") == true)
     }
 }
+
+/// `coffer blob upload --key`: the facts reach the server and come back with the deployment.
+@Suite("coffer blob upload --key records model facts")
+struct UploadFactsTests {
+    @Test("facts sent with the upload appear in deployment show, as text and JSON")
+    func uploadWithFacts() throws {
+        guard let session = AdminSession() else { return }
+        defer { session.finish() }
+        try session.login()
+        try session.ok("team", "create", "Flowers")
+        try session.ok("key", "create", "--team", "Flowers", "--name", "flowers")
+        try FileManager.default.copyItem(atPath: InspectModelTests.fixtures.appendingPathComponent("Classifier.mlmodel").path,
+                                         toPath: session.cli.path("Classifier.mlmodel"))
+        try session.ok("encrypt", "Classifier.mlmodel", "--key", "flowers.modelkey", "--quiet")
+        // A wrong key stops the upload before anything is sent.
+        try session.ok("key", "generate", "--name", "other")
+        let refused = try session.coffer("blob", "upload", "--team", "Flowers", "Classifier.mlmodel.coffer", "--key", "other.modelkey")
+        #expect(refused.status != 0)
+        let uploaded = AdminSession.object(try session.ok("blob", "upload", "--team", "Flowers", "Classifier.mlmodel.coffer",
+                                                          "--key", "flowers.modelkey", "--json"))
+        #expect(uploaded["factsRecorded"] as? Bool == true)
+        #expect(uploaded["created"] as? Bool == true)
+        try session.ok("collection", "create", "FlowerModels", "--team", "Flowers", "--models", "FlowerClassifier")
+        try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", "spring",
+                       "--model", "FlowerClassifier=Classifier.mlmodel.coffer")
+        let shown = try session.ok("deployment", "show", "spring", "--collection", "FlowerModels")
+        #expect(shown.contains("FlowerClassifier: neuralNetworkClassifier, iOS 11.0+, 1 input, 2 outputs, 3 class labels, 2 layers, 15 parameters"),
+                "\(shown)")
+        let json = AdminSession.object(try session.ok("deployment", "show", "spring", "--collection", "FlowerModels", "--json"))
+        let version = (json["models"] as? [String: Any])?["FlowerClassifier"] as? [String: Any]
+        let coreML = (version?["facts"] as? [String: Any])?["coreML"] as? [String: Any]
+        #expect(coreML?["classLabels"] as? [String] == ["cat", "dog", "fish"])
+    }
+}
