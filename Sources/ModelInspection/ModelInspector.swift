@@ -11,12 +11,17 @@ public enum ModelInspector {
     ///
     /// - Throws: ``InspectionError``.
     public static func inspect(path: String, limits: InspectionLimits = .default) throws -> ModelReport {
+        // The path given may be a link to a model (its own name still tells the format); links inside a
+        // model folder are never followed.
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+        guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder) else {
             throw InspectionError.unreadable(path: path, reason: "no such file or folder")
         }
-        if isFolder.boolValue { return try inspectFolder(URL(fileURLWithPath: path), limits: limits) }
-        return try inspect(try FileSource(path: path), name: path, limits: limits)
+        if isFolder.boolValue {
+            return try inspectFolder(URL(fileURLWithPath: resolved), name: URL(fileURLWithPath: path).lastPathComponent, limits: limits)
+        }
+        return try inspect(try FileSource(path: resolved), name: path, limits: limits)
     }
 
     /// The facts of a model file held in memory (a sealed model opened with its key), named `name`
@@ -53,9 +58,9 @@ public enum ModelInspector {
         return report
     }
 
-    static func inspectFolder(_ root: URL, limits: InspectionLimits) throws -> ModelReport {
+    static func inspectFolder(_ root: URL, name: String, limits: InspectionLimits) throws -> ModelReport {
         let listing = try FolderListing(root: root, limits: limits)
-        let lower = root.standardizedFileURL.lastPathComponent.lowercased()
+        let lower = name.lowercased()
         let has = { (path: String) in listing.entries.contains { $0.path == path } }
         var report: ModelReport
         if lower.hasSuffix(".mlpackage") || (has("Manifest.json") && has("Data/")) {

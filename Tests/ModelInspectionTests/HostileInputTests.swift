@@ -120,3 +120,32 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite("hostile folders")
+struct HostileFolderTests {
+    @Test("a package whose Manifest.json is a link, or whose model is a pipe, is refused without following or waiting")
+    func linksAndPipes() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("mi-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let package = base.appendingPathComponent("L.mlpackage")
+        try FileManager.default.createDirectory(at: package.appendingPathComponent("Data/com.apple.CoreML"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: package.appendingPathComponent("Manifest.json").path,
+                                                   withDestinationPath: Fixtures.path("Program.mlpackage/Manifest.json"))
+        #expect(throws: InspectionError.self) { try ModelInspector.inspect(path: package.path) }
+        // A valid manifest naming a FIFO as the model: refused at once, not read forever.
+        try FileManager.default.removeItem(atPath: package.appendingPathComponent("Manifest.json").path)
+        try FileManager.default.copyItem(atPath: Fixtures.path("Program.mlpackage/Manifest.json"),
+                                         toPath: package.appendingPathComponent("Manifest.json").path)
+        #expect(mkfifo(package.appendingPathComponent("Data/com.apple.CoreML/model.mlmodel").path, 0o600) == 0)
+        #expect(throws: InspectionError.self) { try ModelInspector.inspect(path: package.path) }
+    }
+
+    @Test("a link to a model file is inspected under the link's name")
+    func linkToModel() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("mi-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: base.appendingPathComponent("m.onnx").path, withDestinationPath: Fixtures.path("tiny.onnx"))
+        #expect(try ModelInspector.inspect(path: base.appendingPathComponent("m.onnx").path).onnx?.irVersion == 8)
+    }
+}

@@ -1,4 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Random-access bytes: a file read with `pread`-style calls, or bytes already in memory.
 ///
@@ -45,21 +52,24 @@ package final class FileSource: ByteSource, @unchecked Sendable {
     package let count: UInt64
     let path: String
 
-    /// Opens the file at `path` for reading.
+    /// Opens the regular file at `path` for reading. A link, pipe, device or folder is refused without
+    /// blocking (`O_NOFOLLOW | O_NONBLOCK`, then `fstat`), so a hostile folder cannot point a reader
+    /// elsewhere or make it wait forever.
     package init(path: String) throws {
         self.path = path
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw InspectionError.unreadable(path: path, reason: "cannot open it")
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw InspectionError.unreadable(path: path, reason: errno == ELOOP ? "it is a link" : String(cString: strerror(errno)))
         }
-        self.handle = handle
-        do {
-            count = try handle.seekToEnd()
-        } catch {
-            throw InspectionError.unreadable(path: path, reason: "cannot find its size")
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw InspectionError.unreadable(path: path, reason: "not a regular file")
         }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        count = UInt64(status.st_size)
     }
 
-    deinit { try? handle.close() }
 
     package func read(at offset: UInt64, length: Int) throws -> Data {
         guard length >= 0, offset <= count, UInt64(length) <= count - offset else {
