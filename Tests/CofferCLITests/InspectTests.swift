@@ -176,5 +176,14 @@ struct UploadFactsTests {
         let version = (json["models"] as? [String: Any])?["FlowerClassifier"] as? [String: Any]
         let coreML = (version?["facts"] as? [String: Any])?["coreML"] as? [String: Any]
         #expect(coreML?["classLabels"] as? [String] == ["cat", "dog", "fish"])
+
+        // deployment create --key records the facts of the files it uploads too.
+        try FileManager.default.copyItem(atPath: InspectModelTests.fixtures.appendingPathComponent("Program.mlpackage").path,
+                                         toPath: session.cli.path("Program.mlpackage"))
+        try session.ok("encrypt", "Program.mlpackage", "--key", "flowers.modelkey", "--quiet")
+        try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", "summer",
+                       "--model", "FlowerClassifier=Program.mlpackage.coffer", "--key", "flowers.modelkey")
+        let summer = try session.ok("deployment", "show", "summer", "--collection", "FlowerModels")
+        #expect(summer.contains("FlowerClassifier: mlProgram, iOS 16.0+, 1 input, 1 output, 5 operations, 24 parameters"), "\(summer)")
     }
 }
