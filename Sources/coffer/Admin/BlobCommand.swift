@@ -46,7 +46,7 @@ struct BlobCommand: ParsableCommand {
             var report: ModelReport?
             if key.isGiven {
                 let header = try SealedModel.readHeader(path: file)
-                report = try SealedFolderInspection.report(file, header: header, using: try key.material())
+                report = try SealedInspection.report(file, header: header, using: try key.material())
             }
             let upload = try await BlobUpload(client: client, team: team).run(file)
             if let report {

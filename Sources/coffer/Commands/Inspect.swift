@@ -48,7 +48,7 @@ struct Inspect: ParsableCommand {
         let material = try key.material()
         // Opening the container first makes a wrong key or a damaged container fail as `decrypt` would.
         _ = try SealedModel.Reader(path: path, using: material)
-        let inspection = Result { try SealedFolderInspection.report(path, header: header, using: material) }
+        let inspection = Result { try SealedInspection.report(path, header: header, using: material) }
         let heading = header.payloadKind == .file
             ? "Inside (decrypted in memory with the key):"
             : "Inside (restored to a private temporary folder, since removed):"

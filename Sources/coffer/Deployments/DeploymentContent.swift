@@ -142,7 +142,7 @@ extension DeploymentContent.Plan {
                     if report { Printable.say("Not recording what is inside \(file): it is sealed with another key") }
                     continue
                 }
-                facts[file] = try SealedFolderInspection.report(file, header: header, using: key)
+                facts[file] = try SealedInspection.report(file, header: header, using: key)
             }
         }
         let uploader = BlobUpload(client: client, team: team)

@@ -12,7 +12,7 @@ import Darwin
 /// A sealed file is read chunk by chunk through ``SealedPlaintext``, in memory. A sealed folder (an
 /// `.mlpackage` or `.mlmodelc`) has its packed tree restored, every chunk authenticated, into a fresh private
 /// temporary folder (mode 0700, made by `mkdtemp`) that is removed when done.
-enum SealedFolderInspection {
+enum SealedInspection {
     /// The report of the model sealed at `path` (whose header is `header`), opened with `key`.
     ///
     /// - Throws: container errors (wrong key, damaged container) and ``InspectionError`` (damaged model).
