@@ -149,3 +149,42 @@ struct HostileFolderTests {
         #expect(try ModelInspector.inspect(path: base.appendingPathComponent("m.onnx").path).onnx?.irVersion == 8)
     }
 }
+
+@Suite("hostile protobuf structure")
+struct HostileStructureTests {
+    /// A length-delimited field `number` holding `body`.
+    static func field(_ number: Int, _ body: Data) -> Data {
+        Skeleton.encodeVarint(UInt64(number << 3 | 2)) + Skeleton.encodeVarint(UInt64(body.count)) + body
+    }
+
+    @Test("pipelines nested ten thousand deep are refused, not a stack overflow")
+    func deepNesting() {
+        var model = Data([0x08, 0x04])  // specificationVersion 4
+        for _ in 0..<10_000 { model = Self.field(202, Self.field(1, model)) }  // Model.pipeline → Pipeline.models
+        #expect(throws: InspectionError.self) { try ModelInspector.inspect(data: model, name: "deep.mlmodel") }
+        // Over the limits the pipeline is too large to keep: its type survives, with a note, and nothing recurses.
+        let skeleton = try? ModelInspector.inspect(data: model, name: "deep.mlmodel", limits: Fixtures.tinyLimits)
+        #expect(skeleton?.coreML?.modelType == "pipeline")
+        #expect(skeleton?.notes.first?.contains("parts over 4096 bytes were skipped") == true)
+    }
+
+    @Test("an ONNX initializer stored in an external file is counted, and the file is not opened")
+    func externalData() throws {
+        var tensor = Onnx_TensorProto()
+        tensor.name = "W"
+        tensor.dims = [1000, 1000]
+        tensor.dataType = 1
+        tensor.dataLocation = .external
+        var location = Onnx_StringStringEntryProto()
+        location.key = "location"
+        location.value = "/etc/passwd"
+        tensor.externalData = [location]
+        var model = Onnx_ModelProto()
+        model.irVersion = 9
+        model.graph.initializer = [tensor]
+        let report = try ModelInspector.inspect(data: try model.serializedBytes(), name: "x.onnx")
+        #expect(report.onnx?.externalInitializerCount == 1)
+        #expect(report.onnx?.parameterCount == 1_000_000)
+        #expect(report.onnx?.weightBytes == 0)
+    }
+}

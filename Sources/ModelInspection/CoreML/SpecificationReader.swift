@@ -22,7 +22,9 @@ enum SpecificationReader {
         let network = MessageRule(fields: [1: .message(layerRule)], otherwise: .keep)
         var top: [Int: FieldRule] = [:]
         for number in neuralNetworkFields { top[number] = .message(network) }
-        return MessageRule(fields: top, otherwise: .keep)
+        // Other model types (pipelines, tree ensembles, …) are kept whole if they fit in a part, else their
+        // type alone is kept.
+        return MessageRule(fields: top, otherwise: .keepOrStub)
     }()
 
     /// The decoded model and, when it was walked as a skeleton, the bytes skipped.
@@ -51,8 +53,9 @@ enum SpecificationReader {
         var facts = try CoreMLFacts(model, limits: limits)
         if let skipped {
             facts.weightBytes = facts.weightBytes.addingSaturated(skipped)
-            notes.append("the specification is over \(limits.maximumMessageBytes >> 20) MiB: layer contents were skipped, "
-                + "so weights are counted by size (\(skipped) bytes) and parameters are not counted")
+            notes.append("the specification is over \(ByteText.describe(limits.maximumMessageBytes)): layer contents and parts over "
+                + "\(ByteText.describe(limits.maximumPartBytes)) were skipped, so weights are counted by size (\(skipped) bytes) "
+                + "and parameters are not counted")
         }
         return facts
     }

@@ -39,7 +39,8 @@ enum ONNXReader {
         var facts = ONNXFacts(model)
         if let skipped {
             facts.weightBytes = facts.weightBytes.addingSaturated(skipped)
-            notes.append("the model is over \(limits.maximumMessageBytes >> 20) MiB: initializer data was skipped and counted by size")
+            notes.append("the model is over \(ByteText.describe(limits.maximumMessageBytes)): initializer data and parts over "
+                + "\(ByteText.describe(limits.maximumPartBytes)) were skipped and counted by size")
         }
         return facts
     }

@@ -8,6 +8,9 @@ import Foundation
 indirect enum FieldRule: Sendable {
     /// Copy the field (unless it is over the part limit, when it is dropped and counted).
     case keep
+    /// Copy the field; over the part limit, keep its number with an empty value (as ``stub``), so a oneof's
+    /// case survives even when its content is too large to keep.
+    case keepOrStub
     /// Leave the field out and count its bytes.
     case drop
     /// Keep the field's number with an empty value (a oneof's case survives, its content does not).
@@ -77,10 +80,14 @@ struct Skeleton {
                     try cursor.skip(length, "a field")
                     out.append(Self.encodeVarint(tag))
                     out.append(0)
-                case .keep:
+                case .keep, .keepOrStub:
                     guard length <= limits.maximumPartBytes else {
                         droppedBytes += length
                         try cursor.skip(length, "a field")
+                        if case .keepOrStub = fieldRule {
+                            out.append(Self.encodeVarint(tag))
+                            out.append(0)
+                        }
                         continue
                     }
                     out.append(Self.encodeVarint(tag))
