@@ -54,6 +54,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: KeyController(masterKey: masterKey))
     try authenticated.register(collection: AuditController())
     try authenticated.register(collection: UploadRoutes(controller: blobs))
+    try authenticated.register(collection: ModelFactsController())
     try authenticated.register(collection: CollectionController())
     try authenticated.register(collection: DeploymentController(store: store, manifests: manifests))
 }
@@ -74,6 +75,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateAppsKeysBlobs())
     app.migrations.add(CreateBlobReferences())
     app.migrations.add(CreateDeployments())
+    app.migrations.add(CreateModelFacts())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {
