@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .library(name: "Coffer", targets: ["Coffer"]),
         .library(name: "SealedFields", targets: ["SealedFields"]),
-        ),
         .library(name: "ModelInspection", targets: ["ModelInspection"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
