@@ -37,7 +37,7 @@ struct SDKFleet {
         configuration.updatePolicy = policy
         configuration.deviceID = "device-1"
         configuration.retry = RetryPolicy(attempts: retries, initialDelay: 0.05, maximumDelay: 0.2)
-        configuration.requestTimeout = 10
+        configuration.requestTimeout = 60
         return configuration
     }
 

@@ -33,6 +33,8 @@ final class TamperingProxy: @unchecked Sendable {
         case respond(Data)
         /// Wait this many seconds, then forward (a slow network).
         case delay(Double)
+        /// Hold the answer until the gate opens, then forward (a network that stalls).
+        case hold(Gate)
     }
 
     typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
@@ -129,6 +131,8 @@ final class TamperingProxy: @unchecked Sendable {
             cut = after
         case .delay(let seconds):
             Thread.sleep(forTimeInterval: seconds)
+        case .hold(let gate):
+            gate.wait()
         case .respond(let replacement):
             outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)
             outBody = replacement
@@ -202,5 +206,24 @@ final class TamperingProxy: @unchecked Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
+    }
+}
+
+/// A gate proxy rules wait at until a test opens it.
+final class Gate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isOpen = false
+
+    func wait() {
+        condition.lock()
+        while !isOpen { condition.wait() }
+        condition.unlock()
+    }
+
+    func open() {
+        condition.lock()
+        isOpen = true
+        condition.broadcast()
+        condition.unlock()
     }
 }
