@@ -56,6 +56,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: UploadRoutes(controller: blobs))
     try authenticated.register(collection: CollectionController())
     try authenticated.register(collection: DeploymentController(store: store, manifests: manifests))
+
+    try Dashboard.register(app)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
