@@ -76,6 +76,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateAppsKeysBlobs())
     app.migrations.add(CreateBlobReferences())
     app.migrations.add(CreateDeployments())
+    app.migrations.add(AddDashboardAccounts())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {
