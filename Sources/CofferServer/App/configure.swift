@@ -55,9 +55,10 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: AuditController())
     try authenticated.register(collection: UploadRoutes(controller: blobs))
     try authenticated.register(collection: CollectionController())
-    try authenticated.register(collection: DeploymentController(store: store, manifests: manifests))
+    let deployments = DeploymentController(store: store, manifests: manifests)
+    try authenticated.register(collection: deployments)
 
-    try Dashboard.register(app)
+    try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
