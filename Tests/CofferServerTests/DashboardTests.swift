@@ -143,8 +143,14 @@ struct DashboardTests {
     }
 
     @Test("a viewer sees collections and deployments but gets no change forms, and a change is refused")
-    func viewer() async throws {
-        let server = try await TestServer.start()
+    func viewerSQLite() async throws { try await Self.viewer(.sqlite) }
+
+    @Test("the same over PostgreSQL (sessions, accounts, roles)",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
+    func viewerPostgres() async throws { try await Self.viewer(.postgres) }
+
+    static func viewer(_ backend: Backend) async throws {
+        let server = try await TestServer.start(postgres: backend.isPostgres)
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let a = try await flowers.upload("a"), b = try await flowers.upload("b")
