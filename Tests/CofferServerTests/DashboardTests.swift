@@ -88,6 +88,19 @@ struct DashboardTests {
         }
     }
 
+    @Test("a session ends when it expires")
+    func expiry() async throws {
+        let server = try await TestServer.start { $0.sessionLifetime = 2 }
+        defer { Task { try? await server.stop() } }
+        let browser = try await Self.ownerBrowser(server)
+        #expect(try await browser.get("/dashboard").status == 200)
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(try await browser.get("/dashboard").location == "/dashboard/sign-in")
+        let again = Browser(base: server.base)
+        #expect(try await again.signIn(Self.ownerEmail, Self.password).status == 303)
+        #expect(try await again.get("/dashboard").status == 200)
+    }
+
     @Test("every dashboard response carries the security headers; pages are not stored")
     func securityHeaders() async throws {
         let server = try await TestServer.start()

@@ -20,10 +20,13 @@ struct DashboardSessions: Sendable {
     let lifetime: TimeInterval
     let secureCookies: Bool
 
-    /// Signs `userID` in: stores a new session and returns the cookie to set.
+    /// Signs `userID` in: stores a new session and returns the cookie to set. Sessions that expired
+    /// without being used again are removed here, so the table does not grow without end.
     func start(for userID: UUID, on db: any Database) async throws -> HTTPCookies.Value {
+        let now = Date()
+        try await SessionRecord.query(on: db).filter(\.$expiresAt < now).delete()
         let token = Secrets.make(prefix: "cfs_")
-        let expires = Date().addingTimeInterval(lifetime)
+        let expires = now.addingTimeInterval(lifetime)
         try await SessionRecord(userID: userID, tokenHash: Secrets.hash(token), csrfToken: Secrets.make(prefix: ""), expiresAt: expires)
             .create(on: db)
         return cookie(token, expires: expires)
