@@ -88,6 +88,21 @@ struct DashboardTests {
         }
     }
 
+    @Test("sign-in attempts are limited per client address")
+    func rateLimit() async throws {
+        let server = try await TestServer.start { $0.signInAttemptsPerMinute = 4 }
+        defer { Task { try? await server.stop() } }
+        _ = try await Self.ownerBrowser(server)  // one attempt: the set-up
+        var statuses: [Int] = []
+        for _ in 0..<4 {
+            statuses.append(try await Browser(base: server.base).signIn(Self.ownerEmail, "a wrong password, surely").status)
+        }
+        #expect(statuses == [401, 401, 401, 429], "\(statuses)")
+        let limited = try await Browser(base: server.base).signIn(Self.ownerEmail, Self.password)
+        #expect(limited.status == 429)
+        #expect(limited.html.contains("Too many attempts"))
+    }
+
     @Test("a session ends when it expires")
     func expiry() async throws {
         let server = try await TestServer.start { $0.sessionLifetime = 2 }
