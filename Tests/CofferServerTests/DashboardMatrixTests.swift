@@ -58,6 +58,10 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/rollback", access: .developer, success: 303) { _ in
             (page + "/rollback", [:])
         },
+        DashboardRoute(method: "GET", path: "/dashboard/account", access: .signedIn, success: 200) { _ in ("/dashboard/account", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/account/password", access: .signedIn, success: 400) { _ in
+            ("/dashboard/account/password", ["current": "not the current password", "password": "a new password long enough"])
+        },
         // Last: it ends the session it is called with.
         DashboardRoute(method: "POST", path: "/dashboard/sign-out", access: .signedIn, success: 303) { _ in ("/dashboard/sign-out", [:]) },
     ]

@@ -88,6 +88,30 @@ struct DashboardTests {
         }
     }
 
+    @Test("a member changes their password: the current one is asked, other browsers are signed out")
+    func changePassword() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let browser = try await Self.ownerBrowser(server)
+        let other = Browser(base: server.base)
+        #expect(try await other.signIn(Self.ownerEmail, Self.password).status == 303)
+        let page = try await browser.get("/dashboard/account")
+        #expect(page.status == 200)
+        #expect(page.html.contains(Self.ownerEmail))
+        let wrong = try await browser.post("/dashboard/account/password", ["current": "not it at all", "password": "a brand new password"])
+        #expect(wrong.status == 400)
+        #expect(wrong.html.contains("The current password is not right."))
+        let short = try await browser.post("/dashboard/account/password", ["current": Self.password, "password": "short"])
+        #expect(short.status == 400)
+        #expect(try await browser.post("/dashboard/account/password", ["current": Self.password, "password": "a brand new password"], csrf: .some(nil)).status == 403)
+        let done = try await browser.post("/dashboard/account/password", ["current": Self.password, "password": "a brand new password"])
+        #expect(done.status == 303)
+        #expect(try await browser.get("/dashboard/account?changed=1").html.contains("Your password is changed"))
+        #expect(try await other.get("/dashboard").location == "/dashboard/sign-in")
+        #expect(try await Browser(base: server.base).signIn(Self.ownerEmail, Self.password).status == 401)
+        #expect(try await Browser(base: server.base).signIn(Self.ownerEmail, "a brand new password").status == 303)
+    }
+
     @Test("sign-in attempts are limited per client address")
     func rateLimit() async throws {
         let server = try await TestServer.start { $0.signInAttemptsPerMinute = 4 }

@@ -246,6 +246,9 @@ class Run:
         self.open(owner, "/dashboard/signing-key")
         check(len(owner.find_element(By.ID, "public-key").get_attribute("value").strip()) == 44, "the signing key page shows the public key")
         self.shoot(owner, "08-signing-key")
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "a.user"))
+        check(OWNER_EMAIL in self.text(owner) and "Change your password" in self.text(owner), "the account page shows the sign-in address")
+        self.shoot(owner, "08-account")
 
         print("forged forms", flush=True)
         self.open(owner, page)

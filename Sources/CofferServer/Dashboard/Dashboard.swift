@@ -33,5 +33,6 @@ enum Dashboard {
         try pages.register(collection: DeploymentPages(deployments: deployments))
         try pages.register(collection: DevicePage())
         try pages.register(collection: SigningKeyPage(signer: signer))
+        try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
     }
 }
