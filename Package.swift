@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .library(name: "Coffer", targets: ["Coffer"]),
+        .library(name: "SealedFields", targets: ["SealedFields"]),
+        .library(name: "ModelInspection", targets: ["ModelInspection"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
@@ -23,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.28.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -41,11 +45,22 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Reads model files (Core ML, ONNX, safetensors, GGUF) for what a person wants to see.
+        // SwiftProtobuf and Foundation only; the protobuf code is generated once and committed
+        // (tools/protos/generate.sh), never by a build plugin.
+        .target(
+            name: "ModelInspection",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            exclude: ["Generated/README.md"]
+        ),
         // The command-line tool. Never imports Vapor or Fluent.
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "CofferFormat", "Coffer",
+                "ModelInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -55,6 +70,7 @@ let package = Package(
             name: "CofferServer",
             dependencies: [
                 "CofferFormat",
+                "ModelInspection",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "Leaf", package: "leaf"),
@@ -83,8 +99,43 @@ let package = Package(
         // libFuzzer harness over the container parser; see Fuzz/README.md.
         .executableTarget(
             name: "CofferFuzz",
-            dependencies: ["CofferFormat", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CofferFormat", "ModelInspection", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/CofferFuzz"
+        ),
+        // Field-level encryption for GRDB records (app data at rest). GRDB and swift-crypto only.
+        .target(
+            name: "SealedFields",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The example app of docs/SEALEDFIELDS.md: `swift run sealed-items --help`.
+        .executableTarget(
+            name: "sealed-items",
+            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Examples/SealedItems",
+            exclude: ["README.md"]
+        ),
+        // bench/sealedfields.sh: sealed against plain GRDB records in the same run.
+        .executableTarget(
+            name: "sealedfields-bench",
+            dependencies: [
+                "SealedFields", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "bench/SealedFieldsBench"
+        ),
+        .testTarget(
+            name: "SealedFieldsTests",
+            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Reference"]
+        ),
+        .testTarget(
+            name: "ModelInspectionTests",
+            dependencies: ["ModelInspection"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "CofferFormatTests",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (Fuzz/CofferFuzz: container, packed tree, signed manifest) with -sanitize=fuzzer,address in its own build
+# Builds the libFuzzer harness (Fuzz/CofferFuzz: container, packed tree, signed manifest, model inspection) with -sanitize=fuzzer,address in its own build
 # folder and fuzzes for SECONDS (default 90). Seeds: valid containers and packed trees made by the
 # coffer CLI. Exit non-zero on any crash, sanitizer report, leak or timeout.
 set -euo pipefail
@@ -49,6 +49,14 @@ envelope = json.dumps({"payloadType": "application/vnd.coffer.manifest+json", "p
                        "signatures": [{"keyid": "k", "sig": base64.b64encode(b"\0" * 64).decode()}]}).encode()
 open(f"{seeds}/manifest-envelope", "wb").write(b"\x04" + envelope)
 PY
+
+# ModelInspection seeds (modes 6–11): the committed fixtures made by the real tools.
+fixtures=Tests/ModelInspectionTests/Fixtures
+for pair in "06:Classifier.mlmodel" "06:Pipeline.mlmodel" "06:Program.mlpackage/Data/com.apple.CoreML/model.mlmodel" \
+            "07:tiny.onnx" "08:tiny.safetensors" "09:tiny.gguf" "0a:Classifier.mlmodel" "0b:tiny.onnx"; do
+  mode=${pair%%:*} file=${pair#*:}
+  { printf "\x$mode"; cat "$fixtures/$file"; } > "$work/seeds/inspect-$mode-$(basename "$file")"
+done
 
 echo "fuzzing for ${seconds}s"
 status=0

@@ -70,7 +70,16 @@ schemas = {
                       models=array(S), sequence={"type": "integer", "description": "grows with every activation"},
                       activeDeploymentID=UUID, createdAt=DATE),
     "NewCollection": obj(["identifier", "models"], identifier=S, description=S, models=array(S)),
-    "ModelVersion": obj(["versionID", "sha256", "size", "keyID"], versionID=UUID, sha256=S, size={"type": "integer"}, keyID=S),
+    "ModelVersion": obj(["versionID", "sha256", "size", "keyID"], versionID=UUID, sha256=S, size={"type": "integer"}, keyID=S,
+                        facts=ref("ModelFacts")),
+    "ModelFacts": {"type": "object", "required": ["format", "size", "notes"],
+                   "description": "What is inside a sealed model, as `coffer inspect --json` writes it under \"model\" "
+                                  "(docs/INSPECTION.md): reported by the team's CLI, which has the key.",
+                   "properties": {"format": {"type": "string", "enum": ["mlmodel", "mlpackage", "mlmodelc", "onnx", "safetensors",
+                                                                        "gguf", "file", "folder"]},
+                                  "size": {"type": "integer"}, "notes": {"type": "array", "items": S},
+                                  "coreML": {"type": "object"}, "onnx": {"type": "object"}, "safetensors": {"type": "object"},
+                                  "gguf": {"type": "object"}, "files": {"type": "array", "items": {"type": "object"}}}},
     "Deployment": obj(["id", "collection", "name", "status", "models", "rules", "createdBy", "problems"], id=UUID, collection=S, name=S,
                       status={"type": "string", "enum": ["draft", "active", "archived"]},
                       models={"type": "object", "additionalProperties": ref("ModelVersion")},
@@ -133,6 +142,12 @@ paths = {
                     "411": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
                     "422": {"$ref": "#/components/responses/Error"}},
                     {"required": True, **binary}, params=["team", "sha256"])},
+    },
+    "/v1/teams/{team}/blobs/{sha256}/facts": {
+        "put": {**op("Record what is inside an uploaded sealed model, at most 256 KiB (developer)", {
+                    "204": {"description": "recorded (replacing the team's earlier facts for this blob)"},
+                    "413": {"$ref": "#/components/responses/Error"}},
+                    body(ref("ModelFacts")), params=["team", "sha256"])},
     },
     "/v1/blobs/{sha256}": {
         "get": op("Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},

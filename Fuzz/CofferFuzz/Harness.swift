@@ -1,6 +1,7 @@
 import CofferFormat
 import Crypto
 import Foundation
+import ModelInspection
 
 /// One fuzz input: the first byte picks the parser, the rest is the outside data it gets.
 ///
@@ -8,7 +9,9 @@ import Foundation
 /// with the header MAC recomputed so mutated headers reach the length and chunk logic. 3: the
 /// packed-tree unpacker, restoring into a scratch folder. 4: a signed manifest envelope, verified
 /// with a fixed key. 5: a manifest payload, signed here with that key so mutated payloads reach
-/// the manifest decoder. Any thrown error is a correct refusal;
+/// the manifest decoder. 6–9: ModelInspection's readers of a Core ML specification, an ONNX model, a
+/// safetensors header and a GGUF header. 10 and 11: the Core ML and ONNX readers with limits so small that
+/// the field-by-field skeleton walk is used instead of whole decoding. Any thrown error is a correct refusal;
 /// only a crash, a sanitizer report or a hang is a finding.
 enum Harness {
     static let key = try! ModelKey(id: "fuzzkey", name: "fuzz", created: Date(timeIntervalSince1970: 0),
@@ -19,7 +22,9 @@ enum Harness {
     static func run(_ input: [UInt8]) {
         guard let mode = input.first else { return }
         let data = Array(input.dropFirst())
-        switch mode % 6 {
+        switch mode % 12 {
+        case 6, 7, 8, 9, 10, 11:
+            inspect(Data(data), mode: mode % 12)
         case 4:
             _ = try? SignedManifest.verify(Data(data), using: signingKey.publicKey, now: nil)
         case 5:
@@ -33,6 +38,17 @@ enum Harness {
         default:
             unpack(data)
         }
+    }
+
+    /// Tiny limits: every Core ML or ONNX input over 250 bytes goes through the skeleton walk.
+    static let smallLimits = InspectionLimits(
+        maximumMessageBytes: 250, maximumPartBytes: 4096, maximumHeaderBytes: 4096, maximumSideFileBytes: 4096,
+        maximumListedTensors: 16, maximumListedLabels: 16, maximumFolderEntries: 64)
+
+    static func inspect(_ data: Data, mode: UInt8) {
+        let names: [UInt8: String] = [6: "m.mlmodel", 7: "m.onnx", 8: "m.safetensors", 9: "m.gguf", 10: "m.mlmodel", 11: "m.onnx"]
+        let limits = mode >= 10 ? smallLimits : .default
+        _ = try? ModelInspector.inspect(data: data, name: names[mode]!, limits: limits)
     }
 
     static func openAll(_ data: [UInt8]) {

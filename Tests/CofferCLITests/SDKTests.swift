@@ -298,6 +298,51 @@ struct SDKTests {
         #expect(try await expired.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
     }
 
+    @Test("an update beyond the cache bound is refused before any download; a manifest for another collection is refused")
+    func boundAndOtherCollection() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("bound-cache")
+        var bounded = try fleet.configuration(cache)
+        bounded.maximumCacheBytes = 100_000
+        await #expect {
+            _ = try await CofferClient(configuration: bounded).beginAccessing(identifier: "FlowerModels")
+        } throws: { error in
+            guard case .collectionUnavailable(_, .cache(let reason)) = error as? CofferError else { return false }
+            return reason.contains("exceeds the bound of 100000")
+        }
+        #expect(SDKFleet.names(cache, "blobs").isEmpty && SDKFleet.names(cache, "staging").isEmpty)
+
+        // OtherModels is asked for; the proxy answers with FlowerModels' (validly signed) manifest.
+        try fleet.session.ok("collection", "create", "OtherModels", "--team", "Flowers", "--models", "FlowerClassifier,FlowerStylizer")
+        try fleet.session.ok("deployment", "create", "--collection", "OtherModels", "--name", "other", "--model", "FlowerClassifier=classifier.coffer",
+                             "--model", "FlowerStylizer=stylizer.coffer", "--activate")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let recorded = Recorded()
+        proxy.setRule { _, path, _, status, body in
+            if path.contains("/FlowerModels/manifest"), status == 200 { recorded.add(body) }
+            return .forward
+        }
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        _ = try await client.beginAccessing(identifier: "FlowerModels")
+        let flowers = try #require(recorded.last)
+        proxy.setRule { _, path, _, _, _ in path.contains("/OtherModels/manifest") ? .respond(flowers) : .forward }
+        await #expect {
+            _ = try await client.beginAccessing(identifier: "OtherModels")
+        } throws: { error in
+            guard case .collectionUnavailable(_, .manifestRefused(let reason)) = error as? CofferError else { return false }
+            return reason.contains("FlowerModels")
+        }
+        // Cache only: the cached collection, no request at all.
+        _ = proxy.takeLog()
+        let cachedOnly = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, policy: .cachedOnly))
+        let cached = try await cachedOnly.beginAccessing(identifier: "FlowerModels")
+        #expect(cached.origin == .cache(staleBecause: nil) && cached.sequence == 1)
+        #expect(proxy.takeLog().isEmpty)
+    }
+
     @Test("another team's app cannot obtain the key")
     func otherTeam() async throws {
         guard let fleet = try SDKFleet() else { return }

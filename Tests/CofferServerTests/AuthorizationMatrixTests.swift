@@ -132,6 +132,9 @@ struct AuthorizationMatrixTests {
             let sealed = Data(try SealedModel.seal(Array(UUID().uuidString.utf8), name: "m", using: .modelKey(s.key)))
             return Call(method: "PUT", path: "/v1/teams/M/blobs/\(sealed.sha256Hex)", body: sealed)
         },
+        Route(method: "PUT", path: "/v1/teams/{team}/blobs/{sha256}/facts", access: .developer, success: 204) { s, _ in
+            Call(method: "PUT", path: "/v1/teams/M/blobs/\(s.blob)/facts", json: ["format": "onnx", "size": 10, "notes": []])
+        },
         Route(method: "GET", path: "/v1/signing-key", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/v1/signing-key") },
         Route(method: "GET", path: "/v1/device/collections/{collection}/manifest", access: .device, success: 200) { s, actor in
             let credential = actor == .deviceCredential ? s.app.credential : "cfa_not-this-one"

@@ -84,6 +84,8 @@ struct BlobFetcher: Sendable {
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let response: HTTPURLResponse
         writer.beginPiece()
+        // Whatever arrived is on disk before the next try or the next run resumes from it.
+        defer { try? writer.flush() }
         do {
             response = try await api.transport.stream(request) { response, data in
                 try writer.accept(data, response: response, first: first, last: last, total: total)
@@ -108,6 +110,8 @@ struct BlobFetcher: Sendable {
 }
 
 /// The part file of one download: where the next byte goes, and the hash so far.
+///
+/// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes.
 final class PartWriter: @unchecked Sendable {
     /// A body that cannot be the bytes asked for.
     struct Refusal: Error { let failure: SyncFailure }
@@ -119,6 +123,10 @@ final class PartWriter: @unchecked Sendable {
     private var hasher = SHA256()
     private var written: UInt64 = 0
     private var checked = false
+    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    private var pendingCount = 0
+
+    deinit { pending.deallocate() }
 
     /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
     init(path: String, expectedSize: UInt64) throws {
@@ -158,6 +166,7 @@ final class PartWriter: @unchecked Sendable {
                     // A server that ignores Range sends everything: start again from the first byte.
                     hasher = SHA256()
                     written = 0
+                    pendingCount = 0
                     try file.truncate(to: 0)
                 default:
                     throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
@@ -169,11 +178,28 @@ final class PartWriter: @unchecked Sendable {
                 throw Refusal(failure: .server(.unreachable("the server sent more bytes than asked for")))
             }
             try data.withUnsafeBytes { bytes in
-                try file.write(bytes, at: written)
                 hasher.update(bufferPointer: bytes)
+                if pendingCount + bytes.count > pending.count { try flushPending() }
+                if bytes.count > pending.count {
+                    try file.write(bytes, at: written)
+                } else {
+                    UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
+                    pendingCount += bytes.count
+                }
             }
             written += UInt64(data.count)
         }
+    }
+
+    /// Writes the gathered bytes to the file.
+    func flush() throws {
+        try lock.withLock { try flushPending() }
+    }
+
+    private func flushPending() throws {
+        guard pendingCount > 0 else { return }
+        try file.write(UnsafeRawBufferPointer(rebasing: pending[..<pendingCount]), at: written - UInt64(pendingCount))
+        pendingCount = 0
     }
 
     /// The SHA-256 of everything written, as lowercase hex.
@@ -181,7 +207,10 @@ final class PartWriter: @unchecked Sendable {
         lock.withLock { hasher.finalize().map { String(format: "%02x", $0) }.joined() }
     }
 
-    func synchronize() throws { try file.synchronize() }
+    func synchronize() throws {
+        try flush()
+        try file.synchronize()
+    }
 
     /// Removes the file (its bytes were refused).
     func discard() { unlink(path) }

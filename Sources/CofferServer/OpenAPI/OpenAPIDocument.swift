@@ -412,6 +412,57 @@ enum OpenAPIDocument {
     ],
     "type": "object"
    },
+   "ModelFacts": {
+    "description": "What is inside a sealed model, as `coffer inspect --json` writes it under \"model\" (docs/INSPECTION.md): reported by the team's CLI, which has the key.",
+    "properties": {
+     "coreML": {
+      "type": "object"
+     },
+     "files": {
+      "items": {
+       "type": "object"
+      },
+      "type": "array"
+     },
+     "format": {
+      "enum": [
+       "mlmodel",
+       "mlpackage",
+       "mlmodelc",
+       "onnx",
+       "safetensors",
+       "gguf",
+       "file",
+       "folder"
+      ],
+      "type": "string"
+     },
+     "gguf": {
+      "type": "object"
+     },
+     "notes": {
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     },
+     "onnx": {
+      "type": "object"
+     },
+     "safetensors": {
+      "type": "object"
+     },
+     "size": {
+      "type": "integer"
+     }
+    },
+    "required": [
+     "format",
+     "size",
+     "notes"
+    ],
+    "type": "object"
+   },
    "ModelKey": {
     "properties": {
      "createdAt": {
@@ -470,6 +521,9 @@ enum OpenAPIDocument {
    },
    "ModelVersion": {
     "properties": {
+     "facts": {
+      "$ref": "#/components/schemas/ModelFacts"
+     },
      "keyID": {
       "type": "string"
      },
@@ -1389,6 +1443,59 @@ enum OpenAPIDocument {
      }
     },
     "summary": "Upload a sealed model (developer); Content-Length is its stated size"
+   }
+  },
+  "/v1/teams/{team}/blobs/{sha256}/facts": {
+   "put": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "sha256",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/ModelFacts"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "204": {
+      "description": "recorded (replacing the team's earlier facts for this blob)"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Record what is inside an uploaded sealed model, at most 256 KiB (developer)"
    }
   },
   "/v1/teams/{team}/collections": {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferFormat
 import Foundation
+import ModelInspection
 
 /// `coffer blob`: sealed models stored on the server by content address (SHA-256).
 struct BlobCommand: ParsableCommand {
@@ -26,23 +27,39 @@ struct BlobCommand: ParsableCommand {
         @Flag(help: "Print the address, size and URL as JSON.")
         var json = false
 
+        @OptionGroup(title: "Recording what is inside (optional)") var key: KeyOptions
+
         struct Uploaded: Encodable {
             let sha256: String
             let size: UInt64
             /// Whether these bytes were new to the server.
             let created: Bool
             let url: String
+            /// Whether the model's facts were sent (with --key or a passphrase).
+            let factsRecorded: Bool
         }
 
         func run() async throws {
             let client = try APIClient.configured()
+            // With a key, the model inside is inspected before anything is sent, so a wrong key or a
+            // damaged model stops the upload; its facts follow the upload for the deployment pages.
+            var report: ModelReport?
+            if key.isGiven {
+                let header = try SealedModel.readHeader(path: file)
+                report = try SealedInspection.report(file, header: header, using: try key.material())
+            }
             let upload = try await BlobUpload(client: client, team: team).run(file)
+            if let report {
+                try await ModelFactsUpload(client: client, team: team).run(report, address: upload.address)
+            }
             let url = ServerAddress.url(client.server, ["v1", "blobs", upload.address]).absoluteString
             if json {
-                print(JSONOutput.render(Uploaded(sha256: upload.address, size: upload.size, created: upload.created, url: url)))
+                print(JSONOutput.render(Uploaded(sha256: upload.address, size: upload.size, created: upload.created, url: url,
+                                                 factsRecorded: report != nil)))
             } else {
                 let what = upload.created ? "Uploaded \(file)" : "The server already has \(file)"
                 Printable.say("\(what) (\(upload.size) bytes): \(upload.address)\n\(url)")
+                if report != nil { Printable.say("Recorded what is inside it (coffer inspect --key shows the same).") }
             }
         }
     }

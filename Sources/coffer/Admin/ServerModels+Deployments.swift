@@ -1,3 +1,4 @@
+import ModelInspection
 /// The server's JSON objects for model collections, deployments and manifests (docs/openapi.json).
 extension API {
     struct Collection: Codable {
@@ -18,6 +19,8 @@ extension API {
         let sha256: String
         let size: Int64
         let keyID: String
+        /// What the team recorded is inside it (`coffer blob upload --key`), if it did.
+        let facts: ModelReport?
     }
 
     struct Deployment: Codable {

@@ -1,15 +1,25 @@
 import ArgumentParser
 import CofferFormat
 import Foundation
+import ModelInspection
 
-/// `coffer inspect`: what a file is, without any key.
+/// `coffer inspect`: what a file is and what model is inside it.
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a sealed file's header facts (no key needed), or an unsealed model's kind, size and files."
+        abstract: "Show what a model holds: format, OS versions, inputs, outputs, labels, layers, parameters.",
+        discussion: """
+            Reads Core ML (.mlmodel, .mlpackage, .mlmodelc), ONNX, safetensors and GGUF without running \
+            them. A sealed file shows its header facts without a key; with --key or a passphrase it is \
+            opened to show the model inside: a sealed file is read chunk by chunk in memory, a sealed \
+            folder is restored into a private temporary folder (0700) that is removed afterwards. \
+            Exits 65 when the model is damaged, after printing what could be read.
+            """
     )
 
     @Argument(help: ArgumentHelp("A sealed container, a legacy file, or a model file or folder.", valueName: "PATH"))
     var path: String
+
+    @OptionGroup(title: "Opening a sealed model (optional)") var key: KeyOptions
 
     @Flag(help: "Print JSON (camelCase field names).")
     var json = false
@@ -21,13 +31,37 @@ struct Inspect: ParsableCommand {
         }
         if !isFolder.boolValue {
             let prefix = try PositionalFile(readingAt: path).read(count: ContainerHeader.prefixLength, at: 0)
-            if prefix.starts(with: ContainerHeader.magic) {
-                let facts = SealedFacts(try SealedModel.readHeader(path: path))
-                return print(json ? JSONOutput.render(facts) : facts.text)
-            }
+            if prefix.starts(with: ContainerHeader.magic) { return try runSealed() }
+        }
+        guard !key.isGiven else {
+            throw CLIFailure(.usage, "\(path) is not a Coffer container; inspect it without --key or a passphrase")
         }
         let facts = try ModelFacts(path: path, isFolder: isFolder.boolValue)
-        print(json ? JSONOutput.render(facts) : facts.text)
+        let inspection = Result { try ModelInspector.inspect(path: path) }
+        try emit(InspectionOutput(base: facts, baseText: facts.text, inspection: inspection))
+    }
+
+    private func runSealed() throws {
+        let header = try SealedModel.readHeader(path: path)
+        let facts = SealedFacts(header)
+        guard key.isGiven else { return try emit(InspectionOutput(base: facts, baseText: facts.text, inspection: nil)) }
+        let material = try key.material()
+        // Opening the container first makes a wrong key or a damaged container fail as `decrypt` would.
+        _ = try SealedModel.Reader(path: path, using: material)
+        let inspection = Result { try SealedInspection.report(path, header: header, using: material) }
+        let heading = header.payloadKind == .file
+            ? "Inside (decrypted in memory with the key):"
+            : "Inside (restored to a private temporary folder, since removed):"
+        try emit(InspectionOutput(base: facts, baseText: facts.text + "\n\n" + heading, inspection: inspection))
+    }
+
+    /// Prints the output; a damaged model exits 65 after what could be read was printed.
+    private func emit<Base: Encodable>(_ output: InspectionOutput<Base>) throws {
+        if case .failure(let error)? = output.inspection, !(error is InspectionError) { throw error }
+        print(json ? JSONOutput.render(output) : output.text)
+        if let message = output.errorMessage {
+            throw CLIFailure(.badData, "\(path): \(message)")
+        }
     }
 }
 

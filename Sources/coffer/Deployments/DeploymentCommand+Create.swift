@@ -40,7 +40,8 @@ extension DeploymentCommand {
             let location = try await collection.locate(client)
             let plan = try content.plan()
             try DeploymentCommand.check(plan, against: try await location.collection(client))
-            let (models, rules) = try await plan.upload(for: location.team, client, report: !json)
+            let (models, rules) = try await plan.upload(for: location.team, client, report: !json,
+                                                        key: content.key.isGiven ? try content.key.material() : nil)
             let draft = try await client.post(API.Deployment.self, location.segments + ["deployments"],
                                               json: API.DeploymentInput(name: name, models: models, rules: rules))
             try await DeploymentCommand.finish(draft, verb: "Created", activate: content.activate, json: json, in: location, client)
@@ -83,7 +84,8 @@ extension DeploymentCommand {
             let plan = try content.plan()
             let original = try await location.deployment(source, client)
             try DeploymentCommand.check(plan, against: try await location.collection(client))
-            let (models, rules) = try await plan.upload(for: location.team, client, report: !json)
+            let (models, rules) = try await plan.upload(for: location.team, client, report: !json,
+                                                        key: content.key.isGiven ? try content.key.material() : nil)
             let input = API.DeploymentInput(name: name, models: models.isEmpty ? nil : models, rules: rules)
             let clone = try await client.post(API.Deployment.self, location.segments + ["deployments", original.id, "clone"], json: input)
             try await DeploymentCommand.finish(clone, verb: "Cloned \(original.name) into", activate: content.activate, json: json, in: location, client)

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CofferFormat
 import Foundation
+import ModelInspection
 
 /// `--model NAME=PATH`, `--rule 'CONDITION : NAME=PATH, …'`, `--rollout PERCENT` and `--activate`:
 /// what `deployment create` and `deployment clone` put in a deployment.
@@ -32,6 +34,8 @@ struct DeploymentContent: ParsableArguments {
 
     @Flag(help: "Activate the deployment as soon as it is saved: devices get it at once.")
     var activate = false
+
+    @OptionGroup(title: "Recording what is inside the models (optional)") var key: KeyOptions
 
     func validate() throws { _ = try plan() }
 
@@ -124,12 +128,31 @@ struct DeploymentContent: ParsableArguments {
 extension DeploymentContent.Plan {
     /// Uploads each file once (skipping those the server has) and returns the deployment's models
     /// and rules by blob address. Says what it did with each file if `report`.
-    func upload(for team: String, _ client: APIClient, report: Bool) async throws -> (models: [String: String], rules: [API.DeploymentInput.RuleInput]?) {
+    ///
+    /// With `key` (a model key or passphrase), every file sealed with it is inspected before anything is sent
+    /// — a wrong passphrase or a damaged model stops the command — and its facts are recorded after its upload.
+    /// Files sealed with another model key are uploaded without facts.
+    func upload(for team: String, _ client: APIClient, report: Bool, key: KeyMaterial? = nil)
+        async throws -> (models: [String: String], rules: [API.DeploymentInput.RuleInput]?) {
+        var facts: [String: ModelReport] = [:]
+        if let key {
+            for file in files {
+                let header = try SealedModel.readHeader(path: file)
+                if case .modelKey(let modelKey) = key, header.keyID != modelKey.id {
+                    if report { Printable.say("Not recording what is inside \(file): it is sealed with another key") }
+                    continue
+                }
+                facts[file] = try SealedInspection.report(file, header: header, using: key)
+            }
+        }
         let uploader = BlobUpload(client: client, team: team)
         var addresses: [String: String] = [:]
         for file in files {
             let outcome = try await uploader.run(file)
             addresses[file] = outcome.address
+            if let report = facts[file] {
+                try await ModelFactsUpload(client: client, team: team).run(report, address: outcome.address)
+            }
             guard report else { continue }
             if outcome.sent {
                 Printable.say("Uploaded \(file) (\(outcome.size) bytes): \(outcome.address)")

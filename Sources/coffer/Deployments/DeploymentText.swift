@@ -1,3 +1,5 @@
+import ModelInspection
+
 /// Deployments and their models as people read them.
 enum DeploymentText {
     /// A deployment: what it is, its default models, its rules, and whether it can be activated.
@@ -28,7 +30,11 @@ enum DeploymentText {
         for (name, version) in models.sorted(by: { $0.key < $1.key }) {
             table.add(name, version.versionID.lowercased(), shortAddress(version.sha256), String(version.size), version.keyID)
         }
-        return table.render()
+        // What the team recorded is inside each version, where it did (`coffer blob upload --key`).
+        let facts = models.sorted(by: { $0.key < $1.key }).compactMap { name, version in
+            version.facts.map { "  \(Printable.text(name)): \($0.summary)" }
+        }
+        return facts.isEmpty ? table.render() : table.render() + "\n" + facts.joined(separator: "\n")
     }
 
     /// The first 12 hex digits of a blob address, enough to tell models apart.

@@ -20,6 +20,9 @@ struct KeyOptions: ParsableArguments {
     @Option(help: ArgumentHelp("An environment variable that holds the passphrase.", valueName: "VAR"))
     var passphraseEnv: String?
 
+    /// Whether any of the three was given.
+    var isGiven: Bool { keyFile != nil || passphraseFile != nil || passphraseEnv != nil }
+
     /// The key material the options name; usage error unless exactly one was given.
     func material() throws -> KeyMaterial {
         let given = [keyFile, passphraseFile, passphraseEnv].compactMap { $0 }.count

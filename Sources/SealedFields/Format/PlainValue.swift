@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+
+/// The bytes that get sealed: a database value with its storage class, so that a sealed column gives
+/// back exactly what GRDB would have stored in it (text, integer, real, blob or NULL).
+///
+/// Layout: one tag byte (0 NULL, 1 INTEGER, 2 REAL, 3 TEXT, 4 BLOB), then for INTEGER 8 bytes big-endian,
+/// for REAL the IEEE 754 bit pattern as 8 bytes big-endian, for TEXT its UTF-8 bytes, for BLOB its bytes.
+enum PlainValue {
+    static func encode(_ value: DatabaseValue) -> [UInt8] {
+        switch value.storage {
+        case .null:
+            return [0]
+        case .int64(let int):
+            return [1] + bigEndianBytes(UInt64(bitPattern: int))
+        case .double(let double):
+            return [2] + bigEndianBytes(double.bitPattern)
+        case .string(let string):
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(string.utf8.count + 1)
+            bytes.append(3)
+            bytes.append(contentsOf: string.utf8)
+            return bytes
+        case .blob(let data):
+            var bytes = [UInt8](repeating: 4, count: 1)
+            bytes.append(contentsOf: data)
+            return bytes
+        }
+    }
+
+    /// Nil when the bytes are not a valid encoding (only possible after authentication with a bug elsewhere).
+    static func decode(_ bytes: Data) -> DatabaseValue? {
+        bytes.withUnsafeBytes { raw -> DatabaseValue? in
+            guard let tag = raw.first else { return nil }
+            let body = UnsafeRawBufferPointer(rebasing: raw[1...])
+            switch tag {
+            case 0 where body.isEmpty:
+                return .null
+            case 1 where body.count == 8:
+                return Int64(bitPattern: bigEndian(body)).databaseValue
+            case 2 where body.count == 8:
+                return Double(bitPattern: bigEndian(body)).databaseValue
+            case 3:
+                let string = String(decoding: body, as: UTF8.self)
+                // String(decoding:) repairs invalid UTF-8; a repaired string is not what was sealed.
+                guard string.utf8.count == body.count, string.utf8.elementsEqual(body) else { return nil }
+                return string.databaseValue
+            case 4:
+                return Data(body).databaseValue
+            default:
+                return nil
+            }
+        }
+    }
+
+    static func bigEndianBytes(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
+    }
+
+    static func bigEndian<Bytes: Collection>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+
+/// The self-describing ciphertext stored in a sealed column.
+///
+/// ```
+/// offset  size  field
+///      0     1  format version   0x01
+///      1     1  algorithm        0x01 = AES-256-GCM, nonce = HMAC-SHA256(nonce key, AAD ‖ plaintext)[0..<12]
+///      2     4  key version      big-endian
+///      6    12  nonce
+///     18     n  ciphertext       of the tagged plain value (PlainValue)
+///   18+n    16  GCM tag
+/// ```
+/// The AEAD's associated data is ``AssociatedData`` followed by the 6 header bytes.
+enum SealedValue {
+    static let formatVersion: UInt8 = 1
+    static let algorithmAESGCMDerivedNonce: UInt8 = 1
+    static let headerCount = 6
+    static let nonceCount = 12
+    static let tagCount = 16
+    static let minimumCount = headerCount + nonceCount + tagCount
+
+    static func header(keyVersion: UInt32) -> [UInt8] {
+        [formatVersion, algorithmAESGCMDerivedNonce] + (0..<4).map { UInt8(truncatingIfNeeded: keyVersion >> (24 - 8 * $0)) }
+    }
+
+    /// The key version a blob names, or nil when the blob is not a SealedFields ciphertext of a known format.
+    static func keyVersion(of blob: Data) -> UInt32? {
+        guard blob.count >= minimumCount else { return nil }
+        let start = blob.startIndex
+        guard blob[start] == formatVersion, blob[start + 1] == algorithmAESGCMDerivedNonce else { return nil }
+        return (2..<6).reduce(UInt32(0)) { $0 << 8 | UInt32(blob[start + $1]) }
+    }
+
+    /// Seals `plaintext`. The same plaintext, key, table, column and identity give the same bytes, so that
+    /// saving an unchanged record changes nothing; anything else gives unrelated bytes.
+    static func seal(_ plaintext: [UInt8], with key: DataKey, associatedData: AssociatedData) throws -> Data {
+        let header = header(keyVersion: key.version)
+        let aad = associatedData.bytes + header
+        var mac = key.nonceMAC
+        mac.update(data: aad)
+        mac.update(data: plaintext)
+        let nonceBytes = Array(mac.finalize().prefix(nonceCount))
+        let box = try AES.GCM.seal(plaintext, using: key.value, nonce: AES.GCM.Nonce(data: nonceBytes), authenticating: aad)
+        var blob = Data(capacity: minimumCount + plaintext.count)
+        blob.append(contentsOf: header)
+        blob.append(contentsOf: nonceBytes)
+        blob.append(box.ciphertext)
+        blob.append(box.tag)
+        return blob
+    }
+
+    /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
+    static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
+        let nonceStart = blob.startIndex + headerCount
+        // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
+        let box = try AES.GCM.SealedBox(combined: blob[nonceStart...])
+        var aad = associatedData.bytes
+        aad.reserveCapacity(aad.count + headerCount)
+        // Through the contiguous bytes: appending a Data slice element by element is slow.
+        blob.withUnsafeBytes { aad.append(contentsOf: $0.prefix(headerCount)) }
+        return try AES.GCM.open(box, using: key.value, authenticating: aad)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// What SealedFields needs to know about a table: which columns are sealed, which columns identify a row
+/// (bound into every ciphertext), and which columns hold blind indexes. Made once per record type.
+struct SealedTable: Sendable {
+    let name: String
+    let sealedColumns: [String]
+    let identityColumns: [String]
+    let blindIndexColumns: [String: String]
+    /// `AssociatedData.prefix(table:column:)` of each sealed column, in `sealedColumns` order.
+    let prefixes: [[UInt8]]
+
+    private static let cache = LockedValue<[ObjectIdentifier: SealedTable]>([:])
+
+    static func of<Record: SealedRecord>(_ type: Record.Type) -> SealedTable {
+        if let table = cache.get()[ObjectIdentifier(type)] { return table }
+        let table = SealedTable(
+            name: Record.databaseTableName, sealedColumns: Record.sealedColumns,
+            identityColumns: Record.sealedIdentityColumns, blindIndexColumns: Record.blindIndexColumns)
+        cache.update { $0[ObjectIdentifier(type)] = table }
+        return table
+    }
+
+    init(name: String, sealedColumns: [String], identityColumns: [String], blindIndexColumns: [String: String]) {
+        self.name = name
+        self.sealedColumns = sealedColumns
+        self.identityColumns = identityColumns
+        self.blindIndexColumns = blindIndexColumns
+        prefixes = sealedColumns.map { AssociatedData.prefix(table: name, column: $0) }
+    }
+
+    /// The identity values of a record, each of which must be present and not NULL.
+    func identity(_ value: (String) -> DatabaseValue?) throws -> [DatabaseValue] {
+        try identityColumns.map { column in
+            guard let identity = value(column), !identity.isNull else {
+                throw SealedFieldsError.missingIdentity(table: name, column: column)
+            }
+            return identity
+        }
+    }
+
+    /// The identity of a fetched row.
+    func identity(of row: Row) throws -> [DatabaseValue] {
+        try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
+    }
+
+    /// Replaces the plain values of sealed columns in `container` by ciphertexts, and fills blind indexes.
+    func seal(_ container: inout PersistenceContainer, with store: SealedFieldsStore) throws {
+        let identity = AssociatedData.identityFields(try identity { container[$0]?.databaseValue })
+        for (column, prefix) in zip(sealedColumns, prefixes) {
+            guard let plain = container[column]?.databaseValue else { continue }
+            container[column] = try store.seal(plain, AssociatedData(prefix: prefix, identityFields: identity))
+            if let indexColumn = blindIndexColumns[column] {
+                container[indexColumn] = BlindIndex.compute(PlainValue.encode(plain), with: store.keyring.active, prefix: prefix)
+            }
+        }
+    }
+
+    /// The row with sealed columns replaced by their plain values. Columns are then accessed by name.
+    func open(_ row: Row, with store: SealedFieldsStore) throws -> Row {
+        guard sealedColumns.contains(where: { row.hasColumn($0) }) else { return row }
+        let identity = AssociatedData.identityFields(try identity(of: row))
+        // Typed as Row's initializer takes it, so that GRDB does not convert the whole dictionary again.
+        var values: [String: (any DatabaseValueConvertible)?] = [:]
+        values.reserveCapacity(row.count)
+        for (column, value) in row { values[column] = value }
+        for (column, prefix) in zip(sealedColumns, prefixes) where row.hasColumn(column) {
+            // The row spells the column as the query did; it is usually the declared spelling.
+            let key = values.keys.contains(column) ? column
+                : values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column
+            values[key] = try store.open(
+                row[column], AssociatedData(prefix: prefix, identityFields: identity), table: name, column: column)
+        }
+        return Row(values)
+    }
+}

@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import GRDB
+
+extension SealedFieldsStore {
+    /// Seals one database value, bound to `associatedData`, with the active key.
+    func seal(_ value: DatabaseValue, _ associatedData: AssociatedData) throws -> Data {
+        try SealedValue.seal(PlainValue.encode(value), with: keyring.active, associatedData: associatedData)
+    }
+
+    /// Seals one database value for `table.column` of the record with `identity`, with the active key.
+    func seal(_ value: DatabaseValue, table: String, column: String, identity: [DatabaseValue]) throws -> Data {
+        try seal(value, AssociatedData(table: table, column: column, identity: identity))
+    }
+
+    /// Opens a stored ciphertext bound to `associatedData`.
+    ///
+    /// Anything that is not an authentic SealedFields ciphertext for exactly this place is an error.
+    func open(_ stored: DatabaseValue, _ associatedData: AssociatedData, table: String, column: String) throws -> DatabaseValue {
+        guard case .blob(let blob) = stored.storage, let version = SealedValue.keyVersion(of: blob) else {
+            throw SealedFieldsError.notSealed(table: table, column: column)
+        }
+        let key = try keyring.key(version: version)
+        let plaintext: Data
+        do {
+            plaintext = try SealedValue.open(blob, with: key, associatedData: associatedData)
+        } catch {
+            throw SealedFieldsError.authenticationFailure(table: table, column: column)
+        }
+        guard let value = PlainValue.decode(plaintext) else { throw SealedFieldsError.unsupportedFormat }
+        return value
+    }
+
+    /// Opens the ciphertext stored in `table.column` of the record with `identity`.
+    func open(_ stored: DatabaseValue, table: String, column: String, identity: [DatabaseValue]) throws -> DatabaseValue {
+        try open(stored, AssociatedData(table: table, column: column, identity: identity), table: table, column: column)
+    }
+
+    /// The blind index of `value` in `table.column`, with the active key.
+    func blindIndex(_ value: DatabaseValue, table: String, column: String) -> Data {
+        BlindIndex.compute(PlainValue.encode(value), with: keyring.active, table: table, column: column)
+    }
+
+    /// The blind indexes of `value` under every readable key, for search while a rotation is under way.
+    func blindIndexes(_ value: DatabaseValue, table: String, column: String) -> [Data] {
+        let plaintext = PlainValue.encode(value)
+        return keyring.all.map { BlindIndex.compute(plaintext, with: $0, table: table, column: column) }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+@testable import SealedFields
+import Testing
+
+extension SealedFields {
+    @Suite struct Rotation {
+        static let rowCount = 23
+        static let batchSize = 5  // 5 batches, the last one short
+
+        func versions(_ dbQueue: DatabaseQueue, _ column: String, at offset: Int) throws -> [Int] {
+            try dbQueue.read { db in
+                try Data.fetchAll(db, sql: "SELECT \(column) FROM item ORDER BY rowid").map { blob in
+                    Int(blob[blob.startIndex + offset + 3]) | Int(blob[blob.startIndex + offset + 2]) << 8
+                }
+            }
+        }
+
+        /// Stops the re-encryption after `stopAfter` batches, checks the app still works with both keys,
+        /// then resumes and checks everything moved to the new key and the old one can go.
+        @Test(arguments: 0...5)
+        func rotationInterruptedAtEveryBatchResumes(stopAfter: Int) throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, store) = try makeItemDatabase(dir)
+            let items = (0..<Self.rowCount).map { Item(name: "item \($0 % 4)", identifier: "id-\($0)") }
+            try dbQueue.write { db in for item in items { try item.insert(db) } }
+
+            #expect(try store.rotate() == 2)
+            #expect(store.activeKeyVersion == 2 && store.keyVersions == [1, 2])
+            let written = Item(name: "item 1", identifier: "written after rotation")
+            try dbQueue.write { try written.insert($0) }  // rowid 24, already on key 2
+
+            var batches = 0
+            let stopped = try store.reencrypt(Item.self, batchSize: Self.batchSize) { _ in
+                batches += 1
+                return batches < stopAfter
+            }
+            let moved = min(stopAfter == 0 ? 1 : stopAfter, 5) * Self.batchSize
+            #expect(stopped.rowsTotal == Self.rowCount)
+            #expect(stopped.rowsDone == min(moved, Self.rowCount))
+            #expect(try versions(dbQueue, "name", at: 2) == Array(repeating: 2, count: min(moved, Self.rowCount))
+                + Array(repeating: 1, count: max(0, Self.rowCount - moved)) + [2])
+
+            // Mid-rotation: every row reads, search finds rows under both keys, and key 1 cannot go.
+            #expect(try dbQueue.read { try Item.fetchAll($0) }.count == Self.rowCount + 1)
+            #expect(try dbQueue.read { try Item.filter(sealed: "name", equals: "item 1").fetchCount($0) } == 7)
+            if moved < Self.rowCount {
+                #expect(throws: SealedFieldsError.self) { try store.retire(version: 1) }
+            }
+
+            let resumed = try store.reencrypt(Item.self, batchSize: Self.batchSize)
+            #expect(resumed.isFinished)
+            #expect(resumed.rowsDone == max(0, Self.rowCount - moved))
+            #expect(try versions(dbQueue, "name", at: 2) == Array(repeating: 2, count: Self.rowCount + 1))
+            #expect(try versions(dbQueue, "nameIndex", at: 1) == Array(repeating: 2, count: Self.rowCount + 1))
+
+            #expect(throws: SealedFieldsError.activeKey(version: 2)) { try store.retire(version: 2) }
+            try store.retire(version: 1)
+            #expect(store.keyVersions == [2])
+            #expect(try dbQueue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sealedfields_keys") } == 1)
+
+            _ = try SealedFieldsStore(dbQueue, key: passphrase("correct horse"))
+            let back = try dbQueue.read { try Item.fetchAll($0) }
+            #expect(Set(back.map(\.identifier)) == Set((items + [written]).map(\.identifier)))
+            #expect(try dbQueue.read { try Item.filter(sealed: "name", equals: "item 1").fetchCount($0) } == 7)
+        }
+
+        @Test func retireCountsValuesInEveryTable() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, store) = try makeItemDatabase(dir)
+            try dbQueue.write { try Item(name: "x", identifier: "y").insert($0) }
+            // A copy of a key-1 value somewhere SealedFields was not told about still blocks retirement.
+            try dbQueue.write { try $0.execute(sql: "CREATE TABLE backup AS SELECT name FROM item") }
+            try store.rotate()
+            try store.reencrypt(Item.self)
+            #expect(throws: SealedFieldsError.keyInUse(version: 1, values: 1)) { try store.retire(version: 1) }
+            try dbQueue.write { try $0.execute(sql: "DROP TABLE backup") }
+            try store.retire(version: 1)
+        }
+    }
+}
