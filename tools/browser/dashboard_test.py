@@ -23,9 +23,8 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 OWNER_EMAIL = "owner@example.com"
@@ -115,11 +114,18 @@ class Run:
         self.click(driver, buttons[0])
 
     def click(self, driver, element):
-        """Clicks something that loads a page, and waits for the new page."""
-        page = driver.find_element(By.TAG_NAME, "html")
+        """Clicks something that loads a page, and waits for the new page: the old document is
+        marked first, and a new document does not carry the mark. (Waiting for the old <html> to go
+        stale made chromedriver answer with an inspector error now and then.)"""
+        driver.execute_script("window.cofferPreviousPage = true")
         element.click()
-        WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
-        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+        def loaded(d):
+            try:
+                return d.execute_script("return !window.cofferPreviousPage && document.readyState === 'complete'")
+            except WebDriverException:
+                return False  # between documents
+        WebDriverWait(driver, 30).until(loaded)
 
     def shoot(self, driver, name):
         """A screenshot at a laptop's width and at a phone's, the whole page long."""
@@ -304,8 +310,8 @@ def main():
     started = time.time()
     try:
         run.story()
-    except Failure as failure:
-        print(f"FAILED: {failure}", file=sys.stderr)
+    except Exception as failure:  # a check, or the browser itself: either fails the run
+        print(f"FAILED: {type(failure).__name__}: {failure}", file=sys.stderr)
         for index, driver in enumerate(run.drivers):
             try:
                 driver.save_screenshot(os.path.join(run.artifacts, f"failure-{index}.png"))
