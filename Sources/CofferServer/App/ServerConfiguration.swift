@@ -43,6 +43,14 @@ public struct ServerConfiguration: Sendable {
     /// requests per second (docs/BENCHMARKS.md). nil: devices use the main port only.
     public var devicePort: Int?
 
+    /// Whether dashboard cookies carry `Secure` (COFFER_SECURE_COOKIES=1, or on when COFFER_PUBLIC_URL
+    /// is `https://…`): set it whenever browsers reach the server over https, e.g. behind a proxy.
+    public var secureCookies = false
+    /// How long a dashboard sign-in lasts (COFFER_SESSION_HOURS; default 12 hours).
+    public var sessionLifetime: TimeInterval = 12 * 3600
+    /// Dashboard sign-in attempts allowed per client address, and per email address, per minute.
+    public var signInAttemptsPerMinute = 10
+
     /// The defaults.
     public init(
         dataDirectory: String = "coffer-data",
@@ -85,7 +93,10 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_DEVICE_PORT"].flatMap(Int.init) { configuration.devicePort = value }
         if let value = environment["COFFER_PUBLIC_URL"], !value.isEmpty {
             configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
+            configuration.secureCookies = value.lowercased().hasPrefix("https://")
         }
+        if let value = environment["COFFER_SECURE_COOKIES"], !value.isEmpty { configuration.secureCookies = ["1", "true", "yes"].contains(value.lowercased()) }
+        if let value = environment["COFFER_SESSION_HOURS"].flatMap(Double.init), value > 0 { configuration.sessionLifetime = value * 3600 }
         return configuration
     }
 

@@ -56,7 +56,10 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: UploadRoutes(controller: blobs))
     try authenticated.register(collection: ModelFactsController())
     try authenticated.register(collection: CollectionController())
-    try authenticated.register(collection: DeploymentController(store: store, manifests: manifests))
+    let deployments = DeploymentController(store: store, manifests: manifests)
+    try authenticated.register(collection: deployments)
+
+    try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
@@ -76,6 +79,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateBlobReferences())
     app.migrations.add(CreateDeployments())
     app.migrations.add(CreateModelFacts())
+    app.migrations.add(AddDashboardAccounts())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

@@ -1,10 +1,11 @@
 import Fluent
 import Vapor
 
-/// The user behind a valid, unrevoked API token.
+/// The user behind a valid, unrevoked API token, or behind a live dashboard session.
 struct AuthenticatedUser: Authenticatable {
     let userID: UUID
     let name: String
+    /// The API token used, or for a browser the dashboard session.
     let tokenID: UUID
 }
 

@@ -27,6 +27,13 @@ struct CollectionController: RouteCollection {
     func create(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .developer)
         let body = try req.content.decode(CreateCollection.self)
+        let collection = try await Self.create(body, in: team, actor: try req.user().name, on: req.db)
+        return try await Self.view(collection, team: team).encodeResponse(status: .created, for: req)
+    }
+
+    /// Validates and stores a new collection of `team`, and audits it: the API's and the
+    /// dashboard's one way to create a collection.
+    static func create(_ body: CreateCollection, in team: TeamRecord, actor: String, on db: any Database) async throws -> CollectionRecord {
         try Self.validateIdentifier(body.identifier)
         let description = body.description ?? ""
         guard description.count <= 1000 else { throw APIError.invalid("the description is limited to 1000 characters") }
@@ -36,13 +43,13 @@ struct CollectionController: RouteCollection {
         for name in body.models { try Names.validate(name, what: "model name") }
         guard Set(body.models).count == body.models.count else { throw APIError.invalid("model names must differ") }
         let teamID = try team.requireID()
-        if try await CollectionRecord.query(on: req.db).filter(\.$team.$id == teamID).filter(\.$identifier == body.identifier).first() != nil {
+        if try await CollectionRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$identifier == body.identifier).first() != nil {
             throw APIError.conflict("team \(team.name) already has a collection \(body.identifier)")
         }
         let collection = CollectionRecord(teamID: teamID, identifier: body.identifier, description: description, modelNames: body.models)
-        try await collection.create(on: req.db)
-        try await Audit.record(on: req.db, teamID: teamID, action: "collection.create", actor: try req.user().name, target: body.identifier, outcome: "ok")
-        return try await Self.view(collection, team: team).encodeResponse(status: .created, for: req)
+        try await collection.create(on: db)
+        try await Audit.record(on: db, teamID: teamID, action: "collection.create", actor: actor, target: body.identifier, outcome: "ok")
+        return collection
     }
 
     func list(req: Request) async throws -> [CollectionView] {

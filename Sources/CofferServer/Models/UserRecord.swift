@@ -8,6 +8,10 @@ final class UserRecord: Model, @unchecked Sendable {
     @ID(key: .id) var id: UUID?
     @Field(key: "name") var name: String
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    /// The address the user signs in to the dashboard with, lowercased; nil until they set one.
+    @OptionalField(key: "email") var email: String?
+    /// Bcrypt hash of the dashboard password; nil: the user cannot sign in to the dashboard.
+    @OptionalField(key: "password_hash") var passwordHash: String?
 
     init() {}
 

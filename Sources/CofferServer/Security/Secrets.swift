@@ -25,6 +25,15 @@ enum Secrets {
         for index in presented.indices { difference |= presented[index] ^ expected[index] }
         return difference == 0
     }
+
+    /// Whether two presented secrets (CSRF tokens, say) are equal, in time that does not depend on
+    /// where they differ: both are hashed first, so only equal-length digests are compared.
+    static func equal(_ first: String, _ second: String) -> Bool {
+        let left = Array(SHA256.hash(data: Data(first.utf8))), right = Array(SHA256.hash(data: Data(second.utf8)))
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
 }
 
 extension Sequence where Element == UInt8 {

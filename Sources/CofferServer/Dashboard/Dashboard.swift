@@ -1,0 +1,38 @@
+import Vapor
+
+/// The browser dashboard under `/dashboard`: server-rendered pages (Leaf) for the same teams,
+/// collections and deployments as the API, with the API's roles.
+///
+/// Every dashboard route runs behind, outermost first: security headers, error pages, the session
+/// cookie, and CSRF checking of every POST. Its stylesheet is public (the sign-in page uses it).
+enum Dashboard {
+    /// The path prefix of every dashboard route (the OpenAPI document describes the JSON API only).
+    static let prefix = "dashboard"
+
+    /// Sets up Leaf and Bcrypt and registers the dashboard's routes.
+    static func register(
+        _ app: Application, configuration: ServerConfiguration, store: BlobStore,
+        deployments: DeploymentController, signer: ManifestSigner
+    ) throws {
+        DashboardResources.configureLeaf(app)
+        app.passwords.use(.bcrypt)
+        let sessions = DashboardSessions(lifetime: configuration.sessionLifetime, secureCookies: configuration.secureCookies)
+
+        let stylesheet = try DashboardResources.stylesheet()
+        let assets = app.grouped(SecurityHeadersMiddleware())
+        assets.get("dashboard", "assets", "dashboard.css") { _ -> Response in
+            var headers = HTTPHeaders()
+            headers.contentType = HTTPMediaType(type: "text", subType: "css", parameters: ["charset": "utf-8"])
+            headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+            return Response(status: .ok, headers: headers, body: .init(buffer: stylesheet))
+        }
+
+        let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware())
+        try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
+        try pages.register(collection: CollectionPages(store: store))
+        try pages.register(collection: DeploymentPages(deployments: deployments))
+        try pages.register(collection: DevicePage())
+        try pages.register(collection: SigningKeyPage(signer: signer))
+        try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
+    }
+}

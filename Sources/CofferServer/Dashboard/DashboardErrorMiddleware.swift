@@ -1,0 +1,73 @@
+import Vapor
+
+/// Turns every error of a dashboard route into a page that says in words what went wrong, with the
+/// status the API would give; a request without a session goes to the sign-in page instead.
+///
+/// Unexpected errors say only that the server failed; they are logged with their type, never their
+/// description, which might quote a form's contents.
+struct DashboardErrorMiddleware: AsyncMiddleware {
+    struct ErrorPage: Encodable, Sendable {
+        let chrome: Chrome
+        let status: Int
+        let heading: String
+        let message: String
+    }
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch DashboardError.signInRequired {
+            return request.seeOther("/dashboard/sign-in")
+        } catch let error as APIError where error.status == .unauthorized {
+            return request.seeOther("/dashboard/sign-in")
+        } catch {
+            let (status, heading, message) = Self.describe(error, logger: request.logger)
+            let session = request.auth.get(DashboardSession.self)
+            let chrome = Chrome(title: heading, user: session?.name, csrf: session?.csrfToken ?? "", section: "")
+            do {
+                return try await request.page("error", ErrorPage(chrome: chrome, status: Int(status.code), heading: heading, message: message), status: status)
+            } catch {
+                request.logger.error("dashboard error page failed", metadata: ["type": "\(type(of: error))"])
+                return Response(status: status, body: .init(string: message))
+            }
+        }
+    }
+
+    static func describe(_ error: any Error, logger: Logger) -> (HTTPStatus, String, String) {
+        switch error {
+        case let error as DashboardError:
+            switch error {
+            case .csrfRefused:
+                return (.forbidden, "This form was refused",
+                        "The form did not carry this dashboard's security token: it may be old, or it came from another site. Go back, reload the page and try again.")
+            case .invalidForm(let reason):
+                return (.badRequest, "The form needs a correction", reason)
+            case .signInRequired:
+                return (.unauthorized, "Sign in first", "This page needs you to sign in.")
+            }
+        case let error as APIError:
+            switch error.status {
+            case .forbidden: return (.forbidden, "Not allowed", Self.sentence(error.reason))
+            case .notFound: return (.notFound, "Not found", Self.sentence(error.reason))
+            case .conflict: return (.conflict, "That cannot be done now", Self.sentence(error.reason))
+            default: return (error.status, "That did not work", Self.sentence(error.reason))
+            }
+        case let error as any AbortError where error.status.code < 500:
+            let heading = error.status == .notFound ? "Not found" : "That did not work"
+            let message = error.status == .notFound ? "There is no such page." : Self.sentence(error.reason)
+            return (error.status, heading, message)
+        case is DecodingError:
+            return (.badRequest, "The form needs a correction", "A form field is missing or not valid.")
+        default:
+            logger.error("dashboard error", metadata: ["type": "\(type(of: error))"])
+            return (.internalServerError, "Something went wrong", "The server could not finish this. The server's log says why; try again later.")
+        }
+    }
+
+    /// The API's reasons are lowercase clauses; a page shows them as sentences.
+    static func sentence(_ reason: String) -> String {
+        guard let first = reason.first else { return reason }
+        let capitalized = first.uppercased() + reason.dropFirst()
+        return capitalized.hasSuffix(".") ? capitalized : capitalized + "."
+    }
+}

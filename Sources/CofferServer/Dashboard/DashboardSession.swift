@@ -1,0 +1,63 @@
+import Fluent
+import Vapor
+
+/// The signed-in browser behind a request: its session row's ID and the CSRF token its forms carry.
+struct DashboardSession: Authenticatable {
+    let sessionID: UUID
+    let userID: UUID
+    let name: String
+    let csrfToken: String
+}
+
+/// Starting, finding and ending browser sessions. The cookie carries a random 256-bit token; the
+/// database keeps only its SHA-256, so a copy of the database signs no one in.
+struct DashboardSessions: Sendable {
+    /// The session cookie's name.
+    static let cookieName = "coffer_session"
+    /// The cookie that carries the CSRF token of forms shown before sign-in.
+    static let preSessionCookieName = "coffer_csrf"
+
+    let lifetime: TimeInterval
+    let secureCookies: Bool
+
+    /// Signs `userID` in: stores a new session and returns the cookie to set. Sessions that expired
+    /// without being used again are removed here, so the table does not grow without end.
+    func start(for userID: UUID, on db: any Database) async throws -> HTTPCookies.Value {
+        let now = Date()
+        try await SessionRecord.query(on: db).filter(\.$expiresAt < now).delete()
+        let token = Secrets.make(prefix: "cfs_")
+        let expires = now.addingTimeInterval(lifetime)
+        try await SessionRecord(userID: userID, tokenHash: Secrets.hash(token), csrfToken: Secrets.make(prefix: ""), expiresAt: expires)
+            .create(on: db)
+        return cookie(token, expires: expires)
+    }
+
+    /// The live session whose token is `token`, if any; removes it when it has expired.
+    func find(_ token: String, on db: any Database) async throws -> (SessionRecord, UserRecord)? {
+        guard token.count <= 100,
+              let row = try await SessionRecord.query(on: db).filter(\.$tokenHash == Secrets.hash(token)).with(\.$user).first()
+        else { return nil }
+        guard row.expiresAt > Date() else {
+            try await row.delete(on: db)
+            return nil
+        }
+        return (row, row.user)
+    }
+
+    /// Signs a browser out: the session row goes, so the cookie is worthless even if kept.
+    func end(_ sessionID: UUID, on db: any Database) async throws {
+        try await SessionRecord.query(on: db).filter(\.$id == sessionID).delete()
+    }
+
+    /// A cookie: HttpOnly, SameSite=Strict, Path=/, Secure when the server is reached over https.
+    func cookie(_ value: String, expires: Date?) -> HTTPCookies.Value {
+        HTTPCookies.Value(string: value, expires: expires, maxAge: nil, domain: nil, path: "/",
+                          isSecure: secureCookies, isHTTPOnly: true, sameSite: .strict)
+    }
+
+    /// A cookie that makes the browser forget one it holds.
+    func expired() -> HTTPCookies.Value {
+        HTTPCookies.Value(string: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, domain: nil, path: "/",
+                          isSecure: secureCookies, isHTTPOnly: true, sameSite: .strict)
+    }
+}

@@ -1,0 +1,58 @@
+import Fluent
+import Vapor
+
+/// `/dashboard/account`: who is signed in, and changing one's own password (the current one is
+/// asked first). A change signs out every other browser of the account.
+struct PasswordPage: RouteCollection {
+    struct Page: Encodable, Sendable {
+        let chrome: Chrome
+        let name: String
+        let email: String
+        let changed: Bool
+        let error: String?
+    }
+
+    /// Limits guesses of the current password from a stolen session.
+    let attempts: RateLimiter
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("dashboard", "account", use: show)
+        routes.on(.POST, "dashboard", "account", "password", body: .collect(maxSize: "16kb"), use: change)
+    }
+
+    func show(req: Request) async throws -> Response {
+        try await page(req, changed: req.query[String.self, at: "changed"] == "1", error: nil)
+    }
+
+    func change(req: Request) async throws -> Response {
+        let session = try req.dashboardSession()
+        let fields = FormFields(request: req)
+        let current = try fields.raw("current", label: "The current password", limit: 200)
+        let replacement = try fields.raw("password", label: "The new password", limit: 200)
+        if let wait = attempts.acquire("password:\(session.userID)") {
+            return try await page(req, changed: false, error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
+        }
+        guard let user = try await UserRecord.find(session.userID, on: req.db), let hash = user.passwordHash,
+              try await req.password.async.verify(current, created: hash).get()
+        else { return try await page(req, changed: false, error: "The current password is not right.", status: .badRequest) }
+        do {
+            user.passwordHash = try await req.password.async.hash(Credentials.password(replacement)).get()
+        } catch DashboardError.invalidForm(let reason) {
+            return try await page(req, changed: false, error: reason, status: .badRequest)
+        }
+        try await req.db.transaction { db in
+            try await user.update(on: db)
+            try await SessionRecord.query(on: db).filter(\.$user.$id == session.userID).filter(\.$id != session.sessionID).delete()
+        }
+        try await Audit.record(on: req.db, teamID: nil, action: "dashboard.password", actor: user.name, target: user.name, outcome: "ok")
+        return req.seeOther("/dashboard/account?changed=1")
+    }
+
+    private func page(_ req: Request, changed: Bool, error: String?, status: HTTPStatus = .ok) async throws -> Response {
+        let session = try req.dashboardSession()
+        let email = try await UserRecord.find(session.userID, on: req.db)?.email ?? ""
+        return try await req.page("account", Page(
+            chrome: try Chrome.make(req, title: "Your account", section: "account"), name: session.name, email: email,
+            changed: changed, error: error), status: status)
+    }
+}

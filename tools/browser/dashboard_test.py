@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""End-to-end test of the dashboard in a real headless Chromium (Debian's chromium and
+chromium-driver, driven by Selenium), against the built coffer-server on a loopback port with a
+temporary data folder. The CLI makes what the dashboard cannot make yet (team, member, key,
+sealed models, deployments), as a team would.
+
+    python3 tools/browser/dashboard_test.py [--bin .build/debug] [--artifacts .build/browser-artifacts]
+
+Screenshots of the main pages, at a laptop's width and a phone's, go into the artifacts folder.
+Exits non-zero when a check fails.
+"""
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+OWNER_EMAIL = "owner@example.com"
+OWNER_PASSWORD = "spring release 2026"
+VIEWER_EMAIL = "vera@example.com"
+VIEWER_PASSWORD = "viewer password 42"
+SCRIPT = "<script>alert(1)</script>"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+    print(f"  ok: {what}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Run:
+    def __init__(self, args):
+        self.bin = os.path.abspath(args.bin)
+        self.artifacts = os.path.abspath(args.artifacts)
+        os.makedirs(self.artifacts, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix="coffer-browser-")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.token = "cft_browser_" + os.urandom(16).hex()
+        self.server = None
+        self.drivers = []
+
+    # -- the server and the CLI --------------------------------------------------------------
+    def start_server(self):
+        env = dict(os.environ, COFFER_BOOTSTRAP_TOKEN=self.token, COFFER_DATA_DIR=os.path.join(self.work, "data"),
+                   COFFER_BLOB_COLLECT_MINUTES="0")
+        log = open(os.path.join(self.artifacts, "server.log"), "w")
+        # Started from the temporary folder: the templates must not depend on the working directory.
+        self.server = subprocess.Popen([os.path.join(self.bin, "coffer-server"), "serve", "--hostname", "127.0.0.1",
+                                        "--port", str(self.port)], cwd=self.work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(self.base + "/healthz", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise Failure("coffer-server did not start (see server.log)")
+
+    def cli(self, *arguments):
+        env = dict(os.environ, COFFER_SERVER=self.base, COFFER_TOKEN=self.token, COFFER_CONFIG_DIR=os.path.join(self.work, "cli"))
+        done = subprocess.run([os.path.join(self.bin, "coffer"), *arguments], cwd=self.work, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise Failure(f"coffer {' '.join(arguments[:2])} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    # -- browsers ------------------------------------------------------------------------------
+    def browser(self):
+        options = webdriver.ChromeOptions()
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+                     "--force-device-scale-factor=1", "--lang=en-US"]:
+            options.add_argument(flag)
+        service = webdriver.ChromeService(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+        driver = webdriver.Chrome(options=options, service=service)
+        driver.set_page_load_timeout(60)
+        self.drivers.append(driver)
+        return driver
+
+    def open(self, driver, path):
+        driver.get(self.base + path)
+
+    def fill(self, driver, values):
+        for name, value in values.items():
+            field = driver.find_element(By.NAME, name)
+            field.clear()
+            field.send_keys(value)
+
+    def submit(self, driver, button_text):
+        buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, "main button") if b.text.strip() == button_text]
+        if not buttons:
+            raise Failure(f"no button {button_text!r} on {driver.current_url}")
+        self.click(driver, buttons[0])
+
+    def click(self, driver, element):
+        """Clicks something that loads a page, and waits for the new page: the old document is
+        marked first, and a new document does not carry the mark. (Waiting for the old <html> to go
+        stale made chromedriver answer with an inspector error now and then.)"""
+        driver.execute_script("window.cofferPreviousPage = true")
+        element.click()
+
+        def loaded(d):
+            try:
+                return d.execute_script("return !window.cofferPreviousPage && document.readyState === 'complete'")
+            except WebDriverException:
+                return False  # between documents
+        WebDriverWait(driver, 30).until(loaded)
+
+    def shoot(self, driver, name):
+        """A screenshot at a laptop's width and at a phone's, the whole page long."""
+        for label, width in [("desktop", 1280), ("phone", 390)]:
+            driver.set_window_size(width, 900)
+            height = driver.execute_script("return Math.max(document.body.scrollHeight, 600)")
+            driver.set_window_size(width, min(height + 40, 4000))
+            driver.save_screenshot(os.path.join(self.artifacts, f"{name}-{label}.png"))
+        driver.set_window_size(1280, 900)
+
+    def text(self, driver):
+        return driver.find_element(By.TAG_NAME, "body").text
+
+    def no_alert(self, driver):
+        try:
+            driver.switch_to.alert
+            return False
+        except NoAlertPresentException:
+            return True
+
+    def post(self, driver, path, fields):
+        """A form posted outside the page (a forgery, or a viewer's hand-made form) with the
+        browser's own cookies; returns the HTTP status."""
+        cookies = "; ".join(f"{c['name']}={c['value']}" for c in driver.get_cookies())
+        request = urllib.request.Request(self.base + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                         headers={"Cookie": cookies, "Content-Type": "application/x-www-form-urlencoded"})
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+        try:
+            return urllib.request.build_opener(NoRedirect).open(request, timeout=30).status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def csrf(self, driver):
+        return driver.find_element(By.NAME, "csrf").get_attribute("value")
+
+    # -- the story -----------------------------------------------------------------------------
+    def story(self):
+        self.start_server()
+        self.cli("team", "create", "Flowers")
+        vera = json.loads(self.cli("member", "add", "--team", "Flowers", "--name", "vera", "--role", "viewer", "--json"))["token"]
+
+        owner = self.browser()
+        print("first owner and sign-in", flush=True)
+        self.open(owner, "/dashboard")
+        check(owner.current_url.endswith("/dashboard/setup"), "a new server sends the browser to set-up")
+        self.shoot(owner, "01-setup")
+        self.fill(owner, {"token": "cft_wrong", "email": OWNER_EMAIL, "password": OWNER_PASSWORD})
+        self.submit(owner, "Create the owner and sign in")
+        check("not the bootstrap token" in self.text(owner), "a wrong bootstrap token is refused in words")
+        self.fill(owner, {"token": self.token, "email": OWNER_EMAIL, "password": OWNER_PASSWORD})
+        self.submit(owner, "Create the owner and sign in")
+        check(owner.current_url.endswith("/dashboard"), "set-up signs the owner in")
+        check("No collections yet" in self.text(owner), "the empty team says what to do next")
+        self.shoot(owner, "02-collections-empty")
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "button.link"))
+        check(owner.current_url.endswith("/dashboard/sign-in"), "sign-out goes to the sign-in page")
+        self.fill(owner, {"email": OWNER_EMAIL, "password": "not the password"})
+        self.submit(owner, "Sign in")
+        check("The email address or the password is not right." in self.text(owner), "a wrong password gets the generic message")
+        self.shoot(owner, "03-sign-in-error")
+        self.fill(owner, {"email": OWNER_EMAIL, "password": OWNER_PASSWORD})
+        self.submit(owner, "Sign in")
+        check(owner.current_url.endswith("/dashboard"), "signed in again")
+
+        print("collections", flush=True)
+        self.click(owner, owner.find_element(By.LINK_TEXT, "New collection"))
+        self.fill(owner, {"identifier": SCRIPT, "models": "A"})
+        self.submit(owner, "Create collection")
+        check(self.no_alert(owner), "markup typed as an identifier does not run")
+        check(owner.find_element(By.NAME, "identifier").get_attribute("value") == SCRIPT, "the refused identifier is shown back as text")
+        check("collection identifier is 1 to 100" in self.text(owner), "the refusal says what is wrong")
+        self.shoot(owner, "04-collection-form-error")
+        self.fill(owner, {"identifier": "FlowerModels", "description": "Flower classifier and stylizer of the iOS app",
+                          "models": "FlowerClassifier, FlowerStylizer"})
+        self.submit(owner, "Create collection")
+        check(owner.current_url.endswith("/dashboard/teams/Flowers/collections/FlowerModels"), "the new collection's page opens")
+        check("No deployments yet" in self.text(owner), "a collection without deployments says how to make one")
+        self.open(owner, "/dashboard/teams/Flowers/collections/new")
+        self.fill(owner, {"identifier": "Sandbox", "description": SCRIPT, "models": "A"})
+        self.submit(owner, "Create collection")
+        self.open(owner, "/dashboard")
+        check(self.no_alert(owner), "a description with markup does not run")
+        check(SCRIPT in self.text(owner), "a description with markup shows as text")
+
+        print("deployments made with the CLI", flush=True)
+        key = os.path.join(self.work, "Flowers.modelkey")
+        self.cli("key", "create", "--team", "Flowers", "--name", "flowers", "--output", key)
+        for name in ["classifier", "classifier-large", "stylizer"]:
+            with open(os.path.join(self.work, name + ".bin"), "wb") as f:
+                f.write(os.urandom(4096))
+            self.cli("encrypt", os.path.join(self.work, name + ".bin"), "--key", key, "--output", os.path.join(self.work, name + ".coffer"), "--quiet")
+        self.cli("deployment", "create", "--collection", "FlowerModels", "--name", "spring",
+                 "--model", "FlowerClassifier=" + os.path.join(self.work, "classifier.coffer"),
+                 "--model", "FlowerStylizer=" + os.path.join(self.work, "stylizer.coffer"))
+        self.cli("deployment", "clone", "spring", "--collection", "FlowerModels", "--name", "spring-tablets",
+                 "--rule", "deviceClass=tablet : FlowerClassifier=" + os.path.join(self.work, "classifier-large.coffer"))
+
+        print("activate, target, roll back", flush=True)
+        page = "/dashboard/teams/Flowers/collections/FlowerModels"
+        self.open(owner, page)
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "button[aria-label='Activate spring']"))
+        check("Active\nspring" in self.text(owner) or "Active spring" in self.text(owner), "spring is active")
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "button[aria-label='Activate spring-tablets']"))
+        check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring-tablets"), "spring-tablets is active")
+        self.shoot(owner, "05-collection")
+        self.click(owner, owner.find_element(By.LINK_TEXT, "What would a device get?"))
+        self.fill(owner, {"deviceID": "ipad-1", "deviceClass": "tablet"})
+        self.submit(owner, "Show the answer")
+        answer = owner.find_element(By.CSS_SELECTOR, ".answer").text
+        check("rule 1: deviceClass=tablet" in answer, "a tablet gets the tablet rule")
+        check("spring-tablets" in answer and "FlowerClassifier" in answer and "FlowerStylizer" in answer, "the answer lists both models")
+        self.shoot(owner, "06-device-tablet")
+        self.fill(owner, {"deviceID": "phone-1", "deviceClass": "phone"})
+        self.submit(owner, "Show the answer")
+        check("the defaults" in owner.find_element(By.CSS_SELECTOR, ".answer").text, "a phone gets the defaults")
+        self.open(owner, page)
+        self.submit(owner, "Roll back")
+        check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring "), "rolled back to spring")
+        check("rollback" in owner.find_element(By.CSS_SELECTOR, "table.history").text, "the history shows the rollback")
+        self.shoot(owner, "07-collection-rolled-back")
+        self.open(owner, "/dashboard/signing-key")
+        check(len(owner.find_element(By.ID, "public-key").get_attribute("value").strip()) == 44, "the signing key page shows the public key")
+        self.shoot(owner, "08-signing-key")
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "a.user"))
+        check(OWNER_EMAIL in self.text(owner) and "Change your password" in self.text(owner), "the account page shows the sign-in address")
+        self.shoot(owner, "08-account")
+
+        print("forged forms", flush=True)
+        self.open(owner, page)
+        action = owner.find_element(By.CSS_SELECTOR, "button[aria-label='Activate spring-tablets']").find_element(By.XPATH, "..").get_attribute("action")
+        path = urllib.parse.urlparse(action).path
+        check(self.post(owner, path, {}) == 403, "a POST without the CSRF token is refused (403)")
+        check(self.post(owner, path, {"csrf": "forged"}) == 403, "a POST with a wrong CSRF token is refused (403)")
+        self.open(owner, page)
+        check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring "), "the forged forms changed nothing")
+
+        print("a viewer", flush=True)
+        viewer = self.browser()
+        self.open(viewer, "/dashboard/welcome")
+        self.fill(viewer, {"token": vera, "email": VIEWER_EMAIL, "password": VIEWER_PASSWORD})
+        self.submit(viewer, "Save and sign in")
+        check(viewer.current_url.endswith("/dashboard"), "the viewer chose a sign-in with their API token")
+        check("New collection" not in self.text(viewer), "a viewer gets no New collection button")
+        self.open(viewer, page)
+        check("spring-tablets" in self.text(viewer), "a viewer sees the deployments")
+        check(not viewer.find_elements(By.CSS_SELECTOR, "main form[method='post']"), "a viewer gets no change forms")
+        self.shoot(viewer, "09-collection-viewer")
+        status = self.post(viewer, path, {"csrf": self.csrf(viewer)})
+        check(status == 403, f"a viewer's activation with a valid CSRF token is refused (403, got {status})")
+        rollback = path.rsplit("/deployments", 1)[0] + "/rollback"
+        check(self.post(viewer, rollback, {"csrf": self.csrf(viewer)}) == 403, "a viewer's rollback is refused (403)")
+        self.open(owner, page)
+        check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring "), "the viewer changed nothing")
+        self.click(viewer, viewer.find_element(By.CSS_SELECTOR, "button.link"))
+        self.open(viewer, page)
+        check(viewer.current_url.endswith("/dashboard/sign-in"), "after sign-out the pages need a sign-in again")
+        self.shoot(viewer, "10-sign-in")
+
+    def close(self):
+        for driver in self.drivers:
+            try:
+                driver.quit()
+            except Exception:
+                pass
+        if self.server:
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+        subprocess.run(["rm", "-rf", self.work])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=".build/debug", help="folder with coffer and coffer-server")
+    parser.add_argument("--artifacts", default=".build/browser-artifacts", help="where screenshots and the server log go")
+    run = Run(parser.parse_args())
+    started = time.time()
+    try:
+        run.story()
+    except Exception as failure:  # a check, or the browser itself: either fails the run
+        print(f"FAILED: {type(failure).__name__}: {failure}", file=sys.stderr)
+        for index, driver in enumerate(run.drivers):
+            try:
+                driver.save_screenshot(os.path.join(run.artifacts, f"failure-{index}.png"))
+            except Exception:
+                pass
+        return 1
+    finally:
+        run.close()
+    print(f"browser tests passed in {time.time() - started:.0f} s; screenshots in {run.artifacts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
