@@ -248,8 +248,9 @@ struct SDKTests {
 
     @Test("a tampered, older or expired manifest is refused and the cached collection keeps serving")
     func refusedManifests() async throws {
-        // Manifests live 7.2 seconds here, so one can expire during the test.
-        guard let fleet = try SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.002"]) else { return }
+        // Manifests live 3 minutes here, so one expires during the test, yet each step has over two
+        // minutes to verify a fresh one even when the test process's threads are busy elsewhere.
+        guard let fleet = try SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.05"]) else { return }
         defer { fleet.finish() }
         try fleet.deploy("spring", classifier: "classifier")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
