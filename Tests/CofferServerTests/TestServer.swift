@@ -14,6 +14,8 @@ final class TestServer: @unchecked Sendable {
     let dataDirectory: String
     let adminToken: String
     let configuration: ServerConfiguration
+    /// The PostgreSQL database this server made for itself (dropped by ``stop(removingData:)``).
+    private var ownDatabase: String?
 
     /// The PostgreSQL server to test against, if any (set by .ci/run).
     static var postgresURL: String? { ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] }
@@ -25,15 +27,19 @@ final class TestServer: @unchecked Sendable {
         let folder = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coffer-server-" + UUID().uuidString).path
         var configuration = ServerConfiguration(dataDirectory: folder, hostname: "127.0.0.1", port: 0)
         configuration.bootstrapToken = "cft_test_" + UUID().uuidString
+        var made: String?
         if postgres {
             if let databaseURL {
                 configuration.databaseURL = databaseURL
             } else {
-                configuration.databaseURL = try await PostgresDatabases.create()
+                made = try await PostgresDatabases.create()
+                configuration.databaseURL = made
             }
         }
         adjust(&configuration)
-        return try await start(configuration)
+        let server = try await start(configuration)
+        server.ownDatabase = made
+        return server
     }
 
     static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
@@ -60,7 +66,10 @@ final class TestServer: @unchecked Sendable {
     func stop(removingData: Bool = true) async throws {
         await app.server.shutdown()
         try await app.asyncShutdown()
-        if removingData { try? FileManager.default.removeItem(atPath: dataDirectory) }
+        if removingData {
+            try? FileManager.default.removeItem(atPath: dataDirectory)
+            if let ownDatabase { PostgresDatabases.drop(ownDatabase) }
+        }
     }
 }
 
@@ -81,6 +90,22 @@ enum PostgresDatabases {
         guard process.terminationStatus == 0 else { throw TestFailure("psql could not create database \(name)") }
         components.path = "/" + name
         return components.string!
+    }
+}
+
+extension PostgresDatabases {
+    /// Drops a database `create()` made (best effort: a test database left behind is only clutter).
+    static func drop(_ url: String) {
+        guard let admin = TestServer.postgresURL, let name = URLComponents(string: url)?.path.dropFirst(),
+              name.hasPrefix("coffer_test_"), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+        else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", admin, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return }
+        process.waitUntilExit()
     }
 }
 
