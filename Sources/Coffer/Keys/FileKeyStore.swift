@@ -41,16 +41,7 @@ public struct FileKeyStore: KeyStore {
     public func save(_ name: String, _ value: Data) throws {
         let path = try self.path(name)
         try Self.makePrivateFolder(directory.path)
-        let output = try AtomicOutput(finalPath: path, replacing: true)
-        do {
-            let file = try output.createFile(mode: 0o600)
-            try value.withUnsafeBytes { try file.write($0, at: 0) }
-            try file.synchronize()
-            try output.commit()
-        } catch {
-            output.discard()
-            throw error
-        }
+        try AtomicOutput.write(value, to: path, replacing: true)
     }
 
     public func remove(_ name: String) throws {

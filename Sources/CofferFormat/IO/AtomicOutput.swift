@@ -63,6 +63,21 @@ public final class AtomicOutput: @unchecked Sendable {
         Self.pending.remove(temporaryPath)
     }
 
+    /// Writes `bytes` to a new file (`mode`) at `path` in one step: written beside it, synced, then
+    /// renamed into place; nothing is left behind on failure.
+    public static func write(_ bytes: some ContiguousBytes, to path: String, replacing: Bool, mode: mode_t = 0o600) throws {
+        let output = try AtomicOutput(finalPath: path, replacing: replacing)
+        do {
+            let file = try output.createFile(mode: mode)
+            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.synchronize()
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+
     /// Removes whatever was written at the temporary path.
     public func discard() {
         TreeUnpacker.removeTree(temporaryPath)

@@ -50,11 +50,7 @@ struct Credentials: Codable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let bytes = Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
-        let output = try AtomicOutput(finalPath: path, replacing: true)
-        let file = try output.createFile(mode: 0o600)
-        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-        try file.synchronize()
-        try output.commit()
+        try AtomicOutput.write(bytes, to: path, replacing: true)
         return path
     }
 

@@ -88,11 +88,7 @@ struct DeviceCommand: ParsableCommand {
                 return key
             }
             let key = Curve25519.KeyAgreement.PrivateKey()
-            let output = try AtomicOutput(finalPath: path, replacing: false)
-            let file = try output.createFile(mode: 0o600)
-            try Array((key.rawRepresentation.base64EncodedString() + "\n").utf8).withUnsafeBytes { try file.write($0, at: 0) }
-            try file.synchronize()
-            try output.commit()
+            try AtomicOutput.write(Array((key.rawRepresentation.base64EncodedString() + "\n").utf8), to: path, replacing: false)
             return key
         }
     }

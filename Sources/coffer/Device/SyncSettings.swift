@@ -41,12 +41,7 @@ struct SyncSettings: Codable {
         try Self.keyStore(cache).save(Self.credentialName, Data(credential.utf8))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let bytes = try encoder.encode(self)
-        let output = try AtomicOutput(finalPath: Self.path(cache), replacing: true)
-        let file = try output.createFile(mode: 0o600)
-        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-        try file.synchronize()
-        try output.commit()
+        try AtomicOutput.write(try encoder.encode(self), to: Self.path(cache), replacing: true)
     }
 
     /// The SDK configuration these settings describe.

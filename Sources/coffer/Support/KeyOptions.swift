@@ -117,10 +117,6 @@ enum KeyFiles {
     }
 
     static func write(_ key: ModelKey, to path: String, replacing: Bool) throws {
-        let output = try AtomicOutput(finalPath: path, replacing: replacing)
-        let file = try output.createFile(mode: 0o600)
-        try Array(key.fileRepresentation()).withUnsafeBytes { try file.write($0, at: 0) }
-        try file.synchronize()
-        try output.commit()
+        try AtomicOutput.write(key.fileRepresentation(), to: path, replacing: replacing)
     }
 }
