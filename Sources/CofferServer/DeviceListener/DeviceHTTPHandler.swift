@@ -6,14 +6,27 @@ import Vapor
 /// Answers one connection's requests on the device listener: the manifest route, from memory on
 /// the event loop when the caches are fresh, else after a database check in a task. Errors are the
 /// API's `{"error": CODE, "reason": TEXT}` bodies.
+///
+/// It writes whole responses as bytes (``ResponseBytes``): a fresh manifest is one write of
+/// bytes made at signing. Pipelined requests are answered in order: while one waits for the
+/// database, those behind it wait too (at most ``maximumWaiting``; more closes the connection).
+/// Only HTTP/1.1 connections are kept alive; anything else is answered with `connection: close`.
 final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundOut = ByteBuffer
+
+    /// The most pipelined requests kept while an earlier one waits for the database.
+    static let maximumWaiting = 16
 
     private let endpoint: ManifestEndpoint
     private let database: any Database
     private let logger: Logger
     private var head: HTTPRequestHead?
+    private var waiting = CircularBuffer<HTTPRequestHead>()
+    /// A request is waiting for the database; the ones behind it are kept in `waiting`.
+    private var busy = false
+    /// The last response said `connection: close`: what follows is ignored.
+    private var closing = false
 
     init(endpoint: ManifestEndpoint, database: any Database, logger: Logger) {
         self.endpoint = endpoint
@@ -26,28 +39,43 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head): self.head = head
         case .body: break  // a GET has none; anything sent is ignored
         case .end:
-            guard let head else { return }
+            guard let head, !closing else { return }
             self.head = nil
-            handle(head, context: context)
+            if !busy { return handle(head, context: context) }
+            guard waiting.count < Self.maximumWaiting else {
+                closing = true
+                return context.close(promise: nil)
+            }
+            waiting.append(head)
         }
     }
 
+    /// A request NIO could not parse: 400 and close, as NIO's own server pipeline does.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !busy, !closing else { return context.close(promise: nil) }
+        var headers = HTTPHeaders()
+        headers.add(name: "content-length", value: "0")
+        write(status: .badRequest, headers: headers, body: nil, keepAlive: false, context: context)
+    }
+
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive && head.version == .http1_1
         let (path, query) = Self.split(head.uri)
         guard head.method == .GET, let identifier = Self.collection(in: path) else {
-            return write(error: APIError.notFound("route"), keepAlive: head.isKeepAlive, context: context)
+            return write(error: APIError.notFound("route"), keepAlive: keepAlive, context: context)
         }
         let request: ManifestEndpoint.Request
         do {
             request = try ManifestEndpoint.parse(headers: head.headers, query: query, identifier: identifier)
             if let answer = try endpoint.cachedAnswer(request) {
-                return write(answer, request, keepAlive: head.isKeepAlive, context: context)
+                return write(answer, request, keepAlive: keepAlive, context: context)
             }
         } catch {
-            return write(error: error, keepAlive: head.isKeepAlive, context: context)
+            return write(error: error, keepAlive: keepAlive, context: context)
         }
+        busy = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let endpoint = self.endpoint, database = self.database, keepAlive = head.isKeepAlive
+        let endpoint = self.endpoint, database = self.database
         let eventLoop = context.eventLoop
         Task {
             let result: Result<ManifestService.Answer, any Error>
@@ -58,13 +86,27 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 case .success(let answer): handler.write(answer, request, keepAlive: keepAlive, context: context)
                 case .failure(let error): handler.write(error: error, keepAlive: keepAlive, context: context)
                 }
+                handler.busy = false
+                handler.answerWaiting(context: context)
             }
         }
     }
 
+    /// Answers the pipelined requests kept while the database was asked, in order, until one
+    /// needs the database again.
+    private func answerWaiting(context: ChannelHandlerContext) {
+        while !busy, !closing, let next = waiting.popFirst() { handle(next, context: context) }
+        if closing { waiting.removeAll() }
+    }
+
     private func write(_ answer: ManifestService.Answer, _ request: ManifestEndpoint.Request, keepAlive: Bool, context: ChannelHandlerContext) {
-        let (status, headers) = endpoint.head(for: answer, request)
-        write(status: status, headers: headers, body: status == .ok ? answer.body : nil, keepAlive: keepAlive, context: context)
+        let notModified = endpoint.isNotModified(answer, request)
+        if keepAlive {
+            context.writeAndFlush(wrapOutboundOut(notModified ? answer.notModifiedResponse : answer.okResponse), promise: nil)
+        } else {
+            write(status: notModified ? .notModified : .ok, headers: notModified ? answer.notModifiedHeaders : answer.okHeaders,
+                  body: notModified ? nil : answer.body, keepAlive: false, context: context)
+        }
     }
 
     /// The API's error body, mapped as the Vapor side maps it (``APIErrorMiddleware``).
@@ -80,24 +122,27 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `headers` must carry Content-Length when there is a body (a 304 has neither).
     private func write(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, keepAlive: Bool, context: ChannelHandlerContext) {
         var headers = headers
-        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            headers.replaceOrAdd(name: "connection", value: "close")
+            closing = true
+        }
+        let bytes = ResponseBytes.encode(status: status, headers: headers, body: body, allocator: context.channel.allocator)
+        let done = context.writeAndFlush(wrapOutboundOut(bytes))
         if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) } }
     }
 
     /// `/v1/device/collections/{id}/manifest` → `id` (percent-decoded), else nil.
     static func collection(in path: Substring) -> String? {
-        let prefix = "/v1/device/collections/", suffix = "/manifest"
-        guard path.utf8.count > prefix.utf8.count + suffix.utf8.count, path.hasPrefix(prefix), path.hasSuffix(suffix) else { return nil }
-        let identifier = path.utf8.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        let prefix = "/v1/device/collections/".utf8, suffix = "/manifest".utf8
+        let bytes = path.utf8
+        guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix) else { return nil }
+        let identifier = bytes.dropFirst(prefix.count).dropLast(suffix.count)
         guard !identifier.contains(UInt8(ascii: "/")) else { return nil }
         return DeviceQuery.decode(identifier)
     }
 
     static func split(_ uri: String) -> (path: Substring, query: String?) {
-        guard let mark = uri.firstIndex(of: "?") else { return (uri[...], nil) }
-        return (uri[..<mark], String(uri[uri.index(after: mark)...]))
+        guard let mark = uri.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (uri[...], nil) }
+        return (uri[..<mark], String(uri[uri.utf8.index(after: mark)...]))
     }
 }

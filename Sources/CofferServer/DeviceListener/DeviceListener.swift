@@ -6,7 +6,7 @@ import Vapor
 /// A second, lean HTTP/1.1 listener for devices' manifest requests (``ServerConfiguration/devicePort``).
 ///
 /// Vapor's request path (request object, router, middleware, response encoding) costs more per
-/// request than the manifest itself; this listener is SwiftNIO's HTTP/1.1 pipeline with one
+/// request than the manifest itself; this listener is SwiftNIO's HTTP/1.1 request decoder with one
 /// handler (``DeviceHTTPHandler``) over the same ``ManifestEndpoint`` as the Vapor route, so the
 /// two answer identically. It serves `GET /v1/device/collections/{id}/manifest` and nothing else.
 final class DeviceListener: LifecycleHandler, @unchecked Sendable {
@@ -26,10 +26,9 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // The handler writes only headers it made (no user input): NIO's outbound header
-                    // validation would check them again on every response.
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: false)
+                    // NIO's request decoder and one handler that writes whole responses as bytes
+                    // (no response encoder, no pipelining handler: the handler keeps the order).
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: endpoint, database: database, logger: logger))
                 }
             }

@@ -6,6 +6,7 @@ enum DeviceQuery {
         guard let query, !query.isEmpty else { return [:] }
         guard query.utf8.count <= 8192 else { throw TargetingError(reason: "the query is longer than 8192 bytes") }
         var values: [String: String] = [:]
+        values.reserveCapacity(12)
         // Split on bytes, not Characters: '&' and '=' are ASCII, and byte splitting is far cheaper.
         for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
             guard values.count < 64 else { throw TargetingError(reason: "more than 64 query parameters") }
@@ -15,8 +16,7 @@ enum DeviceQuery {
             guard let name = decode(rawName), let value = decode(rawValue) else {
                 throw TargetingError(reason: "the query is not valid percent-encoding")
             }
-            guard values[name] == nil else { throw TargetingError(reason: "\(name.prefix(64)) is given twice") }
-            values[name] = value
+            guard values.updateValue(value, forKey: name) == nil else { throw TargetingError(reason: "\(name.prefix(64)) is given twice") }
         }
         return values
     }
@@ -45,7 +45,8 @@ enum DeviceQuery {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
+    /// A hex digit's value (either case), else nil.
+    static func hexValue(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

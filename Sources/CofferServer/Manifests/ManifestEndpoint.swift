@@ -19,7 +19,7 @@ struct ManifestEndpoint: Sendable {
 
     /// Reads the request's parts; 401 without usable HTTP Basic credentials, 400 for bad attributes.
     static func parse(headers: HTTPHeaders, query: String?, identifier: String) throws -> Request {
-        guard let (username, password) = basicCredentials(headers.first(name: .authorization)), let appID = UUID(uuidString: username) else {
+        guard let (username, password) = basicCredentials(headers.first(name: .authorization)), let appID = UUID(hexText: username) else {
             // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
             // on a 401 that carries one when no delegate answers it.
             throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
@@ -64,11 +64,17 @@ struct ManifestEndpoint: Sendable {
 
     /// The response's status and headers (the body is the answer's, unless 304); counts it.
     func head(for answer: ManifestService.Answer, _ request: Request) -> (status: HTTPResponseStatus, headers: HTTPHeaders) {
+        isNotModified(answer, request) ? (.notModified, answer.notModifiedHeaders) : (.ok, answer.okHeaders)
+    }
+
+    /// Whether the device already has this answer (its `If-None-Match` names the ETag); counts
+    /// the answer as a 304 or a 200.
+    func isNotModified(_ answer: ManifestService.Answer, _ request: Request) -> Bool {
         // The usual header is exactly the one ETag; a list is split only when it is not.
         let notModified = request.ifNoneMatch.contains { value in
             value == answer.etag || (value.contains(",") && value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == answer.etag })
         }
         metrics.manifests(status: notModified ? 304 : 200)
-        return notModified ? (.notModified, answer.notModifiedHeaders) : (.ok, answer.okHeaders)
+        return notModified
     }
 }

@@ -38,6 +38,10 @@ final class ManifestService: Sendable {
         /// The response headers for a 200 (with Content-Length) and for a 304, made once per signing.
         let okHeaders: HTTPHeaders
         let notModifiedHeaders: HTTPHeaders
+        /// The whole 200 and 304 responses as HTTP/1.1 bytes, for the device listener's keep-alive
+        /// answers (``ResponseBytes``), made once per signing.
+        let okResponse: ByteBuffer
+        let notModifiedResponse: ByteBuffer
 
         init(body: ByteBuffer, etag: String) {
             self.body = body
@@ -49,6 +53,8 @@ final class ManifestService: Sendable {
             common.add(name: "Content-Type", value: "application/json; charset=utf-8")
             common.add(name: "Content-Length", value: String(body.readableBytes))
             okHeaders = common
+            okResponse = ResponseBytes.encode(status: .ok, headers: okHeaders, body: body, allocator: ByteBufferAllocator())
+            notModifiedResponse = ResponseBytes.encode(status: .notModified, headers: notModifiedHeaders, body: nil, allocator: ByteBufferAllocator())
         }
     }
 

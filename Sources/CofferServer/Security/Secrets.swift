@@ -18,13 +18,24 @@ enum Secrets {
     }
 
     /// Compares a presented secret with a stored hash in constant time.
+    ///
+    /// The digest is compared digit by digit with the stored hex, without writing it out as text
+    /// first: app credentials are checked on every manifest request.
     static func matches(_ secret: String, hash stored: String) -> Bool {
-        let presented = Array(hash(secret).utf8), expected = Array(stored.utf8)
-        guard presented.count == expected.count else { return false }
+        var secret = secret
+        let digest = secret.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        let expected = stored.utf8
+        guard expected.count == SHA256.byteCount * 2 else { return false }
         var difference: UInt8 = 0
-        for index in presented.indices { difference |= presented[index] ^ expected[index] }
+        var digits = expected.makeIterator()
+        for byte in digest {
+            difference |= hexDigits[Int(byte >> 4)] ^ digits.next()!
+            difference |= hexDigits[Int(byte & 0x0F)] ^ digits.next()!
+        }
         return difference == 0
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Whether two presented secrets (CSRF tokens, say) are equal, in time that does not depend on
     /// where they differ: both are hashed first, so only equal-length digests are compared.

@@ -18,9 +18,21 @@ extension DeviceAttributes {
     /// `deviceID` with an empty value counts as not sent. Parameters are checked in name order, so
     /// the same query always gives the same error.
     init(query: [String: String]) throws(TargetingError) {
-        let names = query.keys.sorted()
-        for name in names {
-            let value = query[name]!
+        // A valid query is read in the dictionary's order (no sorting on the usual request); one
+        // that fails is read again in name order, and that pass throws the error.
+        do {
+            self = try Self.checked(query, in: query)
+        } catch {
+            self = try Self.checked(query, in: query.sorted { $0.key < $1.key })
+        }
+    }
+
+    /// The attributes of `query`, its parameters checked in the order of `parameters`.
+    private static func checked(
+        _ query: [String: String], in parameters: some Sequence<(key: String, value: String)>
+    ) throws(TargetingError) -> DeviceAttributes {
+        var customCount = 0
+        for (name, value) in parameters {
             if let (_, scalar) = TargetingText.firstForbidden(in: name) {
                 throw TargetingError(reason: "a parameter name contains control character \(TargetingText.codePoint(scalar))")
             }
@@ -30,17 +42,17 @@ extension DeviceAttributes {
             if let (_, scalar) = TargetingText.firstForbidden(in: value) {
                 throw TargetingError(reason: "\(TargetingText.quoted(name)) contains control character \(TargetingText.codePoint(scalar))")
             }
+            if name.hasPrefix(TargetingAttribute.customPrefix) { customCount += 1 }
         }
-        let customCount = names.count { $0.hasPrefix(TargetingAttribute.customPrefix) }
         guard customCount <= Self.maximumCustomAttributes else {
             throw TargetingError(reason: "\(customCount) custom attributes; the limit is \(Self.maximumCustomAttributes)")
         }
         guard let deviceID = query["deviceID"], !deviceID.isEmpty else { throw TargetingError(reason: "deviceID is missing") }
-        self.init(deviceID: deviceID)
-        for name in names where name != "deviceID" {
-            let value = query[name]!
-            if !value.isEmpty { try set(name, to: value) }
+        var attributes = DeviceAttributes(deviceID: deviceID)
+        for (name, value) in parameters where name != "deviceID" && !value.isEmpty {
+            try attributes.set(name, to: value)
         }
+        return attributes
     }
 
     /// Records the non-empty `value` of the parameter `name`, checking what the parameter requires.

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// The device listener's own HTTP handling (``DeviceHTTPHandler``), over raw TCP: what answers
+/// look like on the wire, pipelining while the database is asked, and broken requests.
+@Suite("Device listener on the wire")
+struct DeviceListenerTests {
+    /// A server with a device port and an active deployment; returns the port and a request's text.
+    static func start() async throws -> (server: TestServer, port: Int, request: (String, String) -> String) {
+        let server = try await TestServer.start { $0.devicePort = 0 }
+        let port = try #require(server.app.storage[DeviceListener.Key.self]?.port)
+        let flowers = try await Flowers.make(server)
+        let models = ["FlowerClassifier": try await flowers.upload("c"), "FlowerStylizer": try await flowers.upload("s")]
+        let id = try #require(try await flowers.deployment("v1", models: models).id)
+        #expect(try await flowers.activate(id).status == 200)
+        let authorization = "Basic " + Data("\(flowers.app.id):\(flowers.app.credential)".utf8).base64EncodedString()
+        let request = { (target: String, version: String) in
+            "GET \(target) \(version)\r\nHost: 127.0.0.1\r\nAuthorization: \(authorization)\r\n\r\n"
+        }
+        return (server, port, request)
+    }
+
+    static let manifest = "/v1/device/collections/FlowerModels/manifest?deviceID="
+
+    @Test("pipelined requests are answered in order, the first after a database check")
+    func pipelined() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        // A new server has nothing cached: the first request asks the database, the others wait.
+        let connection = try await RawConnection.connect(port: port)
+        try await connection.send(request(Self.manifest + "a", "HTTP/1.1") + request("/nope", "HTTP/1.1")
+                                  + request(Self.manifest + "b", "HTTP/1.1") + request(Self.manifest, "HTTP/1.1"))
+        let (text, closed) = try await connection.wait { RawConnection.statuses($0).count == 4 }
+        #expect(RawConnection.statuses(text) == [200, 404, 200, 400], "\(text.prefix(300))")
+        #expect(!closed, "HTTP/1.1 keeps the connection")
+        #expect(text.contains("\"deviceID is missing\""))
+        await connection.close()
+    }
+
+    @Test("a request NIO cannot parse gets 400 and the connection closes")
+    func unparsable() async throws {
+        let (server, port, _) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        let connection = try await RawConnection.connect(port: port)
+        try await connection.send("NOT HTTP AT ALL\r\n\r\n")
+        let (text, closed) = try await connection.wait { _ in false }
+        #expect(RawConnection.statuses(text) == [400], "\(text.prefix(300))")
+        #expect(text.lowercased().contains("connection: close"))
+        #expect(closed)
+    }
+
+    @Test("HTTP/1.0 is answered with connection: close, and the connection closes")
+    func http10() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        for _ in 0..<2 {  // the first request is answered after a database check, the second from memory
+            let connection = try await RawConnection.connect(port: port)
+            try await connection.send(request(Self.manifest + "a", "HTTP/1.0"))
+            let (text, closed) = try await connection.wait { _ in false }
+            #expect(RawConnection.statuses(text) == [200], "\(text.prefix(300))")
+            #expect(text.lowercased().contains("connection: close") && closed)
+            #expect(text.contains("\"signatures\""), "the manifest body follows the head")
+        }
+    }
+
+    @Test("more pipelined requests than it keeps while the database is asked close the connection")
+    func tooManyWaiting() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        let connection = try await RawConnection.connect(port: port)
+        let burst = (0...DeviceHTTPHandler.maximumWaiting + 1).map { request(Self.manifest + "d\($0)", "HTTP/1.1") }.joined()
+        try await connection.send(burst)
+        let (text, closed) = try await connection.wait { _ in false }
+        #expect(closed)
+        #expect(RawConnection.statuses(text).count < DeviceHTTPHandler.maximumWaiting + 2)
+    }
+
+    /// 8-4-4-4-12 hex digits: what an app ID looks like (Foundation's reader, `sscanf`, also
+    /// takes a space before a digit, which `UUID(hexText:)` refuses).
+    static func isCanonical(_ text: String) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(\.isHexDigit) && $0.allSatisfy(\.isASCII) }
+    }
+
+    @Test("UUID(hexText:) reads every 8-4-4-4-12 hex UUID as UUID(uuidString:) does, and nothing else")
+    func uuidText() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEFg-{} \u{e9}")
+        for _ in 0..<20_000 {
+            var text = Array(Bool.random(using: &generator) ? UUID().uuidString : UUID().uuidString.lowercased())
+            for _ in 0..<Int.random(in: 0...2, using: &generator) {
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: text[Int.random(in: 0..<text.count, using: &generator)] = alphabet.randomElement(using: &generator)!
+                case 1: text.insert(alphabet.randomElement(using: &generator)!, at: Int.random(in: 0...text.count, using: &generator))
+                default: if !text.isEmpty { text.remove(at: Int.random(in: 0..<text.count, using: &generator)) }
+                }
+            }
+            let string = String(text)
+            if Self.isCanonical(string) {
+                #expect(UUID(hexText: string) != nil && UUID(hexText: string) == UUID(uuidString: string), "\(string)")
+            } else {
+                #expect(UUID(hexText: string) == nil, "\(string)")
+            }
+        }
+    }
+}
