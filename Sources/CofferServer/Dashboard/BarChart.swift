@@ -6,7 +6,7 @@ import Foundation
 struct BarChart: Encodable, Sendable {
     struct Bar: Encodable, Sendable { let x, y, width, height, color, title: String }
     struct Tick: Encodable, Sendable { let y, textY, label: String }
-    struct Label: Encodable, Sendable { let x, text: String }
+    struct Label: Encodable, Sendable { let x, text, anchor: String }
     struct Legend: Encodable, Sendable { let label, color, total: String }
     struct Row: Encodable, Sendable { let day: String; let values: [String]; let total: String }
     /// One stacked series: a label (user data: escaped by the template) and its count per day.
@@ -31,7 +31,7 @@ struct BarChart: Encodable, Sendable {
 
     /// Lays out `series` over `days` (oldest first), at most 7 series plus "other" (the rest summed).
     static func stacked(id: String, heading: String, unit: String, days: [UsageDay], series input: [Series], otherLabel: String, emptyText: String) -> BarChart {
-        let (width, height, left, right, top, bottom) = (720, 240, 48, 12, 14, 30)
+        let (width, height, left, right, top, bottom) = (480, 220, 40, 10, 12, 28)
         let plotWidth = Double(width - left - right), plotHeight = Double(height - top - bottom)
         let shown = Set(days)
         func total(_ item: Series) -> Int64 { item.counts.reduce(0) { shown.contains($1.key) ? $0 + $1.value : $0 } }
@@ -70,8 +70,12 @@ struct BarChart: Encodable, Sendable {
             return Tick(y: f(y), textY: f(y + 4), label: "\(value)")
         }
         let step = max(1, Int((Double(days.count) / 7).rounded(.up)))
-        let labels = stride(from: 0, to: days.count, by: step).map {
-            Label(x: f(Double(left) + (Double($0) + 0.5) * slot), text: display(days[$0]))
+        // Counted back from the last day, so today (the right end) is always labelled.
+        let labels = stride(from: days.count - 1, through: 0, by: -step).reversed().map { index in
+            // The last label ends at the plot's right edge instead of running past it.
+            index == days.count - 1
+                ? Label(x: "\(width - right)", text: display(days[index]), anchor: "end")
+                : Label(x: f(Double(left) + (Double(index) + 0.5) * slot), text: display(days[index]), anchor: "middle")
         }
         let busiest = zip(days, totals).max { $0.1 < $1.1 }
         let range = days.isEmpty ? "" : "\(display(days[0])) to \(display(days[days.count - 1]))"

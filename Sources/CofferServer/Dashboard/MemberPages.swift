@@ -14,6 +14,8 @@ struct MemberPages: RouteCollection {
         let role: String
         let since: String
         let isYou: Bool
+        /// The team's only owner: the API refuses to remove them, so no button is offered.
+        let isLastOwner: Bool
         let rolePath: String
         let removePath: String
     }
@@ -103,12 +105,15 @@ struct MemberPages: RouteCollection {
         let (team, myRole) = try await req.team(requiring: .viewer)
         let me = try req.user()
         let base = TeamTabs.path(team.name, "members")
-        let rows = try await MembershipRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).with(\.$user).all()
+        let memberships = try await MembershipRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).with(\.$user).all()
+        let owners = memberships.filter { $0.role == .owner }.count
+        let rows = memberships
             .sorted { ($0.role, $1.user.name) > ($1.role, $0.user.name) }
             .map { membership in
                 let path = base + "/" + CollectionPages.escape(membership.user.name)
                 return Row(name: membership.user.name, role: membership.role.rawValue, since: CollectionPage.date(membership.createdAt),
-                           isYou: membership.$user.id == me.userID, rolePath: path + "/role", removePath: path + "/remove")
+                           isYou: membership.$user.id == me.userID,
+                           isLastOwner: membership.role == .owner && owners == 1, rolePath: path + "/role", removePath: path + "/remove")
             }
         return try await req.page("members", Page(
             chrome: try Chrome.make(req, title: "Members · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "members"),
