@@ -120,6 +120,11 @@ struct DashboardAdminTests {
         #expect(try await browser.post("/dashboard/teams/T/members/carol/remove", [:]).status == 303)
         #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.allSatisfy { $0["name"] as? String != "carol" })
         #expect(try await browser.post("/dashboard/teams/T/members/nobody/remove", [:]).status == 404)
+        // With a second owner the first may leave; the team's pages are then not theirs to see.
+        #expect(try await browser.post("/dashboard/teams/T/members", ["name": "olga", "role": "owner"]).status == 200)
+        let left = try await browser.post("/dashboard/teams/T/members/admin/remove", [:])
+        #expect(left.location == "/dashboard")
+        #expect(try await browser.get("/dashboard/teams/T/members").status == 403)
     }
 
     @Test("API tokens: shown once, work, are listed without their value, and revoke")
@@ -211,6 +216,9 @@ struct DashboardAdminTests {
         #expect(!deliveries.html.contains("<code>key.create</code>"))
         let admin = try await browser.get("/dashboard/teams/T/activity?actor=admin&action=deployment")
         #expect(admin.html.contains("<code>deployment.create</code>") && !admin.html.contains("<code>key.deliver</code>"))
+        let byApp = try await browser.get("/dashboard/teams/T/activity?actor=app:\(flowers.app.id.lowercased())")
+        #expect(byApp.html.components(separatedBy: "<code>key.deliver</code>").count - 1 == 2, "app IDs match in either case")
+        #expect(page.html.contains("href=\"/dashboard/teams/T/activity?actor=admin\""), "an actor links to what they did")
         let future = try await browser.get("/dashboard/teams/T/activity?from=2099-01-01")
         #expect(future.html.contains("Nothing matches these filters."))
         let wrong = try await browser.get("/dashboard/teams/T/activity?from=yesterday")

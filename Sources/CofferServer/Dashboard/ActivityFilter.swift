@@ -27,12 +27,19 @@ struct ActivityFilter: Sendable {
         guard Self.actions.contains(where: { $0.value == action }) else { throw DashboardError.invalidForm("Choose what to show from the list.") }
         outcome = req.query[String.self, at: "outcome"] ?? ""
         guard Self.outcomes.contains(where: { $0.value == outcome }) else { throw DashboardError.invalidForm("Choose an outcome from the list.") }
-        actor = (req.query[String.self, at: "actor"] ?? "").trimmingCharacters(in: .whitespaces)
+        actor = Self.normalized(actor: (req.query[String.self, at: "actor"] ?? "").trimmingCharacters(in: .whitespaces))
         guard actor.count <= 200 else { throw DashboardError.invalidForm("Who is limited to 200 characters.") }
         from = try Self.day(req.query[String.self, at: "from"], label: "From")
         to = try Self.day(req.query[String.self, at: "to"], label: "To")
         if let from, let to, from > to { throw DashboardError.invalidForm("The first day comes after the last one.") }
         page = min(max(req.query[Int.self, at: "page"] ?? 1, 1), 1000)
+    }
+
+    /// `app:ID` as the audit log writes it (the ID upper-case), whichever case was typed: the
+    /// apps page shows IDs in lower case.
+    static func normalized(actor: String) -> String {
+        guard actor.lowercased().hasPrefix("app:"), let id = UUID(uuidString: String(actor.dropFirst(4))) else { return actor }
+        return "app:\(id)"
     }
 
     private static func day(_ text: String?, label: String) throws -> UsageDay? {

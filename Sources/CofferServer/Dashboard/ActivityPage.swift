@@ -12,6 +12,8 @@ struct ActivityPage: RouteCollection {
         let at: String
         let action: String
         let actor: String
+        /// The log filtered to this actor.
+        let actorLink: String
         let target: String
         let outcome: String
         let refused: Bool
@@ -59,11 +61,14 @@ struct ActivityPage: RouteCollection {
         let rows = try await filter.apply(to: AuditRecord.query(on: req.db).filter(\.$teamID == (try team.requireID())))
             .sort(\.$at, .descending).range(offset..<(offset + ActivityFilter.pageSize + 1)).all()
         let names = try await Self.names(team, on: req.db)
+        let base = TeamTabs.path(team.name, "activity")
         let events = rows.prefix(ActivityFilter.pageSize).map { row in
-            Event(at: CollectionPage.date(row.at), action: row.action, actor: names[row.actor] ?? row.actor, target: names[row.target] ?? row.target,
+            var byActor = filter
+            byActor.actor = row.actor
+            return Event(at: CollectionPage.date(row.at), action: row.action, actor: names[row.actor] ?? row.actor,
+                  actorLink: base + byActor.query(page: 1), target: names[row.target] ?? row.target,
                   outcome: row.outcome, refused: row.outcome == "refused", reason: row.reason ?? "", device: row.deviceID ?? "")
         }
-        let base = TeamTabs.path(team.name, "activity")
         return try await req.page("activity", Page(
             chrome: try Chrome.make(req, title: "Activity · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "activity"),
             team: team.name, action: base,

@@ -90,7 +90,9 @@ struct MemberPages: RouteCollection {
         } catch let error as APIError where error.status == .conflict {
             return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
-        return req.seeOther(TeamTabs.path(team, "members"))
+        // An owner who left the team can no longer see its members.
+        let leftTeam = try req.parameters.require("member") == (try req.user().name)
+        return req.seeOther(leftTeam ? "/dashboard" : TeamTabs.path(team, "members"))
     }
 
     static func membership(of name: String, in team: TeamRecord, on db: any Database) async throws -> MembershipRecord? {
