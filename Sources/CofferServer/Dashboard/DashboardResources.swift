@@ -37,7 +37,7 @@ enum DashboardResources {
         return ByteBuffer(data: data)
     }
 
-    /// A file of `Public/` (scripts), read when asked.
+    /// A file of `Public/` (scripts).
     static func publicFile(_ name: String) throws -> ByteBuffer {
         let path = root + "/Public/" + name
         guard let data = FileManager.default.contents(atPath: path) else {
