@@ -62,6 +62,48 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/account/password", access: .signedIn, success: 400) { _ in
             ("/dashboard/account/password", ["current": "not the current password", "password": "a new password long enough"])
         },
+        // Team administration (keys, apps, members, API tokens, activity).
+        DashboardRoute(method: "GET", path: "/dashboard/assets/keys.js", access: .everyone, success: 200) { _ in ("/dashboard/assets/keys.js", nil) },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/keys", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/keys", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/keys", access: .developer, success: 200) { _ in
+            ("/dashboard/teams/M/keys", ["name": "k-\(UUID().uuidString.prefix(8))"])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/keys/{key}/revoke", access: .developer, success: 303) { s in
+            ("/dashboard/teams/M/keys/\(try await s.world.key(in: "M", name: "revoke-me").id)/revoke", [:])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/apps", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/apps", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps", access: .developer, success: 200) { _ in
+            ("/dashboard/teams/M/apps", ["name": "a-\(UUID().uuidString.prefix(8))", "platform": "ios"])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/rotate", access: .developer, success: 200) { s in
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "rotate-me").id)/rotate", [:])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/revoke", access: .developer, success: 303) { s in
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "revoke-me").id)/revoke", [:])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/members", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/members", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members", access: .owner, success: 200) { _ in
+            ("/dashboard/teams/M/members", ["name": "m-\(UUID().uuidString.prefix(8))", "role": "viewer"])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members/{member}/role", access: .owner, success: 303) { s in
+            let name = "r-\(UUID().uuidString.prefix(8))"
+            _ = try await s.world.member(name, role: "viewer", in: "M")
+            return ("/dashboard/teams/M/members/\(name)/role", ["role": "developer"])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members/{member}/remove", access: .owner, success: 303) { s in
+            let name = "x-\(UUID().uuidString.prefix(8))"
+            _ = try await s.world.member(name, role: "viewer", in: "M")
+            return ("/dashboard/teams/M/members/\(name)/remove", [:])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/tokens", access: .signedIn, success: 200) { _ in ("/dashboard/tokens", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/tokens", access: .signedIn, success: 200) { _ in ("/dashboard/tokens", ["name": "matrix"]) },
+        // Nobody's own token: every member gets 404 (revoking one's own is in DashboardAdminTests).
+        DashboardRoute(method: "POST", path: "/dashboard/tokens/{token}/revoke", access: .signedIn, success: 404) { _ in
+            ("/dashboard/tokens/\(UUID().uuidString.lowercased())/revoke", [:])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/activity", access: .viewer, success: 200) { _ in
+            ("/dashboard/teams/M/activity?action=key.deliver&from=2026-01-01", nil)
+        },
         // Last: it ends the session it is called with.
         DashboardRoute(method: "POST", path: "/dashboard/sign-out", access: .signedIn, success: 303) { _ in ("/dashboard/sign-out", [:]) },
     ]

@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     public var sessionLifetime: TimeInterval = 12 * 3600
     /// Dashboard sign-in attempts allowed per client address, and per email address, per minute.
     public var signInAttemptsPerMinute = 10
+    /// How often each instance adds its in-memory download and key-delivery counts to the
+    /// database (COFFER_USAGE_FLUSH_SECONDS; default 60). They are also flushed at shutdown.
+    public var usageFlushInterval: TimeInterval = 60
 
     /// The defaults.
     public init(
@@ -96,6 +99,7 @@ public struct ServerConfiguration: Sendable {
             configuration.secureCookies = value.lowercased().hasPrefix("https://")
         }
         if let value = environment["COFFER_SECURE_COOKIES"], !value.isEmpty { configuration.secureCookies = ["1", "true", "yes"].contains(value.lowercased()) }
+        if let value = environment["COFFER_USAGE_FLUSH_SECONDS"].flatMap(Double.init), value > 0 { configuration.usageFlushInterval = value }
         if let value = environment["COFFER_SESSION_HOURS"].flatMap(Double.init), value > 0 { configuration.sessionLifetime = value * 3600 }
         return configuration
     }

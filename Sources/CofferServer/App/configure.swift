@@ -18,6 +18,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let signer = try await ManifestSigner.loadOrCreate(masterKey: masterKey, on: app.db)
 
     let metrics = ServerMetrics()
+    let usage = UsageCounter()
+    app.lifecycle.use(UsageFlushService(counter: usage, interval: configuration.usageFlushInterval))
     let store = try BlobStore(root: configuration.resolvedBlobDirectory)
     store.removeStaleIncoming()
     if configuration.blobCollectionInterval > 0 {
@@ -35,8 +37,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
         masterKey: masterKey,
         perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.deliveriesPerDevicePerMinute),
-        metrics: metrics))
-    let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, metrics: metrics)
+        metrics: metrics, usage: usage))
+    let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, metrics: metrics, usage: usage)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
     let credentials = AppCredentials()
@@ -50,8 +52,9 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: TeamController())
     try authenticated.register(collection: TokenController())
     try authenticated.register(collection: MemberController())
-    try authenticated.register(collection: AppController(credentials: credentials))
-    try authenticated.register(collection: KeyController(masterKey: masterKey))
+    let apps = AppController(credentials: credentials), keys = KeyController(masterKey: masterKey)
+    try authenticated.register(collection: apps)
+    try authenticated.register(collection: keys)
     try authenticated.register(collection: AuditController())
     try authenticated.register(collection: UploadRoutes(controller: blobs))
     try authenticated.register(collection: ModelFactsController())
@@ -59,7 +62,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let deployments = DeploymentController(store: store, manifests: manifests)
     try authenticated.register(collection: deployments)
 
-    try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer)
+    try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
+                           admin: AdminPages(keys: keys, apps: apps, usage: usage))
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
@@ -80,6 +84,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateDeployments())
     app.migrations.add(CreateModelFacts())
     app.migrations.add(AddDashboardAccounts())
+    app.migrations.add(CreateUsageDaily())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

@@ -26,8 +26,12 @@ struct AppController: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .developer)
-        let user = try req.user()
         let body = try req.content.decode(CreateApp.self)
+        return try await Self.register(body, in: team, actor: try req.user().name, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    /// Registers an app of `team`; the answer carries its credential, the only time it is shown.
+    static func register(_ body: CreateApp, in team: TeamRecord, actor: String, on db: any Database) async throws -> AppView {
         try Names.validate(body.name, what: "app name")
         guard Self.platforms.contains(body.platform.lowercased()) else {
             throw APIError.invalid("platform must be one of \(Self.platforms.joined(separator: ", "))")
@@ -36,9 +40,9 @@ struct AppController: RouteCollection {
         let credential = Secrets.make(prefix: "cfa_")
         let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
                             bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
-        try await app.create(on: req.db)
-        try await Audit.record(on: req.db, teamID: team.id, action: "app.create", actor: user.name, target: "\(try app.requireID())", outcome: "ok")
-        return try await Self.view(app, credential: credential).encodeResponse(status: .created, for: req)
+        try await app.create(on: db)
+        try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor, target: "\(try app.requireID())", outcome: "ok")
+        return try Self.view(app, credential: credential)
     }
 
     func list(req: Request) async throws -> [AppView] {

@@ -18,7 +18,8 @@ struct BlobController: Sendable {
     let store: BlobStore
     let maximumSize: Int64
     let metrics: ServerMetrics
-
+    /// Counts downloads for the dashboard's charts (in memory; flushed in the background).
+    let usage: UsageCounter
 
     func upload(req: Request) async throws -> Response {
         do {
@@ -139,8 +140,10 @@ struct BlobController: Sendable {
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
             try response.content.encode(ErrorBody(error: "range_not_satisfiable", reason: "the blob has \(size) bytes"), as: .json)
         case .whole:
+            usage.countDownload(address, from: 0)
             response = Self.stream(path, range: 0..<size, status: .ok, metrics: metrics)
         case .range(let range):
+            usage.countDownload(address, from: range.lowerBound)
             response = Self.stream(path, range: range, status: .partialContent, metrics: metrics)
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
         }

@@ -26,6 +26,8 @@ struct DeliveryController: RouteCollection {
     let perApp: RateLimiter
     let perDevice: RateLimiter
     let metrics: ServerMetrics
+    /// Counts deliveries per key and day for the dashboard's charts.
+    let usage: UsageCounter
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("v1", "device", "keys", ":key", use: deliver)
@@ -79,6 +81,7 @@ struct DeliveryController: RouteCollection {
         try await Audit.record(on: req.db, teamID: appTeam, action: "key.deliver", actor: "app:\(body.appID)",
                                target: keyID, outcome: "delivered", deviceID: body.deviceID)
         metrics.keyDeliveries(outcome: "delivered")
+        usage.count(.keyDelivery, keyID)
         return DeliveryResponse(keyID: keyID, suite: KeyDelivery.suiteName, encapsulatedKey: sealed.encapsulatedKey.base64EncodedString(),
                                 ciphertext: sealed.ciphertext.base64EncodedString())
     }

@@ -20,20 +20,27 @@ struct KeyController: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .developer)
-        let user = try req.user()
         let body = try req.content.decode(CreateKey.self)
-        try Names.validate(body.name, what: "key name")
-        let key = ModelKey.generate(name: body.name)
-        let teamID = try team.requireID()
-        let record = KeyRecord(id: key.id, teamID: teamID, name: body.name,
-                               wrappedKey: try masterKey.wrap(key.key, keyID: key.id, teamID: teamID), masterKeyID: masterKey.id)
-        try await record.create(on: req.db)
-        try await Audit.record(on: req.db, teamID: teamID, action: "key.create", actor: user.name, target: key.id, outcome: "ok")
+        let key = try await make(name: body.name, in: team, actor: try req.user().name, on: req.db)
         let response = Response(status: .created)
         response.headers.contentType = .json
         response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         response.body = .init(data: key.fileRepresentation())
         return response
+    }
+
+    /// Makes a key of `team` named `name`, stores it wrapped under the master key, and returns it:
+    /// the only time its material leaves the server in the clear (the API and the dashboard both
+    /// hand it over as the `.modelkey` file and forget it).
+    func make(name: String, in team: TeamRecord, actor: String, on db: any Database) async throws -> ModelKey {
+        try Names.validate(name, what: "key name")
+        let key = ModelKey.generate(name: name)
+        let teamID = try team.requireID()
+        let record = KeyRecord(id: key.id, teamID: teamID, name: name,
+                               wrappedKey: try masterKey.wrap(key.key, keyID: key.id, teamID: teamID), masterKeyID: masterKey.id)
+        try await record.create(on: db)
+        try await Audit.record(on: db, teamID: teamID, action: "key.create", actor: actor, target: key.id, outcome: "ok")
+        return key
     }
 
     func list(req: Request) async throws -> [KeyView] {

@@ -24,11 +24,16 @@ struct MemberController: RouteCollection {
 
     func add(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .owner)
-        let actor = try req.user()
         let body = try req.content.decode(AddMember.self)
+        return try await Self.add(body, to: team, actor: try req.user().name, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    /// Adds a member to `team`, or changes an existing member's role (never demoting the last
+    /// owner). A name without an account gets one, and its first API token is in the answer, once.
+    static func add(_ body: AddMember, to team: TeamRecord, actor: String, on database: any Database) async throws -> MemberView {
         try Names.validate(body.name, what: "member name")
         let teamID = try team.requireID()
-        let view: MemberView = try await req.db.transaction { db in
+        return try await database.transaction { db in
             var firstToken: String?
             let user: UserRecord
             if let existing = try await UserRecord.query(on: db).filter(\.$name == body.name).first() {
@@ -49,11 +54,10 @@ struct MemberController: RouteCollection {
             } else {
                 try await MembershipRecord(teamID: teamID, userID: user.requireID(), role: body.role).create(on: db)
             }
-            try await Audit.record(on: db, teamID: teamID, action: "member.add", actor: actor.name,
+            try await Audit.record(on: db, teamID: teamID, action: "member.add", actor: actor,
                                    target: "\(body.name) as \(body.role.rawValue)", outcome: "ok")
             return MemberView(name: user.name, role: body.role, token: firstToken)
         }
-        return try await view.encodeResponse(status: .created, for: req)
     }
 
     func remove(req: Request) async throws -> HTTPStatus {

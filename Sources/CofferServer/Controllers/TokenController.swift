@@ -18,13 +18,16 @@ struct TokenController: RouteCollection {
     }
 
     func create(req: Request) async throws -> Response {
-        let user = try req.user()
         let body = try req.content.decode(CreateToken.self)
-        try Names.validate(body.name, what: "token name")
-        let (record, secret) = try await Self.issue(for: user.userID, name: body.name, on: req.db)
-        try await Audit.record(on: req.db, teamID: nil, action: "token.create", actor: user.name, target: body.name, outcome: "ok")
-        return try await CreatedToken(id: record.requireID(), name: record.name, token: secret, prefix: record.prefix)
-            .encodeResponse(status: .created, for: req)
+        return try await Self.create(name: body.name, for: try req.user(), on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    /// Makes a named token for `user`; the answer carries its value, the only time it is shown.
+    static func create(name: String, for user: AuthenticatedUser, on db: any Database) async throws -> CreatedToken {
+        try Names.validate(name, what: "token name")
+        let (record, secret) = try await Self.issue(for: user.userID, name: name, on: db)
+        try await Audit.record(on: db, teamID: nil, action: "token.create", actor: user.name, target: name, outcome: "ok")
+        return CreatedToken(id: try record.requireID(), name: record.name, token: secret, prefix: record.prefix)
     }
 
     /// Makes a token for a user; returns the record and the secret (to show once).

@@ -13,6 +13,8 @@ struct CollectionPages: RouteCollection {
         let canChange: Bool
         let newPath: String
         let collections: [CollectionSummary]
+        /// The team's keys, apps, members and activity pages.
+        var links: [TeamTabs.Tab] = []
     }
     struct CollectionSummary: Encodable, Sendable {
         let identifier: String
@@ -59,7 +61,8 @@ struct CollectionPages: RouteCollection {
             }
             teams.append(TeamSection(name: membership.team.name, role: membership.role.rawValue,
                                      canChange: membership.role >= .developer,
-                                     newPath: "/dashboard/teams/\(Self.escape(membership.team.name))/collections/new", collections: summaries))
+                                     newPath: "/dashboard/teams/\(Self.escape(membership.team.name))/collections/new", collections: summaries,
+                                     links: TeamTabs(team: membership.team.name, current: "").items))
         }
         return try await req.page("home", HomePage(chrome: try Chrome.make(req, title: "Collections"), teams: teams))
     }

@@ -12,7 +12,7 @@ enum Dashboard {
     /// Sets up Leaf and Bcrypt and registers the dashboard's routes.
     static func register(
         _ app: Application, configuration: ServerConfiguration, store: BlobStore,
-        deployments: DeploymentController, signer: ManifestSigner
+        deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages
     ) throws {
         DashboardResources.configureLeaf(app)
         app.passwords.use(.bcrypt)
@@ -34,5 +34,6 @@ enum Dashboard {
         try pages.register(collection: DevicePage())
         try pages.register(collection: SigningKeyPage(signer: signer))
         try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
+        try pages.register(collection: admin)
     }
 }

@@ -36,4 +36,13 @@ enum DashboardResources {
         }
         return ByteBuffer(data: data)
     }
+
+    /// A file of `Public/` (scripts).
+    static func publicFile(_ name: String) throws -> ByteBuffer {
+        let path = root + "/Public/" + name
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Abort(.internalServerError, reason: "the dashboard file \(name) is missing")
+        }
+        return ByteBuffer(data: data)
+    }
 }

@@ -1,0 +1,111 @@
+import Vapor
+
+/// `/dashboard/teams/TEAM/apps`: the team's apps; registering one, rotating its credential,
+/// revoking it. Each change runs the API's code (``AppController``).
+///
+/// A new or rotated credential is shown once, in the page that answers the form (never in a
+/// URL, never stored: only its hash is); the page is `no-store`, so after leaving it the
+/// credential is gone.
+struct AppPages: RouteCollection {
+    struct Row: Encodable, Sendable {
+        let id: String
+        let name: String
+        let platform: String
+        let bundleID: String
+        let created: String
+        let revoked: String
+        let live: Bool
+        let rotatePath: String
+        let revokePath: String
+    }
+    /// A credential shown once, with what the app needs beside it.
+    struct Shown: Encodable, Sendable {
+        let heading: String
+        let appName: String
+        let appID: String
+        let credential: String
+    }
+    struct Form: Encodable, Sendable {
+        let name: String
+        let platform: String
+        let bundleID: String
+    }
+    struct Page: Encodable, Sendable {
+        let chrome: Chrome
+        let tabs: TeamTabs
+        let team: String
+        let canChange: Bool
+        let action: String
+        let apps: [Row]
+        let platforms: [String]
+        let form: Form
+        let shown: Shown?
+        let error: String?
+    }
+
+    let apps: AppController
+
+    func boot(routes: any RoutesBuilder) throws {
+        let team = routes.grouped("dashboard", "teams", ":team", "apps")
+        team.get(use: show)
+        team.on(.POST, body: .collect(maxSize: "16kb"), use: register)
+        team.on(.POST, ":app", "rotate", body: .collect(maxSize: "16kb"), use: rotate)
+        team.on(.POST, ":app", "revoke", body: .collect(maxSize: "16kb"), use: revoke)
+    }
+
+    func show(req: Request) async throws -> Response {
+        try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: nil, error: nil)
+    }
+
+    func register(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .developer)
+        let fields = FormFields(request: req)
+        let form = Form(name: try fields.text("name", label: "The app name", limit: 100),
+                        platform: try fields.text("platform", label: "The platform", limit: 20),
+                        bundleID: try fields.text("bundleID", label: "The bundle identifier", limit: 100))
+        do {
+            let body = AppController.CreateApp(name: form.name, platform: form.platform, bundleID: form.bundleID.isEmpty ? nil : form.bundleID)
+            let app = try await AppController.register(body, in: team, actor: try req.user().name, on: req.db)
+            return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: Self.shown(app, heading: "\(app.name) is registered"), error: nil)
+        } catch let error as APIError where error.status != .forbidden {
+            return try await page(req, form: form, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+    }
+
+    func rotate(req: Request) async throws -> Response {
+        let app: AppController.AppView
+        do {
+            app = try await apps.rotate(req: req)
+        } catch let error as APIError where error.status == .conflict {
+            return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: nil,
+                                  error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""),
+                              shown: Self.shown(app, heading: "New credential for \(app.name)"), error: nil)
+    }
+
+    func revoke(req: Request) async throws -> Response {
+        let team = try req.parameters.require("team")
+        _ = try await apps.revoke(req: req)
+        return req.seeOther(TeamTabs.path(team, "apps"))
+    }
+
+    static func shown(_ app: AppController.AppView, heading: String) -> Shown? {
+        app.credential.map { Shown(heading: heading, appName: app.name, appID: app.id.uuidString.lowercased(), credential: $0) }
+    }
+
+    private func page(_ req: Request, form: Form, shown: Shown?, error: String?, status: HTTPStatus = .ok) async throws -> Response {
+        let (team, role) = try await req.team(requiring: .viewer)
+        let base = TeamTabs.path(team.name, "apps")
+        let rows = try await apps.list(req: req).reversed().map { app in
+            let id = app.id.uuidString.lowercased()
+            return Row(id: id, name: app.name, platform: app.platform, bundleID: app.bundleID ?? "", created: CollectionPage.date(app.createdAt),
+                       revoked: CollectionPage.date(app.revokedAt), live: app.revokedAt == nil,
+                       rotatePath: "\(base)/\(id)/rotate", revokePath: "\(base)/\(id)/revoke")
+        }
+        return try await req.page("apps", Page(
+            chrome: try Chrome.make(req, title: "Apps · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "apps"),
+            team: team.name, canChange: role >= .developer, action: base, apps: rows, platforms: AppController.platforms,
+            form: form, shown: shown, error: error), status: status)
+    }
+}

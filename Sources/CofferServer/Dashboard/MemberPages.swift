@@ -1,0 +1,125 @@
+import Fluent
+import Vapor
+
+/// `/dashboard/teams/TEAM/members`: who is in the team with which role; an owner adds members,
+/// changes roles and removes members with the API's code and rules (``MemberController``: the
+/// last owner can be neither demoted nor removed).
+///
+/// Adding a name that has no account yet makes one, and the page that answers shows its first
+/// API token once (as `coffer member add` prints it), to hand to that person for
+/// `/dashboard/welcome`.
+struct MemberPages: RouteCollection {
+    struct Row: Encodable, Sendable {
+        let name: String
+        let role: String
+        let since: String
+        let isYou: Bool
+        /// The team's only owner: the API refuses to remove them, so no button is offered.
+        let isLastOwner: Bool
+        let rolePath: String
+        let removePath: String
+    }
+    struct Shown: Encodable, Sendable {
+        let name: String
+        let token: String
+    }
+    struct Page: Encodable, Sendable {
+        let chrome: Chrome
+        let tabs: TeamTabs
+        let team: String
+        let canChange: Bool
+        let action: String
+        let members: [Row]
+        let roles: [String]
+        let name: String
+        let role: String
+        let shown: Shown?
+        let notice: String?
+        let error: String?
+    }
+
+    func boot(routes: any RoutesBuilder) throws {
+        let team = routes.grouped("dashboard", "teams", ":team", "members")
+        team.get(use: show)
+        team.on(.POST, body: .collect(maxSize: "16kb"), use: add)
+        team.on(.POST, ":member", "role", body: .collect(maxSize: "16kb"), use: changeRole)
+        team.on(.POST, ":member", "remove", body: .collect(maxSize: "16kb"), use: remove)
+    }
+
+    func show(req: Request) async throws -> Response {
+        try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: nil)
+    }
+
+    func add(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .owner)
+        let fields = FormFields(request: req)
+        let name = try fields.text("name", label: "The member name", limit: 100)
+        let roleText = try fields.text("role", label: "The role", limit: 20)
+        guard let role = Role(rawValue: roleText) else {
+            return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: "Choose a role: viewer, developer or owner.", status: .badRequest)
+        }
+        do {
+            let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name, on: req.db)
+            let shown = member.token.map { Shown(name: member.name, token: $0) }
+            let notice = shown == nil ? "\(member.name) is now \(Self.article(role)) \(role.rawValue) of \(team.name)." : nil
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: shown, notice: notice, error: nil)
+        } catch let error as APIError where error.status != .forbidden {
+            return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+    }
+
+    func changeRole(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .owner)
+        let name = try req.parameters.require("member")
+        guard let role = Role(rawValue: try FormFields(request: req).text("role", label: "The role", limit: 20)) else {
+            throw DashboardError.invalidForm("Choose a role: viewer, developer or owner.")
+        }
+        guard try await Self.membership(of: name, in: team, on: req.db) != nil else { throw APIError.notFound("member") }
+        do {
+            _ = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name, on: req.db)
+        } catch let error as APIError where error.status == .conflict {
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        return req.seeOther(TeamTabs.path(team.name, "members"))
+    }
+
+    func remove(req: Request) async throws -> Response {
+        let team = try req.parameters.require("team")
+        do {
+            _ = try await MemberController().remove(req: req)
+        } catch let error as APIError where error.status == .conflict {
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        // An owner who left the team can no longer see its members.
+        let leftTeam = try req.parameters.require("member") == (try req.user().name)
+        return req.seeOther(leftTeam ? "/dashboard" : TeamTabs.path(team, "members"))
+    }
+
+    static func membership(of name: String, in team: TeamRecord, on db: any Database) async throws -> MembershipRecord? {
+        try await MembershipRecord.query(on: db).filter(\.$team.$id == team.requireID())
+            .join(UserRecord.self, on: \MembershipRecord.$user.$id == \UserRecord.$id)
+            .filter(UserRecord.self, \.$name == name).first()
+    }
+
+    static func article(_ role: Role) -> String { role == .owner ? "an" : "a" }
+
+    private func page(_ req: Request, name: String, role: String, shown: Shown?, notice: String?, error: String?, status: HTTPStatus = .ok) async throws -> Response {
+        let (team, myRole) = try await req.team(requiring: .viewer)
+        let me = try req.user()
+        let base = TeamTabs.path(team.name, "members")
+        let memberships = try await MembershipRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).with(\.$user).all()
+        let owners = memberships.filter { $0.role == .owner }.count
+        let rows = memberships
+            .sorted { ($0.role, $1.user.name) > ($1.role, $0.user.name) }
+            .map { membership in
+                let path = base + "/" + CollectionPages.escape(membership.user.name)
+                return Row(name: membership.user.name, role: membership.role.rawValue, since: CollectionPage.date(membership.createdAt),
+                           isYou: membership.$user.id == me.userID,
+                           isLastOwner: membership.role == .owner && owners == 1, rolePath: path + "/role", removePath: path + "/remove")
+            }
+        return try await req.page("members", Page(
+            chrome: try Chrome.make(req, title: "Members · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "members"),
+            team: team.name, canChange: myRole == .owner, action: base, members: rows, roles: Role.allCases.map(\.rawValue),
+            name: name, role: role, shown: shown, notice: notice, error: error), status: status)
+    }
+}

@@ -1,0 +1,31 @@
+import Fluent
+import Foundation
+import SQLKit
+
+extension UsageCounter {
+    /// Adds the pending counts to `usage_daily`: one `INSERT … ON CONFLICT (day, kind, subject)
+    /// DO UPDATE SET count = count + excluded.count` (SQLite and PostgreSQL), so several instances
+    /// add to the same rows. On failure the counts are kept for the next flush.
+    func flush(on database: any Database) async throws {
+        let counts = take()
+        guard !counts.isEmpty else { return }
+        guard let sql = database as? any SQLDatabase else { restore(counts); return }
+        do {
+            // Bounded statements: a day with very many blobs is written in pieces.
+            let rows = Array(counts)
+            for start in stride(from: 0, to: rows.count, by: 500) {
+                let insert = sql.insert(into: UsageDailyRecord.schema)
+                    .columns("id", "day", "kind", "subject", "count")
+                for (key, value) in rows[start..<min(start + 500, rows.count)] {
+                    insert.values(SQLBind(UUID()), SQLBind(key.day.text), SQLBind(key.kind.rawValue), SQLBind(key.subject), SQLBind(value))
+                }
+                try await insert.onConflict(with: ["day", "kind", "subject"]) {
+                    $0.set("count", to: SQLBinaryExpression(SQLColumn("count", table: UsageDailyRecord.schema), .add, SQLExcludedColumn("count")))
+                }.run()
+            }
+        } catch {
+            restore(counts)
+            throw error
+        }
+    }
+}

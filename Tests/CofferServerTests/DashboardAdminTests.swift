@@ -1,0 +1,245 @@
+import CofferFormat
+import Foundation
+import Testing
+
+/// The team-administration pages over real HTTP: keys (the file downloaded once), apps (the
+/// credential shown once), members and roles (the API's rules), the member's API tokens, the
+/// activity log with its charts, and a viewer who changes nothing.
+@Suite("Dashboard administration")
+struct DashboardAdminTests {
+    /// Team T (from ``Flowers``) with its owner signed in to the dashboard.
+    static func owner(_ server: TestServer) async throws -> (Flowers, Browser) {
+        let flowers = try await Flowers.make(server)
+        return (flowers, try await DashboardTests.ownerBrowser(server))
+    }
+
+    @Test("a key is created as a one-time .modelkey download; the page never shows it; revoking works")
+    func keys() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (flowers, browser) = try await Self.owner(server)
+        let page = try await browser.get("/dashboard/teams/T/keys")
+        #expect(page.status == 200)
+        #expect(page.html.contains("<label for=\"name\">Key name</label>"))
+        #expect(page.html.contains("clf"), "the fixture's key is listed")
+
+        let download = try await browser.post("/dashboard/teams/T/keys", ["name": "spring key"])
+        #expect(download.status == 200)
+        #expect(download.header("Cache-Control") == "no-store")
+        #expect(download.header("Content-Disposition") == "attachment; filename=\"spring key.modelkey\"; filename*=UTF-8''spring%20key.modelkey")
+        let key = try ModelKey(fileRepresentation: download.body)
+        #expect(key.name == "spring key")
+        let material = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
+
+        let after = try await browser.get("/dashboard/teams/T/keys?created=1")
+        #expect(after.html.contains("spring key") && after.html.contains(key.id))
+        #expect(!after.html.contains(material), "the key material is in the page")
+        #expect(after.html.contains("only copy"))
+        let listed = try await flowers.admin.call("GET", "/v1/teams/T/keys")
+        #expect(listed.array.contains { $0["id"] as? String == key.id })
+
+        let bad = try await browser.post("/dashboard/teams/T/keys", ["name": "<b>no</b>"])
+        #expect(bad.status == 400)
+        #expect(bad.header("Content-Disposition") == nil)
+        #expect(bad.html.contains("key name must be") || bad.html.contains("Key name must be"))
+        #expect(bad.html.contains("&lt;b&gt;no&lt;/b&gt;") && !bad.html.contains("<b>no</b>"))
+
+        let revoke = try await browser.post("/dashboard/teams/T/keys/\(key.id)/revoke", [:])
+        #expect(revoke.status == 303)
+        #expect(revoke.location == "/dashboard/teams/T/keys")
+        let revoked = try await flowers.admin.call("GET", "/v1/teams/T/keys")
+        #expect(revoked.array.first { $0["id"] as? String == key.id }?["revokedAt"] is String)
+        #expect(try await browser.get("/dashboard/teams/T/keys").html.contains("Revoked"))
+    }
+
+    @Test("an app's credential is shown once, in the answer to the form; rotate and revoke use the API's rules")
+    func apps() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (flowers, browser) = try await Self.owner(server)
+        let made = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App", "platform": "ios", "bundleID": ""])
+        #expect(made.status == 200)
+        #expect(made.header("Cache-Control") == "no-store")
+        let credential = try #require(Self.field("shown-credential", in: made.html))
+        let id = try #require(Self.field("shown-app-id", in: made.html))
+        #expect(credential.hasPrefix("cfa_"))
+        let device = Device()
+        #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 200)
+        let page = try await browser.get("/dashboard/teams/T/apps")
+        #expect(page.html.contains("Flower App") && page.html.contains(id))
+        #expect(!page.html.contains(credential), "the credential is shown again")
+
+        let rotated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:])
+        #expect(rotated.status == 200)
+        let fresh = try #require(Self.field("shown-credential", in: rotated.html))
+        #expect(fresh != credential)
+        #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 403)
+        #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 200)
+
+        let wrong = try await browser.post("/dashboard/teams/T/apps", ["name": "Other", "platform": "amiga"])
+        #expect(wrong.status == 400)
+        #expect(wrong.html.contains("Platform must be one of"))
+
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/revoke", [:]).status == 303)
+        #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 403)
+        let again = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:])
+        #expect(again.status == 409)
+        #expect(again.html.contains("is revoked"))
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(UUID())/revoke", [:]).status == 404)
+    }
+
+    @Test("members: adding shows the first token once; roles change with the API's rules; the last owner stays")
+    func members() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (flowers, browser) = try await Self.owner(server)
+        let added = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
+        #expect(added.status == 200)
+        let token = try #require(Self.field("shown-token", in: added.html))
+        #expect(token.hasPrefix("cft_"))
+        #expect(try await HTTP(base: server.base, token: token).call("GET", "/v1/teams/T/members").status == 200)
+        let page = try await browser.get("/dashboard/teams/T/members")
+        #expect(page.html.contains("carol") && !page.html.contains(token))
+
+        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "developer"]).status == 303)
+        let listed = try await flowers.admin.call("GET", "/v1/teams/T/members")
+        #expect(listed.array.first { $0["name"] as? String == "carol" }?["role"] as? String == "developer")
+        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "emperor"]).status == 400)
+
+        let demote = try await browser.post("/dashboard/teams/T/members/admin/role", ["role": "viewer"])
+        #expect(demote.status == 409)
+        #expect(demote.html.contains("last owner of a team cannot be demoted"))
+        let leave = try await browser.post("/dashboard/teams/T/members/admin/remove", [:])
+        #expect(leave.status == 409)
+        #expect(leave.html.contains("cannot be removed"))
+
+        // An existing user is added without a new token.
+        let existing = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
+        #expect(existing.status == 200 && Self.field("shown-token", in: existing.html) == nil)
+        #expect(existing.html.contains("carol is now a viewer of T."))
+        #expect(try await browser.post("/dashboard/teams/T/members/carol/remove", [:]).status == 303)
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.allSatisfy { $0["name"] as? String != "carol" })
+        #expect(try await browser.post("/dashboard/teams/T/members/nobody/remove", [:]).status == 404)
+        // With a second owner the first may leave; the team's pages are then not theirs to see.
+        #expect(try await browser.post("/dashboard/teams/T/members", ["name": "olga", "role": "owner"]).status == 200)
+        let left = try await browser.post("/dashboard/teams/T/members/admin/remove", [:])
+        #expect(left.location == "/dashboard")
+        #expect(try await browser.get("/dashboard/teams/T/members").status == 403)
+    }
+
+    @Test("API tokens: shown once, work, are listed without their value, and revoke")
+    func tokens() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (_, browser) = try await Self.owner(server)
+        let made = try await browser.post("/dashboard/tokens", ["name": "ci-release"])
+        #expect(made.status == 200)
+        let token = try #require(Self.field("shown-token", in: made.html))
+        let api = HTTP(base: server.base, token: token)
+        let mine = try await api.call("GET", "/v1/tokens")
+        #expect(mine.status == 200)
+        let id = try #require(mine.array.first { $0["name"] as? String == "ci-release" }?["id"] as? String)
+        let page = try await browser.get("/dashboard/tokens")
+        #expect(page.html.contains("ci-release") && !page.html.contains(token))
+        #expect(page.html.contains(String(token.prefix(10))))
+        #expect(try await browser.post("/dashboard/tokens", ["name": ""]).status == 400)
+        #expect(try await browser.post("/dashboard/tokens/\(id.lowercased())/revoke", [:]).status == 303)
+        #expect(try await api.call("GET", "/v1/tokens").status == 401)
+    }
+
+    @Test("a viewer sees keys, apps, members and activity but gets no change forms, and changes are refused")
+    func viewer() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (flowers, _) = try await Self.owner(server)
+        let token = try #require(try await flowers.world.member("vera", role: "viewer", in: "T").token)
+        let viewer = Browser(base: server.base)
+        #expect(try await viewer.welcome(token: token, email: "vera@example.com", password: DashboardTests.password).status == 303)
+        for page in ["keys", "apps", "members", "activity"] {
+            let reply = try await viewer.get("/dashboard/teams/T/\(page)")
+            #expect(reply.status == 200, "\(page)")
+            #expect(!reply.html.contains("method=\"post\" action=\"/dashboard/teams"), "\(page) has a change form for a viewer")
+        }
+        #expect(try await viewer.post("/dashboard/teams/T/keys", ["name": "mine"]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/keys/\(flowers.key.id)/revoke", [:]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/apps", ["name": "mine", "platform": "ios"]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/apps/\(flowers.app.id)/rotate", [:]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/apps/\(flowers.app.id)/revoke", [:]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/members", ["name": "eve", "role": "owner"]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/members/vera/role", ["role": "owner"]).status == 403)
+        #expect(try await viewer.post("/dashboard/teams/T/members/admin/remove", [:]).status == 403)
+        // Nothing changed.
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/keys").array.count == 1)
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/apps").array.allSatisfy { $0["revokedAt"] == nil || $0["revokedAt"] is NSNull })
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.first { $0["name"] as? String == "vera" }?["role"] as? String == "viewer")
+        // A viewer's own tokens are theirs to manage.
+        #expect(try await viewer.post("/dashboard/tokens", ["name": "vera-laptop"]).status == 200)
+        // A forged form without the session's token is refused.
+        #expect(try await viewer.post("/dashboard/tokens", ["name": "forged"], csrf: .some(nil)).status == 403)
+    }
+
+    @Test("the activity log filters and pages; the charts count downloads (from byte 0) and key deliveries; device input is escaped")
+    func activity() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let (flowers, browser) = try await Self.owner(server)
+        let blob = try await flowers.upload("a")
+        let deployment = try #require(try await flowers.deployment("first", models: ["FlowerClassifier": blob, "FlowerStylizer": blob]).id)
+        #expect(try await flowers.activate(deployment).status == 200)
+        let empty = try await browser.get("/dashboard/teams/T/activity")
+        #expect(empty.html.contains("No model downloads in these days."))
+        #expect(empty.html.contains("No keys delivered to devices in these days."))
+
+        let anyone = HTTP(base: server.base)
+        #expect(try await anyone.call("GET", "/v1/blobs/\(blob)").status == 200)  // counts
+        #expect(try await anyone.call("GET", "/v1/blobs/\(blob)", headers: ["Range": "bytes=0-9"]).status == 206)  // counts
+        #expect(try await anyone.call("GET", "/v1/blobs/\(blob)", headers: ["Range": "bytes=10-"]).status == 206)  // a resumption
+        #expect(try await anyone.call("HEAD", "/v1/blobs/\(blob)").status == 200)
+        #expect(try await anyone.call("GET", "/v1/blobs/\(blob)", headers: ["If-None-Match": "\"\(blob)\""]).status == 304)
+        let device = Device(id: "<script>alert(1)</script>")
+        #expect(try await device.request(flowers.key.id, app: flowers.app, on: server).status == 200)
+        #expect(try await Device().request(flowers.key.id, app: flowers.app, on: server).status == 200)
+        #expect(try await Device().request(flowers.key.id, app: (flowers.app.id, "cfa_wrong"), on: server).status == 401)
+
+        let page = try await browser.get("/dashboard/teams/T/activity")
+        #expect(page.status == 200)
+        #expect(page.html.contains("2 downloads from"), "downloads: whole + range from 0")
+        #expect(page.html.contains("2 key deliveries from"))
+        #expect(page.html.contains("FlowerModels / FlowerClassifier · \(blob.prefix(8)) (+1)"), "one blob, two versions: one series")
+        #expect(page.html.contains("role=\"img\" aria-labelledby=\"downloads-title downloads-desc\""))
+        #expect(page.html.contains("<title id=\"downloads-title\">"))
+        #expect(page.html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !page.html.contains("<script>alert(1)"))
+        #expect(page.html.contains("app Demo"), "app IDs are shown by name")
+
+        let deliveries = try await browser.get("/dashboard/teams/T/activity?action=key.deliver&outcome=delivered")
+        #expect(deliveries.html.components(separatedBy: "<code>key.deliver</code>").count - 1 == 2)
+        #expect(!deliveries.html.contains("<code>key.create</code>"))
+        let admin = try await browser.get("/dashboard/teams/T/activity?actor=admin&action=deployment")
+        #expect(admin.html.contains("<code>deployment.create</code>") && !admin.html.contains("<code>key.deliver</code>"))
+        let byApp = try await browser.get("/dashboard/teams/T/activity?actor=app:\(flowers.app.id.lowercased())")
+        #expect(byApp.html.components(separatedBy: "<code>key.deliver</code>").count - 1 == 2, "app IDs match in either case")
+        #expect(page.html.contains("href=\"/dashboard/teams/T/activity?actor=admin\""), "an actor links to what they did")
+        let future = try await browser.get("/dashboard/teams/T/activity?from=2099-01-01")
+        #expect(future.html.contains("Nothing matches these filters."))
+        let wrong = try await browser.get("/dashboard/teams/T/activity?from=yesterday")
+        #expect(wrong.status == 400)
+        #expect(wrong.html.contains("From must be a day such as"))
+        #expect(try await browser.get("/dashboard/teams/T/activity?action=everything").status == 400)
+
+        // Pages of 50, newest first.
+        for index in 0..<55 { _ = try await flowers.world.key(in: "T", name: "k\(index)") }
+        let first = try await browser.get("/dashboard/teams/T/activity?action=key")
+        #expect(first.html.components(separatedBy: "<code>key.create</code>").count - 1 == 50)
+        #expect(first.html.contains("href=\"/dashboard/teams/T/activity?action=key&amp;page=2\""))
+        let second = try await browser.get("/dashboard/teams/T/activity?action=key&page=2")
+        #expect(second.html.components(separatedBy: "<code>key.create</code>").count - 1 == 6)
+        #expect(second.html.contains("Newer"))
+    }
+
+    /// The value of the input with `id` in a page.
+    static func field(_ id: String, in html: String) -> String? {
+        guard let start = html.range(of: "id=\"\(id)\"") else { return nil }
+        guard let value = html[start.upperBound...].range(of: "value=\"") else { return nil }
+        return String(html[value.upperBound...].prefix { $0 != "\"" })
+    }
+}
