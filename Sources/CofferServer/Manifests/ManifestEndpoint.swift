@@ -26,7 +26,7 @@ struct ManifestEndpoint: Sendable {
         }
         let device: DeviceAttributes
         do {
-            device = try DeviceAttributes(query: try DeviceQuery.parse(query))
+            device = try DeviceAttributes(queryString: query)
         } catch {
             throw APIError.invalid(error.reason)
         }

@@ -99,3 +99,47 @@ extension DeviceAttributes {
         return parameterNames.first { $0.lowercased() == folded }
     }
 }
+
+extension DeviceAttributes {
+    /// From a manifest request's query string, as ``init(query:)`` reads `DeviceQuery.parse(query)`.
+    ///
+    /// The usual query — only the named parameters, each once, all valid — is read in one pass
+    /// without building a dictionary; anything else (custom attributes, a percent-encoded name, a
+    /// repeated or unknown parameter, any refusal) is read again the full way, which gives the
+    /// same attributes or the same error.
+    init(queryString query: String?) throws(TargetingError) {
+        if let attributes = Self.plain(query) {
+            self = attributes
+        } else {
+            self = try DeviceAttributes(query: try DeviceQuery.parse(query))
+        }
+    }
+
+    /// `parameterNames` as bytes, in the same order.
+    private static let parameterBytes = parameterNames.map { Array($0.utf8) }
+
+    /// The one-pass reading of a query with named parameters only; nil sends it the full way.
+    static func plain(_ query: String?) -> DeviceAttributes? {
+        guard let query, query.utf8.count <= 8192 else { return nil }
+        var attributes = DeviceAttributes(deviceID: "")
+        var seen = 0
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+            let rawName = pair[..<equals]
+            guard let index = parameterBytes.firstIndex(where: { $0.count == rawName.count && $0.elementsEqual(rawName) }),
+                  seen & (1 << index) == 0,
+                  let value = DeviceQuery.decode(pair[pair.index(after: equals)...]),
+                  TargetingText.length(of: value, upTo: maximumValueLength) <= maximumValueLength,
+                  TargetingText.firstForbidden(in: value) == nil
+            else { return nil }
+            seen |= 1 << index
+            let name = parameterNames[index]
+            if name == "deviceID" {
+                attributes.deviceID = value
+            } else if !value.isEmpty {
+                do { try attributes.set(name, to: value) } catch { return nil }
+            }
+        }
+        return attributes.deviceID.isEmpty ? nil : attributes
+    }
+}
