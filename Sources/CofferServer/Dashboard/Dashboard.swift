@@ -26,6 +26,13 @@ enum Dashboard {
             headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
             return Response(status: .ok, headers: headers, body: .init(buffer: stylesheet))
         }
+        let uploadScript = try DashboardResources.script("upload.js")
+        assets.get("dashboard", "assets", "upload.js") { _ -> Response in
+            var headers = HTTPHeaders()
+            headers.contentType = HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
+            headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+            return Response(status: .ok, headers: headers, body: .init(buffer: uploadScript))
+        }
 
         let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware())
         try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
@@ -34,5 +41,10 @@ enum Dashboard {
         try pages.register(collection: DevicePage())
         try pages.register(collection: SigningKeyPage(signer: signer))
         try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
+        try pages.register(collection: DeploymentForms(deployments: deployments, maximumSize: configuration.maximumBlobSize))
+        try pages.register(collection: DeploymentPageRoute(store: store))
+        let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
+                                  CSRFMiddleware(streamedForms: true))
+        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize))
     }
 }

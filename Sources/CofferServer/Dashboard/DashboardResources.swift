@@ -36,4 +36,14 @@ enum DashboardResources {
         }
         return ByteBuffer(data: data)
     }
+
+    /// A script of `Public/` (served as a file: the Content-Security-Policy allows no inline script),
+    /// read once at start.
+    static func script(_ name: String) throws -> ByteBuffer {
+        let path = root + "/Public/" + name
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Abort(.internalServerError, reason: "the dashboard script is missing from \(path)")
+        }
+        return ByteBuffer(data: data)
+    }
 }
