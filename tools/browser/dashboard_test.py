@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -233,10 +234,15 @@ class Run:
         # Keys and sealing stay on the developer's machine (the CLI); uploads, deployments and rules are the browser's.
         key = os.path.join(self.work, "Flowers.modelkey")
         self.cli("key", "create", "--team", "Flowers", "--name", "flowers", "--output", key)
-        for name in ["classifier", "classifier-large", "stylizer"]:
+        for name in ["classifier", "stylizer"]:
             with open(os.path.join(self.work, name + ".bin"), "wb") as f:
                 f.write(os.urandom(4096))
             self.cli("encrypt", os.path.join(self.work, name + ".bin"), "--key", key, "--output", os.path.join(self.work, name + ".coffer"), "--quiet")
+        # A real Core ML classifier (the inspection fixture), so the deployment page has facts to show.
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "ModelInspectionTests", "Fixtures", "Classifier.mlmodel")
+        shutil.copy(fixture, os.path.join(self.work, "classifier-large.mlmodel"))
+        self.cli("encrypt", os.path.join(self.work, "classifier-large.mlmodel"), "--key", key, "--output",
+                 os.path.join(self.work, "classifier-large.coffer"), "--quiet")
         page = "/dashboard/teams/Flowers/collections/FlowerModels"
         self.open(owner, page)
         self.click(owner, owner.find_element(By.LINK_TEXT, "New deployment"))
@@ -276,7 +282,7 @@ class Run:
         check("Rule 1" in self.text(owner) and large in self.text(owner), "the clone's page shows its tablet rule and model")
         self.cli("blob", "upload", os.path.join(self.work, "classifier-large.coffer"), "--team", "Flowers", "--key", key)
         owner.refresh()
-        check("file of unknown kind" in self.text(owner), "facts the CLI recorded show on the deployment page")
+        check("Core ML model (.mlmodel)" in self.text(owner) and "class label" in self.text(owner), "facts the CLI recorded show on the deployment page")
         self.shoot(owner, "04d-deployment")
 
         print("activate, target, roll back", flush=True)

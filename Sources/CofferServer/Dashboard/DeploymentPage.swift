@@ -11,7 +11,8 @@ struct DeploymentPage: Encodable, Sendable {
         let model: String
         let sha256: String
         let size: String
-        let bytes: Int64
+        /// The exact byte count, when ``size`` rounds it.
+        let bytes: String
         let keyID: String
         let hasFacts: Bool
         let facts: Facts?
@@ -68,8 +69,12 @@ struct DeploymentPage: Encodable, Sendable {
 
     private static func versions(_ models: [String: DeploymentView.Version]) -> [Version] {
         models.sorted { $0.key < $1.key }.map { name, version in
-            Version(model: name, sha256: version.sha256, size: CollectionPage.size(version.size), bytes: version.size, keyID: version.keyID, hasFacts: version.facts != nil,
-                    facts: version.facts.map { Facts(format: $0.format.displayName, summary: $0.summary, details: $0.detailText.trimmingIndent()) })
+            Version(model: name, sha256: version.sha256, size: CollectionPage.size(version.size), bytes: version.size < 1000 ? "" : String(version.size), keyID: version.keyID, hasFacts: version.facts != nil,
+                    facts: version.facts.map { report in
+                        // An opaque file's summary is only its format again.
+                        Facts(format: report.format.displayName, summary: report.summary == report.format.displayName ? "" : report.summary,
+                              details: report.detailText.trimmingIndent())
+                    })
         }
     }
 }
