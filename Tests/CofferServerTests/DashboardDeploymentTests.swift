@@ -246,3 +246,23 @@ extension DashboardDeploymentTests {
         #expect(try await browser.get("/dashboard").status == 200)
     }
 }
+
+extension DashboardDeploymentTests {
+    @Test("a model of several megabytes arrives in many pieces both ways in and is stored byte for byte")
+    func largeUpload() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        for way in ["script", "form"] {
+            let plaintext = [UInt8](repeating: way == "script" ? 1 : 2, count: 3 << 20)  // sealed, it is random-looking anyway
+            let sealed = Data(try SealedModel.seal(plaintext, name: way, using: .modelKey(flowers.key)))
+            let reply = way == "script"
+                ? try await Self.scriptUpload(browser, model: "FlowerStylizer", sealed)
+                : try await browser.postMultipart(Self.collection + "/models/FlowerStylizer", file: sealed)
+            #expect(reply.status == (way == "script" ? 201 : 303), "\(way): \(reply.text.prefix(300))")
+            let stored = try Data(contentsOf: URL(fileURLWithPath: server.configuration.resolvedBlobDirectory + "/\(sealed.sha256Hex.prefix(2))/\(sealed.sha256Hex)"))
+            #expect(stored == sealed, "\(way)")
+        }
+    }
+}
