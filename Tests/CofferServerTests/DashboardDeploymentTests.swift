@@ -148,6 +148,7 @@ struct DashboardDeploymentTests {
         let page = try await browser.postMultipart(path, file: Data("<html>not a model</html>".utf8))
         #expect(page.status == 422)
         #expect(page.html.contains("not a valid Coffer container"))
+        #expect(page.html.contains("<h1>New deployment</h1>") && page.html.contains("role=\"alert\""), "the form again, the reason beside the upload")
         #expect(!page.html.contains("<html>not a model"))
         #expect(try await browser.postMultipart(path, file: nil).html.contains("Choose a sealed model file"))
         #expect(try await browser.postRaw(path, body: good, contentType: "text/plain", headers: ["X-CSRF-Token": browser.csrf]).status == 415)

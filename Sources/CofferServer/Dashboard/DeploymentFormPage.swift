@@ -14,6 +14,8 @@ struct DeploymentFormPage: Encodable, Sendable {
         let uploadPath: String
         let choices: [ModelChoice]
         let hasChoice: Bool
+        /// Why this slot's last upload (without a script) was refused.
+        let error: String?
     }
     /// A hidden field of the upload forms (the choices made so far, without a script).
     struct Hidden: Encodable, Sendable { let name: String; let value: String }
@@ -46,7 +48,7 @@ struct DeploymentFormPage: Encodable, Sendable {
 
     static func make(
         _ req: Request, team: TeamRecord, collection: CollectionRecord, source: DeploymentRecord?, input: Input,
-        error: String?, maximumSize: Int64
+        error: String?, maximumSize: Int64, uploadError: (index: Int, message: String)? = nil
     ) async throws -> DeploymentFormPage {
         let collectionPath = CollectionPages.path(team: team.name, collection: collection.identifier)
         let versions = try await ModelVersionRecord.query(on: req.db).filter(\.$collection.$id == collection.requireID())
@@ -55,7 +57,8 @@ struct DeploymentFormPage: Encodable, Sendable {
         let slots = collection.modelNames.enumerated().map { index, name in
             let choices = versions.filter { $0.modelName == name }.map { ModelChoice($0, selected: $0.blobID == input.picks[index]) }
             return Slot(index: index, name: name, uploadPath: collectionPath + "/models/" + CollectionPages.escape(name),
-                        choices: choices, hasChoice: choices.contains(where: \.selected))
+                        choices: choices, hasChoice: choices.contains(where: \.selected),
+                        error: uploadError?.index == index ? uploadError?.message : nil)
         }
         let heading = source.map { "Clone \($0.name)" } ?? "New deployment"
         return DeploymentFormPage(

@@ -29,14 +29,20 @@ struct DeploymentForms: RouteCollection {
 
     func cloneForm(req: Request) async throws -> Response {
         let (team, collection, source) = try await DeploymentController.deployment(req, requiring: .developer)
-        let versions = try await DeploymentView.versions(source.spec.versionIDs, on: req.db)
+        var input = try await Self.cloneInput(source, collection: collection, on: req.db)
+        input.picks.merge(DeploymentFormPage.picks(try req.query.decode([String: String].self))) { $1 }
+        return try await req.page("deployment-form", try await DeploymentFormPage.make(
+            req, team: team, collection: collection, source: source, input: input, error: nil, maximumSize: maximumSize))
+    }
+
+    /// What the clone form of `source` starts with: the name `SOURCE-copy`, its models chosen, its rules as text.
+    static func cloneInput(_ source: DeploymentRecord, collection: CollectionRecord, on db: any Database) async throws -> DeploymentFormPage.Input {
+        let versions = try await DeploymentView.versions(source.spec.versionIDs, on: db)
         var input = DeploymentFormPage.Input(name: source.name + "-copy", rules: RulesText.text(source.spec.rules, versions: versions))
         for (index, name) in collection.modelNames.enumerated() {
             if let id = source.spec.defaults[name], let version = versions[id] { input.picks[index] = version.blobID }
         }
-        input.picks.merge(DeploymentFormPage.picks(try req.query.decode([String: String].self))) { $1 }
-        return try await req.page("deployment-form", try await DeploymentFormPage.make(
-            req, team: team, collection: collection, source: source, input: input, error: nil, maximumSize: maximumSize))
+        return input
     }
 
     func create(req: Request) async throws -> Response {

@@ -51,6 +51,7 @@ struct ModelUploadPage: RouteCollection {
                 throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
             }
             let (address, size, fields) = try await receiveForm(req)
+            req.storage[UploadFields.self] = fields
             let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
             var picks = DeploymentFormPage.picks(fields)
             if let index = collection.modelNames.firstIndex(of: model) { picks[index] = version.sha256 }
@@ -61,15 +62,36 @@ struct ModelUploadPage: RouteCollection {
             guard isScript else {
                 if case DashboardError.signInRequired = error { throw error }
                 if let error = error as? APIError, error.status == .unauthorized { throw error }
-                let response = try await DashboardErrorMiddleware().respond(to: req, chainingTo: Throwing(error: error))
+                let response = try await refusedForm(req, error: error)
                 response.headers.replaceOrAdd(name: .connection, value: "close")
                 return response
             }
-            let (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
+            var (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
+            if case DashboardError.signInRequired = error { status = .unauthorized }
+            if status == .unauthorized { message = "Your session has ended: sign in again in another tab, then upload." }
             let response = try await Failure(error: "\(status.code)", reason: message).encodeResponse(status: status, for: req)
             response.headers.replaceOrAdd(name: .connection, value: "close")
             return response
         }
+    }
+
+    /// A refused upload without a script: its page again, the reason beside the upload form —
+    /// or the error page when the form itself is not to be trusted (a CSRF or role refusal).
+    private func refusedForm(_ req: Request, error: any Error) async throws -> Response {
+        let (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
+        guard status != .forbidden, let (team, collection) = try? await req.collection(requiring: .developer),
+              let model = req.parameters.get("model"), let index = collection.modelNames.firstIndex(of: model)
+        else { return try await DashboardErrorMiddleware().respond(to: req, chainingTo: Throwing(error: error)) }
+        let fields = req.storage[UploadFields.self] ?? [:]
+        var source: DeploymentRecord?
+        if let from = fields["from"].flatMap(UUID.init(uuidString:)) {
+            source = try await DeploymentRecord.query(on: req.db).filter(\.$id == from).filter(\.$collection.$id == collection.requireID()).first()
+        }
+        var input = try await source.asyncMap { try await DeploymentForms.cloneInput($0, collection: collection, on: req.db) } ?? DeploymentFormPage.Input()
+        input.picks.merge(DeploymentFormPage.picks(fields)) { $1 }
+        let page = try await DeploymentFormPage.make(req, team: team, collection: collection, source: source, input: input, error: nil,
+                                                     maximumSize: maximumSize, uploadError: (index, message))
+        return try await req.page("deployment-form", page, status: status)
     }
 
     /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.
@@ -116,6 +138,7 @@ struct ModelUploadPage: RouteCollection {
             try await publish(incoming, as: address, size: intake.received, req: req)
             return (address, intake.received, form.fields)
         } catch {
+            req.storage[UploadFields.self] = form.fields
             _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
             throw error
         }
@@ -143,6 +166,11 @@ struct ModelUploadPage: RouteCollection {
         if let lease = req.storage[HeldLease.self] { try? await lease.delete(on: req.db) }
         return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
     }
+}
+
+/// The fields of a form upload read before it was refused, to show its page again.
+private enum UploadFields: StorageKey {
+    typealias Value = [String: String]
 }
 
 /// The upload lease of the blob a request is storing, released once the blob is registered.
