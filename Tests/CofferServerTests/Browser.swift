@@ -39,6 +39,35 @@ final class Browser: @unchecked Sendable {
         return try await send("POST", path, body: Data(body.utf8))
     }
 
+    /// Posts `body` as it is, with `contentType` and `headers` (the dashboard script's uploads, and
+    /// hand-made multipart forms).
+    func postRaw(_ path: String, body: Data, contentType: String, headers: [String: String] = [:]) async throws -> HTTP.Reply {
+        try await send("POST", path, body: body, contentType: contentType, headers: headers)
+    }
+
+    /// Posts a `multipart/form-data` form: `fields` first (with this browser's CSRF token unless it
+    /// is given), then `file` as the `model` part, as a browser sends the upload form.
+    func postMultipart(_ path: String, fields: [String: String] = [:], file: Data?, csrf token: String?? = .none) async throws -> HTTP.Reply {
+        let boundary = "----coffer\(UUID().uuidString)"
+        var fields = fields
+        switch token {
+        case .none: fields["csrf"] = csrf
+        case .some(.none): break
+        case .some(.some(let value)): fields["csrf"] = value
+        }
+        var body = Data()
+        let ordered = fields.filter { $0.key == "csrf" } + fields.filter { $0.key != "csrf" }.sorted { $0.key < $1.key }
+        for (name, value) in ordered {
+            body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        if let file {
+            body += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"model\"; filename=\"m.coffer\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            body += file + Data("\r\n".utf8)
+        }
+        body += Data("--\(boundary)--\r\n".utf8)
+        return try await postRaw(path, body: body, contentType: "multipart/form-data; boundary=\(boundary)")
+    }
+
     /// Signs in with the sign-in form; returns the reply to the POST.
     @discardableResult
     func signIn(_ email: String, _ password: String) async throws -> HTTP.Reply {
@@ -60,13 +89,15 @@ final class Browser: @unchecked Sendable {
     /// Presents `value` as cookie `name` from now on.
     func setCookie(_ name: String, _ value: String) { cookies[name] = value }
 
-    private func send(_ method: String, _ path: String, body: Data?) async throws -> HTTP.Reply {
+    private func send(_ method: String, _ path: String, body: Data?, contentType: String = "application/x-www-form-urlencoded",
+                      headers: [String: String] = [:]) async throws -> HTTP.Reply {
         var request = URLRequest(url: URL(string: base.absoluteString + path)!)
         request.httpMethod = method
         if let body {
             request.httpBody = body
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let cookieHeader = cookies.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         if !cookieHeader.isEmpty { request.setValue(cookieHeader, forHTTPHeaderField: "Cookie") }
         let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in

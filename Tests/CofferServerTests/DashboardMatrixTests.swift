@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 import Testing
 
@@ -18,6 +19,9 @@ extension AuthorizationMatrixTests {
         var anonymous: Int? = nil
         /// Status for a signed-in browser when not `success`.
         var signedIn: Int? = nil
+        /// Sent as the dashboard's upload script sends a file: a fresh sealed model as the body, the
+        /// CSRF token in `X-CSRF-Token`.
+        var upload = false
         let make: @Sendable (Setup) async throws -> (path: String, form: [String: String]?)
     }
 
@@ -25,6 +29,7 @@ extension AuthorizationMatrixTests {
 
     static let dashboardRoutes: [DashboardRoute] = [
         DashboardRoute(method: "GET", path: "/dashboard/assets/dashboard.css", access: .everyone, success: 200) { _ in ("/dashboard/assets/dashboard.css", nil) },
+        DashboardRoute(method: "GET", path: "/dashboard/assets/upload.js", access: .everyone, success: 200) { _ in ("/dashboard/assets/upload.js", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/sign-in", access: .everyone, success: 200, signedIn: 303) { _ in ("/dashboard/sign-in", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/sign-in", access: .everyone, success: 401) { _ in
             ("/dashboard/sign-in", ["email": "owner@example.com", "password": "not the right password"])
@@ -58,6 +63,24 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/rollback", access: .developer, success: 303) { _ in
             (page + "/rollback", [:])
         },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/collections/{collection}/deployments/new", access: .developer, success: 200) { _ in
+            (page + "/deployments/new", nil)
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/deployments", access: .developer, success: 303) { s in
+            (page + "/deployments", ["name": "web-\(UUID().uuidString.prefix(8))", "model-0": s.blob])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}", access: .viewer, success: 200) { s in
+            (page + "/deployments/\(try await s.draft())", nil)
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}/clone", access: .developer, success: 200) { s in
+            (page + "/deployments/\(try await s.draft())/clone", nil)
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}/clone", access: .developer, success: 303) { s in
+            (page + "/deployments/\(try await s.draft())/clone", ["name": "clone-\(UUID().uuidString.prefix(8))", "model-0": s.blob])
+        },
+        // The script's upload answers JSON: 401 without a session rather than the sign-in page.
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/models/{model}", access: .developer, success: 201,
+                       anonymous: 401, upload: true) { _ in (page + "/models/A", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/account", access: .signedIn, success: 200) { _ in ("/dashboard/account", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/account/password", access: .signedIn, success: 400) { _ in
             ("/dashboard/account/password", ["current": "not the current password", "password": "a new password long enough"])
@@ -151,7 +174,14 @@ extension AuthorizationMatrixTests {
                 let browser = browsers[actor]!
                 _ = try await browser.get("/dashboard/sign-in")  // the current CSRF token of this browser
                 let (path, form) = try await route.make(setup)
-                let reply = route.method == "GET" ? try await browser.get(path) : try await browser.post(path, form ?? [:])
+                let reply = if route.method == "GET" {
+                    try await browser.get(path)
+                } else if route.upload {
+                    try await browser.postRaw(path, body: Data(try SealedModel.seal(Array(UUID().uuidString.utf8), name: "m", using: .modelKey(setup.key))),
+                                              contentType: "application/octet-stream", headers: ["X-CSRF-Token": browser.csrf])
+                } else {
+                    try await browser.post(path, form ?? [:])
+                }
                 let want = Self.expected(route, actor)
                 #expect(reply.status == want, "\(route.method) \(route.path) as \(actor.rawValue): \(reply.status), expected \(want)")
                 if want == 303 && (actor == .nobody || actor == .deviceCredential) && route.access != .everyone {

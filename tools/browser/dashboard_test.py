@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end test of the dashboard in a real headless Chromium (Debian's chromium and
 chromium-driver, driven by Selenium), against the built coffer-server on a loopback port with a
-temporary data folder. The CLI makes what the dashboard cannot make yet (team, member, key,
-sealed models, deployments), as a team would.
+temporary data folder. The CLI makes what the dashboard cannot make yet (team, member, key) and
+seals the models, as a team would; uploads, deployments, rules and rollouts are done in the browser.
 
     python3 tools/browser/dashboard_test.py [--bin .build/debug] [--artifacts .build/browser-artifacts]
 
@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -161,6 +162,22 @@ class Run:
         except urllib.error.HTTPError as error:
             return error.code
 
+    def upload(self, driver, index, path):
+        """Uploads a file with the upload form of model name `index` (the page's script, with its
+        progress bar); returns what the form says when done."""
+        driver.find_element(By.ID, f"file-{index}").send_keys(path)
+        form = driver.find_element(By.ID, f"file-{index}").find_element(By.XPATH, "ancestor::form")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        status = form.find_element(By.CSS_SELECTOR, ".upload-status")
+        WebDriverWait(driver, 60).until(lambda d: "ok" in status.get_attribute("class") or "error" in status.get_attribute("class"))
+        text = status.text
+        if "error" not in status.get_attribute("class"):
+            check(text.startswith("Uploaded " + os.path.basename(path)), f"{os.path.basename(path)} uploaded with a progress bar")
+        return text
+
+    def chosen(self, driver, select_id):
+        return driver.execute_script(f"return document.getElementById('{select_id}').value")
+
     def csrf(self, driver):
         return driver.find_element(By.NAME, "csrf").get_attribute("value")
 
@@ -213,24 +230,63 @@ class Run:
         check(self.no_alert(owner), "a description with markup does not run")
         check(SCRIPT in self.text(owner), "a description with markup shows as text")
 
-        print("deployments made with the CLI", flush=True)
+        print("deployments made in the browser", flush=True)
+        # Keys and sealing stay on the developer's machine (the CLI); uploads, deployments and rules are the browser's.
         key = os.path.join(self.work, "Flowers.modelkey")
         self.cli("key", "create", "--team", "Flowers", "--name", "flowers", "--output", key)
-        for name in ["classifier", "classifier-large", "stylizer"]:
+        for name in ["classifier", "stylizer"]:
             with open(os.path.join(self.work, name + ".bin"), "wb") as f:
                 f.write(os.urandom(4096))
             self.cli("encrypt", os.path.join(self.work, name + ".bin"), "--key", key, "--output", os.path.join(self.work, name + ".coffer"), "--quiet")
-        self.cli("deployment", "create", "--collection", "FlowerModels", "--name", "spring",
-                 "--model", "FlowerClassifier=" + os.path.join(self.work, "classifier.coffer"),
-                 "--model", "FlowerStylizer=" + os.path.join(self.work, "stylizer.coffer"))
-        self.cli("deployment", "clone", "spring", "--collection", "FlowerModels", "--name", "spring-tablets",
-                 "--rule", "deviceClass=tablet : FlowerClassifier=" + os.path.join(self.work, "classifier-large.coffer"))
-
-        print("activate, target, roll back", flush=True)
+        # A real Core ML classifier (the inspection fixture), so the deployment page has facts to show.
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "ModelInspectionTests", "Fixtures", "Classifier.mlmodel")
+        shutil.copy(fixture, os.path.join(self.work, "classifier-large.mlmodel"))
+        self.cli("encrypt", os.path.join(self.work, "classifier-large.mlmodel"), "--key", key, "--output",
+                 os.path.join(self.work, "classifier-large.coffer"), "--quiet")
         page = "/dashboard/teams/Flowers/collections/FlowerModels"
         self.open(owner, page)
-        self.click(owner, owner.find_element(By.CSS_SELECTOR, "button[aria-label='Activate spring']"))
-        check("Active\nspring" in self.text(owner) or "Active spring" in self.text(owner), "spring is active")
+        self.click(owner, owner.find_element(By.LINK_TEXT, "New deployment"))
+        check(owner.current_url.endswith(page + "/deployments/new"), "New deployment opens the form")
+        check("Upload a model for FlowerClassifier first" in self.text(owner), "the empty model list says to upload first")
+        self.shoot(owner, "04a-deployment-new-empty")
+        status = self.upload(owner, 0, os.path.join(self.work, "classifier.bin"))
+        check("not a valid Coffer container" in status, "a file that is not a sealed model is refused in words")
+        self.upload(owner, 0, os.path.join(self.work, "classifier.coffer"))
+        self.upload(owner, 1, os.path.join(self.work, "stylizer.coffer"))
+        check(owner.find_element(By.CSS_SELECTOR, "form.upload progress").get_attribute("value") == "100", "the progress bar reached 100 %")
+        classifier = self.chosen(owner, "model-0")
+        check(len(classifier) == 64 and len(self.chosen(owner, "model-1")) == 64, "each upload is chosen in the deployment form")
+        self.fill(owner, {"name": "spring"})
+        self.shoot(owner, "04b-deployment-new")
+        self.submit(owner, "Create deployment")
+        check(owner.current_url.startswith(self.base + page + "/deployments/"), "the new deployment's page opens")
+        check(classifier in self.text(owner) and "No facts recorded" in self.text(owner), "the page shows each model's SHA-256 and that no facts are recorded")
+        self.submit(owner, "Activate")
+        check(owner.current_url.endswith(page), "activating goes back to the collection")
+        check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring"), "spring is active")
+
+        print("a tablet rule, by cloning", flush=True)
+        self.click(owner, owner.find_element(By.CSS_SELECTOR, "a[aria-label='Clone spring']"))
+        check(owner.find_element(By.NAME, "name").get_attribute("value") == "spring-copy", "the clone form starts from spring")
+        large = self.upload(owner, 0, os.path.join(self.work, "classifier-large.coffer"))
+        large = self.chosen(owner, "model-0")
+        owner.find_element(By.CSS_SELECTOR, f"#model-0 option[value='{classifier}']").click()
+        check(self.chosen(owner, "model-0") == classifier, "the default goes back to spring's classifier")
+        self.fill(owner, {"name": "spring-tablets", "rules": "deviceClass=toaster : FlowerClassifier=" + large[:12]})
+        self.submit(owner, "Create the clone")
+        check("Line 1: Unknown device class" in self.text(owner), "a bad rule is refused in words next to the form")
+        check(owner.find_element(By.NAME, "rules").get_attribute("value").startswith("deviceClass=toaster"), "the typed rule is kept")
+        self.shoot(owner, "04c-deployment-clone-error")
+        self.fill(owner, {"rules": "deviceClass=tablet : FlowerClassifier=" + large[:12]})
+        self.submit(owner, "Create the clone")
+        check("Rule 1" in self.text(owner) and large in self.text(owner), "the clone's page shows its tablet rule and model")
+        self.cli("blob", "upload", os.path.join(self.work, "classifier-large.coffer"), "--team", "Flowers", "--key", key)
+        owner.refresh()
+        check("Core ML model (.mlmodel)" in self.text(owner) and "class label" in self.text(owner), "facts the CLI recorded show on the deployment page")
+        self.shoot(owner, "04d-deployment")
+
+        print("activate, target, roll back", flush=True)
+        self.open(owner, page)
         self.click(owner, owner.find_element(By.CSS_SELECTOR, "button[aria-label='Activate spring-tablets']"))
         check(owner.find_element(By.CSS_SELECTOR, ".deployment.is-active h3").text.startswith("spring-tablets"), "spring-tablets is active")
         self.shoot(owner, "05-collection")

@@ -9,6 +9,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
     app.routes.defaultMaxBodySize = "1mb"
+    RefusedMultipart.install()  // MultipartKit 4.7.1 crashes on some bodies: see RefusedMultipart
 
     try await configureDatabase(app, configuration)
 

@@ -59,7 +59,7 @@ struct BlobController: Sendable {
             guard stored == size else {
                 throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
             }
-            try await register(address, size: size, team: team, on: req.db)
+            try await Self.register(address, size: size, team: team, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
         let incoming = store.incomingPath()
@@ -70,42 +70,30 @@ struct BlobController: Sendable {
             _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
             throw error
         }
-        try await register(address, size: size, team: team, on: req.db)
+        try await Self.register(address, size: size, team: team, on: req.db)
         try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
         return try await BlobView(sha256: address, size: size, created: true).encodeResponse(status: .created, for: req)
     }
 
     /// Streams the body to `path`, hashing and checking it on the way.
     private func receive(_ req: Request, into path: String, size: Int64, address: String) async throws {
-        var hasher = SHA256()
-        var check = UploadHeaderCheck(declaredSize: size)
-        var received: Int64 = 0
+        var intake = BlobIntake(size: size)
         try await FileSystem.shared.withFileHandle(
             forWritingAt: FilePath(path), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
         ) { handle in
             for try await chunk in req.body {
-                received += Int64(chunk.readableBytes)
-                guard received <= size else { throw APIError.invalid("the body is longer than its Content-Length") }
-                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                do {
-                    try check.feed(chunk.readableBytesView)
-                } catch let error as ContainerError {
-                    throw APIError(.unprocessableEntity, "not_a_container", "the upload is not a valid Coffer container: \(error)")
-                }
-                try await handle.write(contentsOf: chunk, toAbsoluteOffset: received - Int64(chunk.readableBytes))
+                let offset = intake.received
+                try intake.accept(chunk)
+                try await handle.write(contentsOf: chunk, toAbsoluteOffset: offset)
             }
         }
-        guard received == size else { throw APIError.invalid("the body ended after \(received) of \(size) bytes") }
-        guard check.header != nil else {
-            throw APIError(.unprocessableEntity, "not_a_container", "the upload is too short to be a Coffer container")
-        }
-        guard hasher.finalize().hexString == address else {
+        guard try intake.finish() == address else {
             throw APIError(.unprocessableEntity, "digest_mismatch", "the body's SHA-256 differs from the address it was sent to")
         }
     }
 
     /// Records the blob (once) and its latest upload time, which restarts its grace period.
-    private func register(_ address: String, size: Int64, team: TeamRecord, on db: any Database) async throws {
+    static func register(_ address: String, size: Int64, team: TeamRecord, on db: any Database) async throws {
         if let existing = try await BlobRecord.find(address, on: db) {
             existing.lastUploadedAt = Date()
             try await existing.update(on: db)

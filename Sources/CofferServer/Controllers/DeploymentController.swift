@@ -28,13 +28,19 @@ struct DeploymentController: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let (team, collection) = try await req.collection(requiring: .developer)
-        let input = try req.content.decode(DeploymentInput.self)
+        let deployment = try await create(req, team: team, collection: collection, input: try req.content.decode(DeploymentInput.self))
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    /// Creates a draft deployment of `collection` from `input` (the API's and the dashboard's forms
+    /// both come here): validated, saved, audited.
+    func create(_ req: Request, team: TeamRecord, collection: CollectionRecord, input: DeploymentInput) async throws -> DeploymentRecord {
         guard let name = input.name else { throw APIError.invalid("a deployment needs a name") }
         let seed = SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }.hexString
         let deployment = try await save(req, collection: collection, name: name, seed: seed, base: DeploymentSpec(defaults: [:], rules: []), input: input)
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.create", actor: try req.user().name,
                                target: "\(collection.identifier)/\(name)", outcome: "ok")
-        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+        return deployment
     }
 
     func list(req: Request) async throws -> [DeploymentView] {
@@ -65,12 +71,18 @@ struct DeploymentController: RouteCollection {
 
     func clone(req: Request) async throws -> Response {
         let (team, collection, source) = try await Self.deployment(req, requiring: .developer)
-        let input = try req.content.decode(DeploymentInput.self)
+        let deployment = try await clone(req, team: team, collection: collection, source: source, input: try req.content.decode(DeploymentInput.self))
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+    }
+
+    /// Saves a new draft that starts as a copy of `source` (same rollout seed, so rollout buckets
+    /// stay put) with `input`'s changes.
+    func clone(_ req: Request, team: TeamRecord, collection: CollectionRecord, source: DeploymentRecord, input: DeploymentInput) async throws -> DeploymentRecord {
         guard let name = input.name else { throw APIError.invalid("the clone needs a name") }
         let deployment = try await save(req, collection: collection, name: name, seed: source.rolloutSeed, base: source.spec, input: input)
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.clone", actor: try req.user().name,
                                target: "\(collection.identifier)/\(source.name) -> \(name)", outcome: "ok")
-        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db).encodeResponse(status: .created, for: req)
+        return deployment
     }
 
     func activate(req: Request) async throws -> DeploymentView {

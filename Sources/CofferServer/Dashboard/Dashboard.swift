@@ -26,6 +26,16 @@ enum Dashboard {
             headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
             return Response(status: .ok, headers: headers, body: .init(buffer: stylesheet))
         }
+        // Scripts are files (the Content-Security-Policy allows no inline script), read once at start.
+        for name in ["upload.js", "keys.js"] {
+            let script = try DashboardResources.publicFile(name)
+            assets.get("dashboard", "assets", .constant(name)) { _ -> Response in
+                var headers = HTTPHeaders()
+                headers.contentType = HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
+                headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+                return Response(status: .ok, headers: headers, body: .init(buffer: script))
+            }
+        }
 
         let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware())
         try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
@@ -35,5 +45,10 @@ enum Dashboard {
         try pages.register(collection: SigningKeyPage(signer: signer))
         try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
         try pages.register(collection: admin)
+        try pages.register(collection: DeploymentForms(deployments: deployments, maximumSize: configuration.maximumBlobSize))
+        try pages.register(collection: DeploymentPageRoute(store: store))
+        let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
+                                  CSRFMiddleware(streamedForms: true))
+        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize))
     }
 }

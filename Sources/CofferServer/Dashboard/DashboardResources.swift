@@ -29,15 +29,9 @@ enum DashboardResources {
     }
 
     /// The stylesheet, read once at start (it is small and never changes while the server runs).
-    static func stylesheet() throws -> ByteBuffer {
-        let path = root + "/Public/dashboard.css"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Abort(.internalServerError, reason: "the dashboard stylesheet is missing from \(path)")
-        }
-        return ByteBuffer(data: data)
-    }
+    static func stylesheet() throws -> ByteBuffer { try publicFile("dashboard.css") }
 
-    /// A file of `Public/` (scripts).
+    /// A file of `Public/` (the stylesheet, scripts), read whole.
     static func publicFile(_ name: String) throws -> ByteBuffer {
         let path = root + "/Public/" + name
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -36,8 +36,6 @@ struct KeyPages: RouteCollection {
         team.get(use: show)
         team.on(.POST, body: .collect(maxSize: "16kb"), use: create)
         team.on(.POST, ":key", "revoke", body: .collect(maxSize: "16kb"), use: revoke)
-        let script = try DashboardResources.publicFile("keys.js")  // read once, like the stylesheet
-        routes.get("dashboard", "assets", "keys.js") { _ in Self.script(script) }
     }
 
     func show(req: Request) async throws -> Response {
@@ -60,14 +58,6 @@ struct KeyPages: RouteCollection {
         let team = try req.parameters.require("team")
         _ = try await keys.revoke(req: req)
         return req.seeOther(TeamTabs.path(team, "keys"))
-    }
-
-    /// `keys.js`, cacheable for five minutes like the stylesheet.
-    static func script(_ body: ByteBuffer) -> Response {
-        var headers = HTTPHeaders()
-        headers.contentType = HTTPMediaType(type: "text", subType: "javascript", parameters: ["charset": "utf-8"])
-        headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
-        return Response(status: .ok, headers: headers, body: .init(buffer: body))
     }
 
     /// The `.modelkey` file as a download that no cache keeps.

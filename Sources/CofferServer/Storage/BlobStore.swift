@@ -60,13 +60,14 @@ struct BlobStore: Sendable {
 }
 
 /// Checks an upload's first bytes: they must be a valid Coffer container header whose stated
-/// total length equals the upload's size. Fed incrementally; keeps at most one header in memory.
+/// total length equals the upload's size (when it is known in advance; ``BlobIntake`` checks it at
+/// the end otherwise). Fed incrementally; keeps at most one header in memory.
 struct UploadHeaderCheck {
     private var prefix: [UInt8] = []
     private(set) var header: ContainerHeader?
-    let declaredSize: Int64
+    let declaredSize: Int64?
 
-    init(declaredSize: Int64) { self.declaredSize = declaredSize }
+    init(declaredSize: Int64?) { self.declaredSize = declaredSize }
 
     /// Feeds the next bytes; throws once the header is known to be invalid.
     mutating func feed(_ bytes: some Collection<UInt8>) throws {
@@ -76,7 +77,7 @@ struct UploadHeaderCheck {
         let length = try ContainerHeader.encodedLength(fromPrefix: prefix)
         guard prefix.count >= length else { return }
         let parsed = try ContainerHeader(parsing: Array(prefix.prefix(length)))
-        guard parsed.sealedLength == UInt64(declaredSize) else {
+        if let declaredSize, parsed.sealedLength != UInt64(declaredSize) {
             throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(declaredSize))
         }
         header = parsed

@@ -1,0 +1,185 @@
+import Fluent
+import NIOCore
+import Vapor
+import _NIOFileSystem
+
+/// `POST /dashboard/teams/:team/collections/:collection/models/:model`: a developer uploads a sealed
+/// model for one model name of a collection, from the new-deployment and clone pages.
+///
+/// Two ways in, one set of checks (``BlobIntake``, the API's own, and ``ModelVersions``, which
+/// refuses passphrase containers and keys of other teams):
+/// - the dashboard's script sends the file itself as the body (`application/octet-stream`, its
+///   size in Content-Length, the CSRF token in `X-CSRF-Token`) and shows the progress; the answer
+///   is JSON, `{sha256, size, keyID, label}` or `{error, reason}`;
+/// - a browser without JavaScript posts the form (`multipart/form-data`), read as it streams
+///   (``MultipartModelForm``); the answer sends it back to its page with the model chosen.
+///
+/// The body is bounded by the server's blob limit before a byte is read, streamed to a file under
+/// the blob store's `incoming/` folder, and published under its SHA-256: bytes the server already
+/// has are stored once and their model version reused.
+struct ModelUploadPage: RouteCollection {
+    struct Uploaded: Content { let sha256: String; let size: Int64; let keyID: String; let label: String }
+    struct Failure: Content { let error: String; let reason: String }
+
+    let store: BlobStore
+    let maximumSize: Int64
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.on(.POST, "dashboard", "teams", ":team", "collections", ":collection", "models", ":model", body: .stream, use: upload)
+    }
+
+    func upload(req: Request) async throws -> Response {
+        let isScript = MultipartModelForm.boundary(of: req) == nil
+        do {
+            let (team, collection) = try await req.collection(requiring: .developer)
+            guard let model = req.parameters.get("model"), collection.modelNames.contains(model) else {
+                throw APIError.notFound("model name")
+            }
+            guard let length = req.headers.first(name: .contentLength).flatMap(Int64.init), length >= 0 else {
+                throw APIError(.lengthRequired, "length_required", "state the upload's size in Content-Length")
+            }
+            if isScript {
+                guard req.headers.contentType == .binary else {
+                    throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the sealed model as application/octet-stream or in a form")
+                }
+                guard length <= maximumSize else { throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes") }
+                let (address, size) = try await receiveBody(req, length: length)
+                let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
+                return try await version.encodeResponse(status: .created, for: req)
+            }
+            guard length <= maximumSize + Int64(MultipartModelForm.overheadLimit) else {
+                throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
+            }
+            let (address, size, fields) = try await receiveForm(req)
+            req.storage[UploadFields.self] = fields
+            let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
+            var picks = DeploymentFormPage.picks(fields)
+            if let index = collection.modelNames.firstIndex(of: model) { picks[index] = version.sha256 }
+            return req.seeOther(DeploymentFormPage.formPath(team: team.name, collection: collection.identifier, from: fields["from"], picks: picks))
+        } catch {
+            // The browser may still be sending a body nobody will read: close the connection so it
+            // sees the answer instead of waiting on a full socket buffer.
+            guard isScript else {
+                if case DashboardError.signInRequired = error { throw error }
+                if let error = error as? APIError, error.status == .unauthorized { throw error }
+                let response = try await refusedForm(req, error: error)
+                response.headers.replaceOrAdd(name: .connection, value: "close")
+                return response
+            }
+            var (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
+            if case DashboardError.signInRequired = error { status = .unauthorized }
+            if status == .unauthorized { message = "Your session has ended: sign in again in another tab, then upload." }
+            let response = try await Failure(error: "\(status.code)", reason: message).encodeResponse(status: status, for: req)
+            response.headers.replaceOrAdd(name: .connection, value: "close")
+            return response
+        }
+    }
+
+    /// A refused upload without a script: its page again, the reason beside the upload form —
+    /// or the error page when the form itself is not to be trusted (a CSRF or role refusal).
+    private func refusedForm(_ req: Request, error: any Error) async throws -> Response {
+        let (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
+        guard status != .forbidden, let (team, collection) = try? await req.collection(requiring: .developer),
+              let model = req.parameters.get("model"), let index = collection.modelNames.firstIndex(of: model)
+        else { return try await DashboardErrorMiddleware().respond(to: req, chainingTo: Throwing(error: error)) }
+        let fields = req.storage[UploadFields.self] ?? [:]
+        var source: DeploymentRecord?
+        if let from = fields["from"].flatMap(UUID.init(uuidString:)) {
+            source = try await DeploymentRecord.query(on: req.db).filter(\.$id == from).filter(\.$collection.$id == collection.requireID()).first()
+        }
+        var input = try await source.asyncMap { try await DeploymentForms.cloneInput($0, collection: collection, on: req.db) } ?? DeploymentFormPage.Input()
+        input.picks.merge(DeploymentFormPage.picks(fields)) { $1 }
+        let page = try await DeploymentFormPage.make(req, team: team, collection: collection, source: source, input: input, error: nil,
+                                                     maximumSize: maximumSize, uploadError: (index, message))
+        return try await req.page("deployment-form", page, status: status)
+    }
+
+    /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.
+    private func receiveBody(_ req: Request, length: Int64) async throws -> (String, Int64) {
+        var intake = BlobIntake(size: length)
+        let incoming = store.incomingPath()
+        do {
+            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(incoming), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { handle in
+                for try await chunk in req.body {
+                    let offset = intake.received
+                    try intake.accept(chunk)
+                    try await handle.write(contentsOf: chunk, toAbsoluteOffset: offset)
+                }
+            }
+            let address = try intake.finish()
+            try await publish(incoming, as: address, size: intake.received, req: req)
+            return (address, intake.received)
+        } catch {
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            throw error
+        }
+    }
+
+    /// The streamed form (no script): its file part streamed to disk and checked, its fields kept.
+    private func receiveForm(_ req: Request) async throws -> (String, Int64, [String: String]) {
+        guard let boundary = MultipartModelForm.boundary(of: req), let csrf = req.storage[DeferredCSRF.self] else {
+            throw DashboardError.csrfRefused
+        }
+        var form = MultipartModelForm(boundary: boundary, csrf: csrf)
+        var intake = BlobIntake(atMost: maximumSize)
+        let incoming = store.incomingPath()
+        do {
+            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(incoming), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { handle in
+                for try await chunk in req.body {
+                    for piece in try form.feed(chunk) {
+                        let offset = intake.received
+                        try intake.accept(piece)
+                        try await handle.write(contentsOf: piece, toAbsoluteOffset: offset)
+                    }
+                }
+            }
+            try form.finish()
+            let address = try intake.finish()
+            try await publish(incoming, as: address, size: intake.received, req: req)
+            return (address, intake.received, form.fields)
+        } catch {
+            req.storage[UploadFields.self] = form.fields
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            throw error
+        }
+    }
+
+    /// Moves a checked upload into the store under a lease: blob collection never removes a leased
+    /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
+    private func publish(_ incoming: String, as address: String, size: Int64, req: Request) async throws {
+        let lease = UploadLeaseRecord(blobID: address, expiresAt: Date().addingTimeInterval(3600))
+        try await lease.create(on: req.db)
+        req.storage[HeldLease.self] = lease
+        try store.publish(incoming, as: address)
+    }
+
+    /// Registers the blob and the collection's model version of it (reused when it exists).
+    private func keep(_ address: String, size: Int64, model: String, team: TeamRecord, collection: CollectionRecord, req: Request) async throws -> Uploaded {
+        let known = try await BlobRecord.find(address, on: req.db) != nil
+        try await BlobController.register(address, size: size, team: team, on: req.db)
+        if !known {
+            try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
+        }
+        let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
+        let id = try await versions.resolve([model: address])[model]!
+        guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }
+        if let lease = req.storage[HeldLease.self] { try? await lease.delete(on: req.db) }
+        return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
+    }
+}
+
+/// The fields of a form upload read before it was refused, to show its page again.
+private enum UploadFields: StorageKey {
+    typealias Value = [String: String]
+}
+
+/// The upload lease of the blob a request is storing, released once the blob is registered.
+private enum HeldLease: StorageKey {
+    typealias Value = UploadLeaseRecord
+}
+
+/// A responder that only throws `error`: runs the dashboard's error page for an error caught early.
+private struct Throwing: AsyncResponder {
+    let error: any Error
+    func respond(to request: Request) async throws -> Response { throw error }
+}
