@@ -25,7 +25,9 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 OWNER_EMAIL = "owner@example.com"
@@ -129,13 +131,37 @@ class Run:
         WebDriverWait(driver, 30).until(loaded)
 
     def shoot(self, driver, name):
-        """A screenshot at a laptop's width and at a phone's, the whole page long."""
+        """A screenshot at a laptop's width and at a phone's, the whole page long; first, every
+        page shot is checked for what assistive technology needs (``accessible``)."""
+        self.accessible(driver, name)
         for label, width in [("desktop", 1280), ("phone", 390)]:
             driver.set_window_size(width, 900)
             height = driver.execute_script("return Math.max(document.body.scrollHeight, 600)")
             driver.set_window_size(width, min(height + 40, 4000))
             driver.save_screenshot(os.path.join(self.artifacts, f"{name}-{label}.png"))
         driver.set_window_size(1280, 900)
+
+    def accessible(self, driver, name):
+        """Every form control has a label (a <label>, aria-label or aria-labelledby), every button
+        and link a name, every image a text alternative, the page a title and one <h1>, and the
+        page's language is set: checked in the page as the browser built it."""
+        problems = driver.execute_script("""
+            const named = e => (e.labels && e.labels.length) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
+            const out = [];
+            for (const e of document.querySelectorAll('input:not([type=hidden]), select, textarea'))
+                if (!named(e)) out.push('control without a label: ' + (e.name || e.id || e.outerHTML.slice(0, 80)));
+            for (const e of document.querySelectorAll('button, a[href]'))
+                if (!(e.textContent.trim() || e.getAttribute('aria-label') || e.getAttribute('title')))
+                    out.push('button or link without a name: ' + e.outerHTML.slice(0, 80));
+            for (const e of document.querySelectorAll('img, svg'))
+                if (e.tagName.toLowerCase() === 'img' ? !e.hasAttribute('alt')
+                    : !(e.getAttribute('aria-label') || e.getAttribute('aria-hidden') === 'true' || e.querySelector('title')))
+                    out.push('image without a text alternative: ' + e.outerHTML.slice(0, 80));
+            if (!document.title.trim()) out.push('no page title');
+            if (document.querySelectorAll('h1').length !== 1) out.push(document.querySelectorAll('h1').length + ' <h1> elements');
+            if (!document.documentElement.lang) out.push('no lang on <html>');
+            return out;""")
+        check(not problems, f"{name}: labels, names and text alternatives are there" + (f" (missing: {problems})" if problems else ""))
 
     def text(self, driver):
         return driver.find_element(By.TAG_NAME, "body").text
@@ -192,6 +218,15 @@ class Run:
         self.open(owner, "/dashboard")
         check(owner.current_url.endswith("/dashboard/setup"), "a new server sends the browser to set-up")
         self.shoot(owner, "01-setup")
+        # The accessibility check itself can fail: a field without a label is noticed.
+        owner.execute_script("document.querySelector('main').insertAdjacentHTML('beforeend', '<input name=unlabelled>')")
+        try:
+            self.accessible(owner, "a page with an unlabelled field")
+            noticed = False
+        except Failure:
+            noticed = True
+        check(noticed, "the accessibility check notices a field without a label")
+        self.open(owner, "/dashboard")
         self.fill(owner, {"token": "cft_wrong", "email": OWNER_EMAIL, "password": OWNER_PASSWORD})
         self.submit(owner, "Create the owner and sign in")
         check("not the bootstrap token" in self.text(owner), "a wrong bootstrap token is refused in words")
@@ -206,9 +241,16 @@ class Run:
         self.submit(owner, "Sign in")
         check("The email address or the password is not right." in self.text(owner), "a wrong password gets the generic message")
         self.shoot(owner, "03-sign-in-error")
-        self.fill(owner, {"email": OWNER_EMAIL, "password": OWNER_PASSWORD})
-        self.submit(owner, "Sign in")
-        check(owner.current_url.endswith("/dashboard"), "signed in again")
+        # With the keyboard alone: the address, Tab to the password, Enter.
+        email = owner.find_element(By.NAME, "email")
+        email.clear()
+        email.send_keys(OWNER_EMAIL)
+        ActionChains(owner).send_keys(Keys.TAB).perform()
+        check(owner.switch_to.active_element.get_attribute("name") == "password", "Tab goes from the address to the password")
+        owner.execute_script("window.cofferPreviousPage = true")
+        ActionChains(owner).send_keys(OWNER_PASSWORD + Keys.ENTER).perform()
+        WebDriverWait(owner, 30).until(lambda d: d.execute_script("return !window.cofferPreviousPage && document.readyState === 'complete'"))
+        check(owner.current_url.endswith("/dashboard"), "signed in again, with the keyboard alone")
 
         print("collections", flush=True)
         self.click(owner, owner.find_element(By.LINK_TEXT, "New collection"))
