@@ -44,6 +44,10 @@ extension AuthorizationMatrixTests {
         },
         DashboardRoute(method: "GET", path: "/dashboard", access: .signedIn, success: 200) { _ in ("/dashboard", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/signing-key", access: .signedIn, success: 200) { _ in ("/dashboard/signing-key", nil) },
+        DashboardRoute(method: "GET", path: "/dashboard/new-team", access: .signedIn, success: 200) { _ in ("/dashboard/new-team", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/new-team", access: .signedIn, success: 303) { _ in
+            ("/dashboard/new-team", ["name": "t-\(UUID().uuidString.prefix(8))"])
+        },
         DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/collections/new", access: .developer, success: 200) { _ in
             ("/dashboard/teams/M/collections/new", nil)
         },

@@ -300,6 +300,29 @@ struct DashboardTests {
         #expect(!refused.html.contains("<script"))
     }
 
+    @Test("a member with no team creates one and owns it; a taken or bad name is refused in words")
+    func newTeam() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let browser = try await Self.ownerBrowser(server)
+        let empty = try await browser.get("/dashboard")
+        #expect(empty.html.contains("You are not in a team yet") && empty.html.contains("href=\"/dashboard/new-team\""))
+        let form = try await browser.get("/dashboard/new-team")
+        #expect(form.status == 200 && form.html.contains("<label for=\"name\">"))
+        let made = try await browser.post("/dashboard/new-team", ["name": "Flowers"])
+        #expect(made.status == 303 && made.location == "/dashboard")
+        let home = try await browser.get("/dashboard")
+        #expect(home.html.contains("Flowers") && home.html.contains("owner") && !home.html.contains("You are not in a team yet"))
+        // The team is the API's: the owner's token lists it, with the owner's role.
+        let teams = try await World(server).admin.call("GET", "/v1/teams")
+        #expect(teams.text.contains("\"Flowers\"") && teams.text.contains("\"owner\""))
+        let taken = try await browser.post("/dashboard/new-team", ["name": "Flowers"])
+        #expect(taken.status == 409 && taken.html.contains("already exists"))
+        let bad = try await browser.post("/dashboard/new-team", ["name": "<b>x</b>"])
+        #expect(bad.status == 400 && bad.html.contains("value=\"&lt;b&gt;x&lt;/b&gt;\"") && !bad.html.contains("<b>x"))
+        #expect(try await browser.post("/dashboard/new-team", ["name": "Other"], csrf: "forged").status == 403)
+    }
+
     /// A browser that presents `session` as its cookie.
     static func withSession(_ session: String, _ server: TestServer) -> Browser {
         let browser = Browser(base: server.base)

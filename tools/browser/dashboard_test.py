@@ -210,8 +210,6 @@ class Run:
     # -- the story -----------------------------------------------------------------------------
     def story(self):
         self.start_server()
-        self.cli("team", "create", "Flowers")
-        vera = json.loads(self.cli("member", "add", "--team", "Flowers", "--name", "vera", "--role", "viewer", "--json"))["token"]
 
         owner = self.browser()
         print("first owner and sign-in", flush=True)
@@ -233,6 +231,13 @@ class Run:
         self.fill(owner, {"token": self.token, "email": OWNER_EMAIL, "password": OWNER_PASSWORD})
         self.submit(owner, "Create the owner and sign in")
         check(owner.current_url.endswith("/dashboard"), "set-up signs the owner in")
+        check("You are not in a team yet" in self.text(owner), "an owner without a team is told how to make one")
+        self.shoot(owner, "02-no-team")
+        self.click(owner, owner.find_element(By.LINK_TEXT, "Create a team"))
+        self.fill(owner, {"name": "Flowers"})
+        self.submit(owner, "Create team")
+        check(owner.current_url.endswith("/dashboard"), "the new team's collections are shown")
+        vera = json.loads(self.cli("member", "add", "--team", "Flowers", "--name", "vera", "--role", "viewer", "--json"))["token"]
         check("No collections yet" in self.text(owner), "the empty team says what to do next")
         self.shoot(owner, "02-collections-empty")
         self.click(owner, owner.find_element(By.CSS_SELECTOR, "button.link"))

@@ -15,25 +15,31 @@ struct TeamController: RouteCollection {
     func create(req: Request) async throws -> Response {
         let user = try req.user()
         let body = try req.content.decode(CreateTeam.self)
-        try Names.validate(body.name, what: "team name")
-        guard try await TeamRecord.query(on: req.db).filter(\.$name == body.name).first() == nil else {
-            throw APIError.conflict("team \(body.name) already exists")
+        let team = try await Self.create(name: body.name, owner: user, on: req.db)
+        return try await TeamView(id: team.requireID(), name: team.name, role: .owner).encodeResponse(status: .created, for: req)
+    }
+
+    /// Creates team `name` with `owner` as its owner, audited; the API's and the dashboard's way.
+    static func create(name: String, owner user: AuthenticatedUser, on db: any Database) async throws -> TeamRecord {
+        try Names.validate(name, what: "team name")
+        guard try await TeamRecord.query(on: db).filter(\.$name == name).first() == nil else {
+            throw APIError.conflict("team \(name) already exists")
         }
-        let team = TeamRecord(name: body.name)
+        let team = TeamRecord(name: name)
         do {
-            try await req.db.transaction { db in
+            try await db.transaction { db in
                 try await team.create(on: db)
                 try await MembershipRecord(teamID: team.requireID(), userID: user.userID, role: .owner).create(on: db)
-                try await Audit.record(on: db, teamID: team.id, action: "team.create", actor: user.name, target: body.name, outcome: "ok")
+                try await Audit.record(on: db, teamID: team.id, action: "team.create", actor: user.name, target: name, outcome: "ok")
             }
         } catch {
             // Two creations raced: the unique name constraint decided.
-            if try await TeamRecord.query(on: req.db).filter(\.$name == body.name).first() != nil {
-                throw APIError.conflict("team \(body.name) already exists")
+            if try await TeamRecord.query(on: db).filter(\.$name == name).first() != nil {
+                throw APIError.conflict("team \(name) already exists")
             }
             throw error
         }
-        return try await TeamView(id: team.requireID(), name: team.name, role: .owner).encodeResponse(status: .created, for: req)
+        return team
     }
 
     func list(req: Request) async throws -> [TeamView] {
