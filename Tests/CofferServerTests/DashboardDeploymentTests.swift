@@ -97,6 +97,18 @@ struct DashboardDeploymentTests {
         let summer = try #require((view.json as? [[String: Any]])?.first { $0["name"] as? String == "summer" })
         #expect((summer["rules"] as? [Any])?.isEmpty == true)
         #expect(((summer["models"] as? [String: Any])?["FlowerClassifier"] as? [String: Any])?["sha256"] as? String == tablet.sha256Hex)
+
+        // The model's page: every uploaded version, its facts, and the deployments that name it.
+        let modelPath = Self.collection + "/models/FlowerClassifier"
+        #expect(collectionPage.html.contains("href=\"\(modelPath)\""))
+        let model = try await browser.get(modelPath)
+        #expect(model.status == 200)
+        for text in [phone.sha256Hex, tablet.sha256Hex, "neuralNetworkClassifier", "spring (default, active)",
+                     "summer (default)", "spring (rule 1, active)", "No facts recorded"] {
+            #expect(model.html.contains(text), "\(text)")
+        }
+        #expect(!model.html.contains(stylizer.sha256Hex), "only FlowerClassifier's versions")
+        #expect(try await browser.get(Self.collection + "/models/Nope").status == 404)
     }
 
     @Test("a refused deployment form says why next to the form and keeps what was typed")

@@ -83,6 +83,9 @@ extension AuthorizationMatrixTests {
             (page + "/deployments/\(try await s.draft())/clone", ["name": "clone-\(UUID().uuidString.prefix(8))", "model-0": s.blob])
         },
         // The script's upload answers JSON: 401 without a session rather than the sign-in page.
+        DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/collections/{collection}/models/{model}", access: .viewer, success: 200) { _ in
+            (page + "/models/A", nil)
+        },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/models/{model}", access: .developer, success: 201,
                        anonymous: 401, upload: true) { _ in (page + "/models/A", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/account", access: .signedIn, success: 200) { _ in ("/dashboard/account", nil) },

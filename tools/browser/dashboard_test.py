@@ -331,6 +331,11 @@ class Run:
         owner.refresh()
         check("Core ML model (.mlmodel)" in self.text(owner) and "class label" in self.text(owner), "facts the CLI recorded show on the deployment page")
         self.shoot(owner, "04d-deployment")
+        self.open(owner, page)
+        self.click(owner, owner.find_element(By.LINK_TEXT, "FlowerClassifier"))
+        check("Core ML model (.mlmodel)" in self.text(owner) and "spring-tablets (rule 1)" in self.text(owner)
+              and "spring (default, active)" in self.text(owner), "the model's page lists its versions, their facts and the deployments naming them")
+        self.shoot(owner, "04e-model")
 
         print("activate, target, roll back", flush=True)
         self.open(owner, page)

@@ -34,7 +34,13 @@ struct CollectionPage: Encodable, Sendable {
     let team: String
     let identifier: String
     let description: String
-    let models: [String]
+    /// A model name and its page (``ModelPage``).
+    struct ModelLink: Encodable, Sendable {
+        let name: String
+        let path: String
+    }
+
+    let models: [ModelLink]
     let sequence: Int64
     let path: String
     let canChange: Bool
@@ -70,7 +76,9 @@ struct CollectionPage: Encodable, Sendable {
         let active = deployments.first(where: \.isActive)?.name
         return CollectionPage(
             chrome: try Chrome.make(req, title: collection.identifier), team: team.name, identifier: collection.identifier,
-            description: collection.description, models: collection.modelNames, sequence: collection.sequence,
+            description: collection.description, models: collection.modelNames.map {
+                ModelLink(name: $0, path: ModelPage.path(team: team.name, collection: collection.identifier, model: $0))
+            }, sequence: collection.sequence,
             path: CollectionPages.path(team: team.name, collection: collection.identifier), canChange: canChange,
             canRollBack: canChange && active != nil && history.contains { $0.deployment != active },
             active: active, deployments: deployments, history: history)

@@ -46,6 +46,7 @@ enum Dashboard {
         try pages.register(collection: PasswordPage(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute)))
         try pages.register(collection: admin)
         try pages.register(collection: TeamPages())
+        try pages.register(collection: ModelPageRoute())
         try pages.register(collection: DeploymentForms(deployments: deployments, maximumSize: configuration.maximumBlobSize))
         try pages.register(collection: DeploymentPageRoute(store: store))
         let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),

@@ -16,6 +16,8 @@ struct DeploymentPage: Encodable, Sendable {
         let keyID: String
         let hasFacts: Bool
         let facts: Facts?
+        /// A line under the version (the model page says when it came and who uses it).
+        var note = ""
     }
     /// What is inside a model, as `coffer inspect` says it.
     struct Facts: Encodable, Sendable {
@@ -68,14 +70,18 @@ struct DeploymentPage: Encodable, Sendable {
     }
 
     private static func versions(_ models: [String: DeploymentView.Version]) -> [Version] {
-        models.sorted { $0.key < $1.key }.map { name, version in
-            Version(model: name, sha256: version.sha256, size: CollectionPage.size(version.size), bytes: version.size < 1000 ? "" : String(version.size), keyID: version.keyID, hasFacts: version.facts != nil,
-                    facts: version.facts.map { report in
-                        // An opaque file's summary is only its format again.
-                        Facts(format: report.format.displayName, summary: report.summary == report.format.displayName ? "" : report.summary,
-                              details: report.detailText.trimmingIndent())
-                    })
-        }
+        models.sorted { $0.key < $1.key }.map { version($0.key, $0.value) }
+    }
+
+    /// How the dashboard shows model version `version` of model `name`.
+    static func version(_ name: String, _ version: DeploymentView.Version) -> Version {
+        Version(model: name, sha256: version.sha256, size: CollectionPage.size(version.size), bytes: version.size < 1000 ? "" : String(version.size),
+                keyID: version.keyID, hasFacts: version.facts != nil,
+                facts: version.facts.map { report in
+                    // An opaque file's summary is only its format again.
+                    Facts(format: report.format.displayName, summary: report.summary == report.format.displayName ? "" : report.summary,
+                          details: report.detailText.trimmingIndent())
+                })
     }
 }
 
