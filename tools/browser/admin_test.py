@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard_test import Failure, Run, check  # noqa: E402
+from dashboard_test import Failure, Run, check, run_story  # noqa: E402
 
 from selenium.webdriver.common.by import By  # noqa: E402
 
@@ -232,27 +232,5 @@ class AdminRun(Run):
         buttons[0].click()
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", default=".build/debug", help="folder with coffer and coffer-server")
-    parser.add_argument("--artifacts", default=".build/browser-artifacts", help="where screenshots and the server log go")
-    run = AdminRun(parser.parse_args())
-    started = time.time()
-    try:
-        run.story()
-    except Exception as failure:  # a check, or the browser itself: either fails the run
-        print(f"FAILED: {type(failure).__name__}: {failure}", file=sys.stderr)
-        for index, driver in enumerate(run.drivers):
-            try:
-                driver.save_screenshot(os.path.join(run.artifacts, f"admin-failure-{index}.png"))
-            except Exception:
-                pass
-        return 1
-    finally:
-        run.close()
-    print(f"admin browser tests passed in {time.time() - started:.0f} s; screenshots in {run.artifacts}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_story(AdminRun, label="admin browser tests", failure_prefix="admin-failure"))

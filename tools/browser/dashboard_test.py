@@ -410,11 +410,13 @@ class Run:
         subprocess.run(["rm", "-rf", self.work])
 
 
-def main():
+def run_story(make_run, label="browser tests", failure_prefix="failure"):
+    """Parses the command line, runs `make_run(arguments).story()`, saves a screenshot of every
+    browser when it fails, and returns the exit status (also used by admin_test.py)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=".build/debug", help="folder with coffer and coffer-server")
     parser.add_argument("--artifacts", default=".build/browser-artifacts", help="where screenshots and the server log go")
-    run = Run(parser.parse_args())
+    run = make_run(parser.parse_args())
     started = time.time()
     try:
         run.story()
@@ -422,15 +424,15 @@ def main():
         print(f"FAILED: {type(failure).__name__}: {failure}", file=sys.stderr)
         for index, driver in enumerate(run.drivers):
             try:
-                driver.save_screenshot(os.path.join(run.artifacts, f"failure-{index}.png"))
+                driver.save_screenshot(os.path.join(run.artifacts, f"{failure_prefix}-{index}.png"))
             except Exception:
                 pass
         return 1
     finally:
         run.close()
-    print(f"browser tests passed in {time.time() - started:.0f} s; screenshots in {run.artifacts}")
+    print(f"{label} passed in {time.time() - started:.0f} s; screenshots in {run.artifacts}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_story(Run))

@@ -20,13 +20,17 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 
     let metrics = ServerMetrics()
     let usage = UsageCounter()
-    app.lifecycle.use(UsageFlushService(counter: usage, interval: configuration.usageFlushInterval))
+    // Usage counts are flushed periodically and at shutdown; what is not flushed stays for the next try.
+    app.lifecycle.use(PeriodicWork(every: configuration.usageFlushInterval, failure: "usage counts not flushed; kept for the next try",
+                                   atShutdown: { db, _ in try await usage.flush(on: db) }) { db, _ in try await usage.flush(on: db) })
     let store = try BlobStore(root: configuration.resolvedBlobDirectory)
     store.removeStaleIncoming()
     if configuration.blobCollectionInterval > 0 {
-        app.lifecycle.use(BlobCollectionService(
-            collector: BlobCollector(store: store, grace: configuration.blobGracePeriod),
-            interval: configuration.blobCollectionInterval))
+        let collector = BlobCollector(store: store, grace: configuration.blobGracePeriod)
+        app.lifecycle.use(PeriodicWork(every: configuration.blobCollectionInterval, failure: "blob collection failed") { db, logger in
+            let removed = try await collector.collect(on: db)
+            if !removed.isEmpty { logger.info("collected \(removed.count) unreferenced blobs") }
+        })
     }
 
     app.middleware = Middlewares()

@@ -25,7 +25,7 @@ enum RulesText {
             guard !condition.isEmpty else { throw DashboardError.invalidForm("\(at) has no condition before “:”.") }
             do {
                 _ = try TargetingCondition(parsing: condition)
-            } catch let error as TargetingError {
+            } catch {
                 throw DashboardError.invalidForm("\(at): \(DashboardErrorMiddleware.sentence(error.reason))")
             }
             var models: [String: String] = [:]

@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// (``count(_:_:)``): no database write per request.
 ///
 /// Counts not yet flushed are lost if the process dies without shutting down (at most one
-/// flush interval's worth); ``UsageFlushService`` flushes periodically and at shutdown.
+/// flush interval's worth); the server flushes it periodically and at shutdown (``PeriodicWork``).
 final class UsageCounter: Sendable {
     /// One counted thing on one day.
     struct Key: Hashable, Sendable {

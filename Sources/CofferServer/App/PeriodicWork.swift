@@ -1,0 +1,57 @@
+import Fluent
+import Vapor
+
+/// Work the server repeats every `interval` while it runs (blob collection, flushing usage
+/// counts), started when the application boots and cancelled when it shuts down; an optional
+/// last run at shutdown, before the database closes. Errors are logged by type only and the work
+/// is tried again at the next interval.
+struct PeriodicWork: LifecycleHandler {
+    /// One run of the work: what to log when it fails.
+    typealias Run = @Sendable (_ db: any Database, _ logger: Logger) async throws -> Void
+
+    let interval: TimeInterval
+    let failure: Logger.Message
+    let run: Run
+    let atShutdown: Run?
+    private let task = TaskBox()
+
+    init(every interval: TimeInterval, failure: Logger.Message, atShutdown: Run? = nil, run: @escaping Run) {
+        self.interval = interval
+        self.failure = failure
+        self.run = run
+        self.atShutdown = atShutdown
+    }
+
+    func didBoot(_ app: Application) throws {
+        let run = self.run, interval = self.interval, failure = self.failure
+        let database = app.db, logger = app.logger
+        task.set(Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(interval))
+                guard !Task.isCancelled else { return }
+                do { try await run(database, logger) } catch {
+                    logger.warning(failure, metadata: ["type": "\(type(of: error))"])
+                }
+            }
+        })
+    }
+
+    func shutdownAsync(_ app: Application) async {
+        task.cancel()
+        guard let atShutdown else { return }
+        do { try await atShutdown(app.db, app.logger) } catch {
+            app.logger.warning(failure, metadata: ["type": "\(type(of: error))", "at": "shutdown"])
+        }
+    }
+
+    func shutdown(_ app: Application) {
+        task.cancel()
+    }
+
+    private final class TaskBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: Task<Void, Never>?
+        func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+        func cancel() { lock.withLock { task?.cancel() } }
+    }
+}
