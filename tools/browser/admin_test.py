@@ -9,7 +9,6 @@ viewer who cannot change anything, and a forged form refused.
 Uses the server, browser and CLI helpers of dashboard_test.py. Screenshots (prefix "admin-")
 go into the artifacts folder, at a laptop's width and a phone's.
 """
-import argparse
 import base64
 import json
 import os
