@@ -323,6 +323,27 @@ struct DashboardTests {
         #expect(try await browser.post("/dashboard/new-team", ["name": "Other"], csrf: "forged").status == 403)
     }
 
+    @Test("a form larger than the server's first read still has its CSRF token found; one over 64 KB is refused in words")
+    func largeForms() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        try await World(server).team("M")
+        let browser = try await Self.ownerBrowser(server)
+        // A collection description of 900 characters, written as percent escapes: about 8 KB of body.
+        let description = String(repeating: "é", count: 900)
+        let made = try await browser.post("/dashboard/teams/M/collections", ["identifier": "big", "description": description, "models": "A"])
+        #expect(made.status == 303, "\(made.html.prefix(300))")
+        #expect(try await browser.get("/dashboard/teams/M/collections/big").html.contains(description))
+        // Before sign-in too (double-submit cookie): a wrong password, not a CSRF refusal.
+        let anonymous = Browser(base: server.base)
+        _ = try await anonymous.get("/dashboard/sign-in")
+        let signIn = try await anonymous.post("/dashboard/sign-in", ["email": Self.ownerEmail, "password": "wrong", "padding": String(repeating: "x", count: 6000)])
+        #expect(signIn.status == 401)
+        let huge = try await browser.post("/dashboard/teams/M/collections", ["identifier": "huge", "description": String(repeating: "y", count: 70_000), "models": "A"])
+        #expect(huge.status == 400 && huge.html.contains("larger than 64 KB"), "\(huge.status)")
+        #expect(try await browser.get("/dashboard/teams/M/collections/huge").status == 404)
+    }
+
     /// A browser that presents `session` as its cookie.
     static func withSession(_ session: String, _ server: TestServer) -> Browser {
         let browser = Browser(base: server.base)

@@ -16,6 +16,9 @@ struct CSRFMiddleware: AsyncMiddleware {
     /// The header that carries the token from the dashboard's script.
     static let header = "X-CSRF-Token"
 
+    /// The largest form body read to find the token (the largest dashboard form, the deployment form, takes 64 KB).
+    static let maximumFormBytes = 64 * 1024
+
     /// Whether the routes behind read streamed multipart forms and check their `csrf` field themselves.
     var streamedForms = false
 
@@ -28,6 +31,13 @@ struct CSRFMiddleware: AsyncMiddleware {
             guard streamedForms, request.headers.contentType?.subType == "form-data" else { throw DashboardError.csrfRefused }
             request.storage[DeferredCSRF.self] = expected
         } else {
+            // A form larger than the first read arrives as a stream that the route would collect
+            // later: collect it here (bounded as the largest dashboard form), or the field is missing.
+            if request.body.data == nil {
+                do { _ = try await request.body.collect(max: Self.maximumFormBytes).get() } catch {
+                    throw DashboardError.invalidForm("This form is larger than \(Self.maximumFormBytes / 1024) KB.")
+                }
+            }
             guard let presented = try? request.content.get(String.self, at: Self.field), Self.matches(presented, expected)
             else { throw DashboardError.csrfRefused }
         }

@@ -22,7 +22,13 @@ final class ManifestService: Sendable {
     let lifetime: TimeInterval
     let publicURL: String?
     let freshness: TimeInterval
-    private let collections = NIOLockedValueBox<[String: CompiledCollection]>([:])
+    private let collections = NIOLockedValueBox<[Key: CompiledCollection]>([:])
+
+    /// A team's collection, as the cache knows it (hashed as is: no text is made per request).
+    private struct Key: Hashable {
+        let teamID: UUID
+        let identifier: String
+    }
 
     init(signer: ManifestSigner, lifetime: TimeInterval, publicURL: String?, freshness: TimeInterval = 1) {
         self.signer = signer
@@ -65,7 +71,8 @@ final class ManifestService: Sendable {
         let now = Date()
         // Past `freshness`, one request re-checks the database while the others keep using this.
         let cached: CompiledCollection? = collections.withLockedValue { cache in
-            cache[key]?.age.admit(now: now, within: freshness) == true ? cache[key] : nil
+            guard let index = cache.index(forKey: key) else { return nil }
+            return cache.values[index].age.admit(now: now, within: freshness) ? cache.values[index] : nil
         }
         guard let cached else { return nil }
         return try answer(cached, key: key, device: device)
@@ -79,7 +86,7 @@ final class ManifestService: Sendable {
     }
 
     /// The device's target, signed once per signing period and kept.
-    private func answer(_ compiled: CompiledCollection, key: String, device: DeviceAttributes) throws -> Answer {
+    private func answer(_ compiled: CompiledCollection, key: Key, device: DeviceAttributes) throws -> Answer {
         let target = compiled.target(for: device)
         let period = signingPeriod
         let index = Int64((Date().timeIntervalSince1970 / period).rounded(.down))
@@ -127,5 +134,5 @@ final class ManifestService: Sendable {
         return compiled
     }
 
-    private static func key(_ teamID: UUID, _ identifier: String) -> String { "\(teamID)|\(identifier)" }
+    private static func key(_ teamID: UUID, _ identifier: String) -> Key { Key(teamID: teamID, identifier: identifier) }
 }
