@@ -1,5 +1,6 @@
 import CofferFormat
 @testable import CofferServer
+import Fluent
 import Foundation
 import Testing
 
@@ -165,6 +166,16 @@ struct DashboardDeploymentTests {
         #expect(try await browser.postMultipart(path, file: nil).html.contains("Choose a sealed model file"))
         #expect(try await browser.postRaw(path, body: good, contentType: "text/plain", headers: ["X-CSRF-Token": browser.csrf]).status == 415)
         #expect(try await Self.scriptUpload(browser, model: "NoSuchModel", good).status == 404)
+
+        // Sealed with another team's key: refused, not recorded as an upload, its lease released.
+        try await flowers.world.team("Other")
+        let otherKey = try await flowers.world.key(in: "Other")
+        let foreign = Data(try SealedModel.seal(Array("other team's model".utf8), name: "x", using: .modelKey(otherKey)))
+        let refused = try await Self.scriptUpload(browser, model: "FlowerClassifier", foreign)
+        #expect(refused.status == 422, "\(refused.text)")
+        let audited = try await AuditRecord.query(on: server.app.db).filter(\.$target == foreign.sha256Hex).count()
+        #expect(audited == 0, "a refused upload is not in the audit log")
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).filter(\.$blobID == foreign.sha256Hex).count() == 0)
 
         // Too big: refused from its Content-Length, before a byte is read.
         let big = Data(count: 64 * 1024 + 1)

@@ -154,17 +154,30 @@ struct ModelUploadPage: RouteCollection {
     }
 
     /// Registers the blob and the collection's model version of it (reused when it exists).
+    ///
+    /// The upload is audited only once the version exists: a container the version checks refuse
+    /// (a passphrase container, another team's or a revoked key) is not recorded as uploaded; its
+    /// lease is released, so blob collection removes it after the grace period.
     private func keep(_ address: String, size: Int64, model: String, team: TeamRecord, collection: CollectionRecord, req: Request) async throws -> Uploaded {
-        let known = try await BlobRecord.find(address, on: req.db) != nil
-        try await BlobController.register(address, size: size, team: team, on: req.db)
-        if !known {
-            try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
+        do {
+            let known = try await BlobRecord.find(address, on: req.db) != nil
+            try await BlobController.register(address, size: size, team: team, on: req.db)
+            let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
+            let id = try await versions.resolve([model: address])[model]!
+            guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }
+            if !known {
+                try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
+            }
+            await releaseLease(req)
+            return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
+        } catch {
+            await releaseLease(req)
+            throw error
         }
-        let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
-        let id = try await versions.resolve([model: address])[model]!
-        guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }
+    }
+
+    private func releaseLease(_ req: Request) async {
         if let lease = req.storage[HeldLease.self] { try? await lease.delete(on: req.db) }
-        return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
     }
 }
 
