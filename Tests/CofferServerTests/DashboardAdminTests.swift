@@ -69,12 +69,21 @@ struct DashboardAdminTests {
         #expect(page.html.contains("Flower App") && page.html.contains(id))
         #expect(!page.html.contains(credential), "the credential is shown again")
 
+        _ = try await browser.get("/dashboard/teams/T/apps")
+        let beforeRotate = browser.csrf
         let rotated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:])
         #expect(rotated.status == 200)
         let fresh = try #require(Self.field("shown-credential", in: rotated.html))
         #expect(fresh != credential)
         #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 403)
         #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 200)
+        // A reload of the rotation (the same form, its token now used) is refused and keeps the credential just shown.
+        let repeated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:], csrf: beforeRotate)
+        #expect(repeated.status == 403 && repeated.html.contains("already sent"))
+        #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 200)
+        let twice = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App 2", "platform": "ios", "bundleID": ""], csrf: beforeRotate)
+        #expect(twice.status == 403)
+        #expect(!(try await browser.get("/dashboard/teams/T/apps").html.contains("Flower App 2")))
 
         let wrong = try await browser.post("/dashboard/teams/T/apps", ["name": "Other", "platform": "amiga"])
         #expect(wrong.status == 400)

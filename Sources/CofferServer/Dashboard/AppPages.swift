@@ -66,6 +66,7 @@ struct AppPages: RouteCollection {
         do {
             let body = AppController.CreateApp(name: form.name, platform: form.platform, bundleID: form.bundleID.isEmpty ? nil : form.bundleID)
             let app = try await AppController.register(body, in: team, actor: try req.user().name, on: req.db)
+            try await req.renewCSRF()
             return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: Self.shown(app, heading: "\(app.name) is registered"), error: nil)
         } catch let error as APIError where error.status != .forbidden {
             return try await page(req, form: form, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
@@ -80,6 +81,7 @@ struct AppPages: RouteCollection {
             return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: nil,
                                   error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
+        try await req.renewCSRF()
         return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""),
                               shown: Self.shown(app, heading: "New credential for \(app.name)"), error: nil)
     }

@@ -39,7 +39,7 @@ struct DashboardErrorMiddleware: AsyncMiddleware {
             switch error {
             case .csrfRefused:
                 return (.forbidden, "This form was refused",
-                        "The form did not carry this dashboard's security token: it may be old, or it came from another site. Go back, reload the page and try again.")
+                        "The form did not carry this dashboard's current security token: it was already sent (a form that shows a secret works once), the page is old, or it came from another site. Nothing was changed. Reload the page and try again.")
             case .invalidForm(let reason):
                 return (.badRequest, "The form needs a correction", reason)
             case .signInRequired:

@@ -61,6 +61,7 @@ struct MemberPages: RouteCollection {
         do {
             let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name, on: req.db)
             let shown = member.token.map { Shown(name: member.name, token: $0) }
+            if shown != nil { try await req.renewCSRF() }
             let notice = shown == nil ? "\(member.name) is now \(Self.article(role)) \(role.rawValue) of \(team.name)." : nil
             return try await page(req, name: "", role: Role.developer.rawValue, shown: shown, notice: notice, error: nil)
         } catch let error as APIError where error.status != .forbidden {

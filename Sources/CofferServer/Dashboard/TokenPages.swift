@@ -41,6 +41,7 @@ struct TokenPages: RouteCollection {
         let name = try FormFields(request: req).text("name", label: "The token name", limit: 100)
         do {
             let created = try await TokenController.create(name: name, for: user, on: req.db)
+            try await req.renewCSRF()
             return try await page(req, name: "", shown: Shown(name: created.name, token: created.token), error: nil)
         } catch let error as APIError where error.status != .forbidden {
             return try await page(req, name: name, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
