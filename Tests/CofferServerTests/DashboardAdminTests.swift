@@ -44,6 +44,11 @@ struct DashboardAdminTests {
         #expect(bad.html.contains("key name must be") || bad.html.contains("Key name must be"))
         #expect(bad.html.contains("&lt;b&gt;no&lt;/b&gt;") && !bad.html.contains("<b>no</b>"))
 
+        // Through another team's page (the owner is in both), the key is not found and stays.
+        try await flowers.world.team("Other")
+        #expect(try await browser.post("/dashboard/teams/Other/keys/\(key.id)/revoke", [:]).status == 404)
+        let stillLive = try await flowers.admin.call("GET", "/v1/teams/T/keys")
+        #expect(!(stillLive.array.first { $0["id"] as? String == key.id }?["revokedAt"] is String))
         let revoke = try await browser.post("/dashboard/teams/T/keys/\(key.id)/revoke", [:])
         #expect(revoke.status == 303)
         #expect(revoke.location == "/dashboard/teams/T/keys")

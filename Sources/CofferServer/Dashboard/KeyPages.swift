@@ -1,4 +1,5 @@
 import CofferFormat
+import Fluent
 import Vapor
 
 /// `/dashboard/teams/TEAM/keys`: the team's model keys, creating one, revoking one.
@@ -56,6 +57,11 @@ struct KeyPages: RouteCollection {
 
     func revoke(req: Request) async throws -> Response {
         let team = try req.parameters.require("team")
+        // The API's revoke finds a key by ID in any team; here it must be a key of the page's team.
+        let (record, _) = try await req.team(requiring: .developer)
+        guard let id = req.parameters.get("key"),
+              try await KeyRecord.query(on: req.db).filter(\.$id == id).filter(\.$team.$id == record.requireID()).first() != nil
+        else { throw APIError.notFound("key") }
         _ = try await keys.revoke(req: req)
         return req.seeOther(TeamTabs.path(team, "keys"))
     }
