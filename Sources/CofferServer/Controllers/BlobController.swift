@@ -78,15 +78,7 @@ struct BlobController: Sendable {
     /// Streams the body to `path`, hashing and checking it on the way.
     private func receive(_ req: Request, into path: String, size: Int64, address: String) async throws {
         var intake = BlobIntake(size: size)
-        try await FileSystem.shared.withFileHandle(
-            forWritingAt: FilePath(path), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
-        ) { handle in
-            for try await chunk in req.body {
-                let offset = intake.received
-                try intake.accept(chunk)
-                try await handle.write(contentsOf: chunk, toAbsoluteOffset: offset)
-            }
-        }
+        try await intake.receive(req.body, into: path)
         guard try intake.finish() == address else {
             throw APIError(.unprocessableEntity, "digest_mismatch", "the body's SHA-256 differs from the address it was sent to")
         }

@@ -99,13 +99,7 @@ struct ModelUploadPage: RouteCollection {
         var intake = BlobIntake(size: length)
         let incoming = store.incomingPath()
         do {
-            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(incoming), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { handle in
-                for try await chunk in req.body {
-                    let offset = intake.received
-                    try intake.accept(chunk)
-                    try await handle.write(contentsOf: chunk, toAbsoluteOffset: offset)
-                }
-            }
+            try await intake.receive(req.body, into: incoming)
             let address = try intake.finish()
             try await publish(incoming, as: address, size: intake.received, req: req)
             return (address, intake.received)
@@ -124,15 +118,7 @@ struct ModelUploadPage: RouteCollection {
         var intake = BlobIntake(atMost: maximumSize)
         let incoming = store.incomingPath()
         do {
-            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(incoming), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { handle in
-                for try await chunk in req.body {
-                    for piece in try form.feed(chunk) {
-                        let offset = intake.received
-                        try intake.accept(piece)
-                        try await handle.write(contentsOf: piece, toAbsoluteOffset: offset)
-                    }
-                }
-            }
+            try await intake.receive(req.body, into: incoming) { try form.feed($0) }
             try form.finish()
             let address = try intake.finish()
             try await publish(incoming, as: address, size: intake.received, req: req)
