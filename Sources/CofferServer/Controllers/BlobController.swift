@@ -42,7 +42,7 @@ struct BlobController: Sendable {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
         // The lease comes before looking for the file: blob collection never removes a leased blob.
-        let lease = UploadLeaseRecord(blobID: address, expiresAt: Date().addingTimeInterval(3600))
+        let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         do {
             let response = try await save(req, address: address, size: size, team: team)

@@ -133,7 +133,7 @@ struct ModelUploadPage: RouteCollection {
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
     private func publish(_ incoming: String, as address: String, size: Int64, req: Request) async throws {
-        let lease = UploadLeaseRecord(blobID: address, expiresAt: Date().addingTimeInterval(3600))
+        let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease
         try store.publish(incoming, as: address)

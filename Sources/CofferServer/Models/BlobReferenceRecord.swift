@@ -34,4 +34,9 @@ final class UploadLeaseRecord: Model, @unchecked Sendable {
         self.blobID = blobID
         self.expiresAt = expiresAt
     }
+
+    /// The lease an upload takes for its blob: an hour, longer than any upload should take.
+    static func forUpload(of blobID: String) -> UploadLeaseRecord {
+        UploadLeaseRecord(blobID: blobID, expiresAt: Date().addingTimeInterval(3600))
+    }
 }
