@@ -146,7 +146,14 @@ struct DashboardAdminTests {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let (_, browser) = try await Self.owner(server)
-        let made = try await browser.post("/dashboard/tokens", ["name": "ci-release"])
+        // Not without the current password: a stolen session cookie alone makes no lasting token.
+        let bare = try await browser.post("/dashboard/tokens", ["name": "stolen"])
+        #expect(bare.status == 400)
+        let wrong = try await browser.post("/dashboard/tokens", ["name": "stolen", "password": "not the password"])
+        #expect(wrong.status == 400)
+        #expect(wrong.html.contains("The current password is not right."))
+        #expect(Self.field("shown-token", in: wrong.html) == nil)
+        let made = try await browser.post("/dashboard/tokens", ["name": "ci-release", "password": DashboardTests.password])
         #expect(made.status == 200)
         let token = try #require(Self.field("shown-token", in: made.html))
         let api = HTTP(base: server.base, token: token)
@@ -156,9 +163,29 @@ struct DashboardAdminTests {
         let page = try await browser.get("/dashboard/tokens")
         #expect(page.html.contains("ci-release") && !page.html.contains(token))
         #expect(page.html.contains(String(token.prefix(10))))
-        #expect(try await browser.post("/dashboard/tokens", ["name": ""]).status == 400)
+        #expect(try await browser.post("/dashboard/tokens", ["name": "", "password": DashboardTests.password]).status == 400)
+        // The refused attempts made nothing.
+        let names = try await api.call("GET", "/v1/tokens").array.compactMap { $0["name"] as? String }
+        #expect(names.contains("ci-release") && !names.contains("stolen") && !names.contains(""))
         #expect(try await browser.post("/dashboard/tokens/\(id.lowercased())/revoke", [:]).status == 303)
         #expect(try await api.call("GET", "/v1/tokens").status == 401)
+    }
+
+    @Test("guesses of the current password share one budget across the token and password forms")
+    func passwordGuessBudget() async throws {
+        let server = try await TestServer.start { $0.signInAttemptsPerMinute = 2 }
+        defer { Task { try? await server.stop() } }
+        let browser = try await DashboardTests.ownerBrowser(server)
+        for _ in 0..<2 {
+            #expect(try await browser.post("/dashboard/tokens", ["name": "guess", "password": "a guess"]).status == 400)
+        }
+        // The third guess, on the other form, is over the limit before the password is even checked.
+        let limited = try await browser.post("/dashboard/account/password", ["current": DashboardTests.password, "password": "a new password long enough"])
+        #expect(limited.status == 429)
+        #expect(limited.html.contains("Too many attempts."))
+        let token = try await browser.post("/dashboard/tokens", ["name": "late", "password": DashboardTests.password])
+        #expect(token.status == 429)
+        #expect(Self.field("shown-token", in: token.html) == nil)
     }
 
     @Test("a viewer sees keys, apps, members and activity but gets no change forms, and changes are refused")
@@ -187,9 +214,9 @@ struct DashboardAdminTests {
         #expect(try await flowers.admin.call("GET", "/v1/teams/T/apps").array.allSatisfy { $0["revokedAt"] == nil || $0["revokedAt"] is NSNull })
         #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.first { $0["name"] as? String == "vera" }?["role"] as? String == "viewer")
         // A viewer's own tokens are theirs to manage.
-        #expect(try await viewer.post("/dashboard/tokens", ["name": "vera-laptop"]).status == 200)
+        #expect(try await viewer.post("/dashboard/tokens", ["name": "vera-laptop", "password": DashboardTests.password]).status == 200)
         // A forged form without the session's token is refused.
-        #expect(try await viewer.post("/dashboard/tokens", ["name": "forged"], csrf: .some(nil)).status == 403)
+        #expect(try await viewer.post("/dashboard/tokens", ["name": "forged", "password": DashboardTests.password], csrf: .some(nil)).status == 403)
     }
 
     @Test("the activity log filters and pages; the charts count downloads (from byte 0) and key deliveries; device input is escaped")

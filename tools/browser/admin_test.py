@@ -139,7 +139,11 @@ class AdminRun(Run):
 
         print("API tokens", flush=True)
         self.click(owner, owner.find_element(By.LINK_TEXT, "API tokens"))
-        self.fill(owner, {"name": "ci-release"})
+        self.fill(owner, {"name": "ci-release", "password": "not my password"})
+        self.submit(owner, "Create token")
+        check("The current password is not right." in self.text(owner), "a token needs the current password")
+        check(not owner.find_elements(By.ID, "shown-token"), "no token without the current password")
+        self.fill(owner, {"name": "ci-release", "password": OWNER_PASSWORD})
         self.submit(owner, "Create token")
         token = self.value(owner, "shown-token")
         check(self.api("/v1/tokens", token) == 200, "the new API token works")

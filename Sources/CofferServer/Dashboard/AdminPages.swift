@@ -1,7 +1,7 @@
 import Vapor
 
-/// The team-administration half of the dashboard: keys, apps, members, the signed-in member's
-/// API tokens, and the activity log with its charts. Each page runs the API's own code for its
+/// The team-administration half of the dashboard: keys, apps, members, and the activity log with
+/// its charts (the signed-in member's API tokens are ``TokenPages``, registered beside the account page). Each page runs the API's own code for its
 /// changes (the controllers' handlers or the functions they share with them), so the rules and
 /// the audit entries are the API's.
 struct AdminPages: RouteCollection {
@@ -13,7 +13,6 @@ struct AdminPages: RouteCollection {
         try routes.register(collection: KeyPages(keys: keys))
         try routes.register(collection: AppPages(apps: apps))
         try routes.register(collection: MemberPages())
-        try routes.register(collection: TokenPages())
         try routes.register(collection: ActivityPage(usage: usage))
     }
 }

@@ -12,8 +12,8 @@ struct PasswordPage: RouteCollection {
         let error: String?
     }
 
-    /// Limits guesses of the current password from a stolen session.
-    let attempts: RateLimiter
+    /// Asks for the current password, with guesses from a stolen session limited.
+    let check: PasswordCheck
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "account", use: show)
@@ -29,12 +29,10 @@ struct PasswordPage: RouteCollection {
         let fields = FormFields(request: req)
         let current = try fields.raw("current", label: "The current password", limit: 200)
         let replacement = try fields.raw("password", label: "The new password", limit: 200)
-        if let wait = attempts.acquire("password:\(session.userID)") {
-            return try await page(req, changed: false, error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
+        if let refusal = try await check.refusal(req, password: current) {
+            return try await page(req, changed: false, error: refusal.sentence, status: refusal.status)
         }
-        guard let user = try await UserRecord.find(session.userID, on: req.db), let hash = user.passwordHash,
-              try await req.password.async.verify(current, created: hash).get()
-        else { return try await page(req, changed: false, error: "The current password is not right.", status: .badRequest) }
+        guard let user = try await UserRecord.find(session.userID, on: req.db) else { throw Abort(.unauthorized) }
         do {
             user.passwordHash = try await req.password.async.hash(Credentials.password(replacement)).get()
         } catch DashboardError.invalidForm(let reason) {

@@ -3,6 +3,9 @@ import Vapor
 /// `/dashboard/tokens`: the signed-in member's own API tokens (for the CLI and CI): list, create
 /// (the value shown once, in the page that answers the form), revoke. The API's code
 /// (``TokenController``) does the work.
+///
+/// Creating a token asks for the member's current password: a token outlives the session, so a
+/// stolen session cookie alone must not be able to turn itself into lasting access.
 struct TokenPages: RouteCollection {
     struct Row: Encodable, Sendable {
         let name: String
@@ -25,6 +28,9 @@ struct TokenPages: RouteCollection {
         let error: String?
     }
 
+    /// Asks for the current password before a token is made.
+    let check: PasswordCheck
+
     func boot(routes: any RoutesBuilder) throws {
         let tokens = routes.grouped("dashboard", "tokens")
         tokens.get(use: show)
@@ -38,7 +44,12 @@ struct TokenPages: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let user = try req.user()
-        let name = try FormFields(request: req).text("name", label: "The token name", limit: 100)
+        let fields = FormFields(request: req)
+        let name = try fields.text("name", label: "The token name", limit: 100)
+        let password = try fields.raw("password", label: "Your current password", limit: 200)
+        if let refusal = try await check.refusal(req, password: password) {
+            return try await page(req, name: name, shown: nil, error: refusal.sentence, status: refusal.status)
+        }
         do {
             let created = try await TokenController.create(name: name, for: user, on: req.db)
             try await req.renewCSRF()
