@@ -67,6 +67,48 @@ struct SDKTests {
         #expect(try await fresh.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
     }
 
+    @Test("failed updates are announced on updateFailures with their cause, in the background too; the cache keeps serving")
+    func updateFailures() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("failing-cache")
+        _ = try await CofferClient(configuration: fleet.configuration(cache)).beginAccessing(identifier: "FlowerModels")
+
+        // A background check the server refuses: the access serves the cache at once, and the
+        // cause arrives on the stream instead of vanishing.
+        var refused = try fleet.configuration(cache, policy: .useCachedAndUpdateInBackground)
+        refused.credential = "not-the-app-credential"
+        let client = try CofferClient(configuration: refused)
+        let failures = client.updateFailures(identifier: "FlowerModels")
+        let served = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(served.origin == .cache(staleBecause: nil))
+        let cause = try await SDKFleet.within(600) {
+            var iterator = failures.makeAsyncIterator()
+            return await iterator.next()
+        }
+        guard case .server(let status, let code, _)? = cause else {
+            Issue.record("expected the server's refusal, got \(String(describing: cause))")
+            return
+        }
+        #expect(status == 401 && code == "invalid_credential")
+        #expect(!"\(cause!)".contains("not-the-app-credential"), "the cause names the credential")
+
+        // A waiting access to an unreachable server: the cache, stale, and the same cause announced.
+        let dead = try CofferClient(configuration: fleet.configuration(cache, server: "http://127.0.0.1:\(try AdminServer.freePort())"))
+        let offline = dead.updateFailures(identifier: "FlowerModels")
+        let stale = try await dead.beginAccessing(identifier: "FlowerModels")
+        let announced = try await SDKFleet.within(600) {
+            var iterator = offline.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(stale.origin == .cache(staleBecause: announced))
+        guard case .offline? = announced else {
+            Issue.record("expected offline, got \(String(describing: announced))")
+            return
+        }
+    }
+
     @Test("offline: bundled models with nothing cached, the cache once there is one; the next check replaces the bundled models")
     func offline() async throws {
         guard let fleet = try SDKFleet() else { return }

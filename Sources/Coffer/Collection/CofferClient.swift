@@ -19,7 +19,8 @@ public final class CofferClient: Sendable {
     public let configuration: CofferConfiguration
     let api: DeviceAPI
     let hub = CollectionHub()
-    let listeners = UpdateListeners()
+    let listeners = Listeners<ModelCollection>()
+    let failureListeners = Listeners<UnavailableCause>()
     let keys: ModelKeys
 
     /// A client for `configuration`; refuses a configuration that cannot work.
@@ -116,6 +117,19 @@ public final class CofferClient: Sendable {
         listeners.stream(identifier)
     }
 
+    /// Why updates of `identifier` fail from now on, one cause per failed update — above all the
+    /// background updates of ``UpdatePolicy/useCachedAndUpdateInBackground``, which otherwise show
+    /// only as the cache being served. An update the caller cancelled is not a failure.
+    ///
+    /// ```swift
+    /// for await cause in client.updateFailures(identifier: "FlowerModels") {
+    ///     if case .server(401, _, _) = cause { … }   // the app's credential was revoked
+    /// }
+    /// ```
+    public func updateFailures(identifier: String) -> AsyncStream<UnavailableCause> {
+        failureListeners.stream(identifier)
+    }
+
     /// The cached collection without any request, or nil when nothing usable is cached.
     public func cachedCollection(identifier: String) throws -> ModelCollection? {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier)
@@ -141,8 +155,17 @@ public final class CofferClient: Sendable {
         }
     }
 
-    /// One update, announced to listeners when it switched the collection.
+    /// One update, announced to listeners when it switched the collection or failed.
     private func update(_ cache: CollectionCache, progress: DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome {
+        do {
+            return try await updateOnce(cache, progress: progress)
+        } catch {
+            if error.cause != .cancelled { failureListeners.announce(error.cause, to: cache.identifier) }
+            throw error
+        }
+    }
+
+    private func updateOnce(_ cache: CollectionCache, progress: DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome {
         let deviceID: String
         do {
             deviceID = try keys.deviceID()
@@ -154,7 +177,7 @@ public final class CofferClient: Sendable {
                                         inUse: { await hub.models(inUseBy: cache.identifier) })
         let outcome = try await updater.run(progress: progress)
         if case .updated(let state) = outcome {
-            listeners.announce(collection(state, cache: cache, origin: .server))
+            listeners.announce(collection(state, cache: cache, origin: .server), to: cache.identifier)
         }
         return outcome
     }

@@ -64,4 +64,11 @@ public struct ModelCollection: Sendable {
         guard let client = try? CofferClient.shared else { return AsyncStream { $0.finish() } }
         return client.updates(identifier: identifier)
     }
+
+    /// Why updates of `identifier` fail from now on, through ``CofferClient/shared`` (see
+    /// ``CofferClient/updateFailures(identifier:)``).
+    public static func updateFailures(identifier: String) -> AsyncStream<UnavailableCause> {
+        guard let client = try? CofferClient.shared else { return AsyncStream { $0.finish() } }
+        return client.updateFailures(identifier: identifier)
+    }
 }
