@@ -94,6 +94,9 @@ struct KeyDeliveryTests {
         let text = String(decoding: metrics.body, as: UTF8.self)
         #expect(text.contains("coffer_key_deliveries_total{outcome=\"delivered\"} 4"))
         #expect(text.contains("coffer_key_deliveries_total{outcome=\"rate_limited\"} 1"))
+        #expect(text.contains("# HELP coffer_key_deliveries_total Key delivery requests by outcome"))
+        #expect(text.contains("# TYPE coffer_http_requests_total counter"))
+        #expect(text.contains("coffer_http_requests_total{method=\"DELETE\",status=\"204\"} 2"))
     }
 
     @Test("model keys rest encrypted under the master key, which never enters the database")

@@ -9,22 +9,23 @@ final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
     func request(method: String, status: UInt) {
-        registry.makeCounter(name: "coffer_http_requests_total", labels: [("method", method), ("status", "\(status)")],
-                             help: "HTTP requests by method and status").increment()
+        registry.makeCounter(descriptor: Self.counter("http_requests", help: "HTTP requests by method and status"),
+                             labels: [("method", method), ("status", "\(status)")]).increment()
     }
 
     func keyDeliveries(outcome: String) {
-        registry.makeCounter(name: "coffer_key_deliveries_total", labels: [("outcome", outcome)],
-                             help: "Key delivery requests by outcome").increment()
+        registry.makeCounter(descriptor: Self.counter("key_deliveries", help: "Key delivery requests by outcome"),
+                             labels: [("outcome", outcome)]).increment()
     }
 
     /// Made once: the manifest endpoint is the hottest path and counts every answer.
     private let manifestCounters: (ok: Counter, notModified: Counter)
 
     init() {
+        let manifests = Self.counter("manifests", help: "Manifests answered (200 with a body or 304)")
         manifestCounters = (
-            registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "200")], help: "Manifests answered (200 with a body or 304)"),
-            registry.makeCounter(name: "coffer_manifests_total", labels: [("status", "304")], help: "Manifests answered (200 with a body or 304)"))
+            registry.makeCounter(descriptor: manifests, labels: [("status", "200")]),
+            registry.makeCounter(descriptor: manifests, labels: [("status", "304")]))
     }
 
     func manifests(status: UInt) {
@@ -32,7 +33,12 @@ final class ServerMetrics: Sendable {
     }
 
     func bytesServed(_ count: Int) {
-        registry.makeCounter(name: "coffer_blob_bytes_served_total", help: "Blob bytes sent to clients").increment(by: Int64(count))
+        registry.makeCounter(descriptor: Self.counter("blob_bytes_served", help: "Blob bytes sent to clients")).increment(by: Int64(count))
+    }
+
+    /// `coffer_NAME_total`, with its help line.
+    private static func counter(_ name: String, help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "coffer", metricName: name, unitName: "total", helpText: help)
     }
 
     func render() -> String {
