@@ -10,6 +10,8 @@ final class Browser: @unchecked Sendable {
     private(set) var cookies: [String: String] = [:]
     /// The `csrf` field of the last page that had one.
     private(set) var csrf = ""
+    /// Sent with every request (e.g. `X-Forwarded-For`, as a proxy in front would add it).
+    var headers: [String: String] = [:]
     private let session: URLSession
 
     init(base: URL) {
@@ -97,7 +99,7 @@ final class Browser: @unchecked Sendable {
             request.httpBody = body
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { $1 }) { request.setValue(value, forHTTPHeaderField: name) }
         let cookieHeader = cookies.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         if !cookieHeader.isEmpty { request.setValue(cookieHeader, forHTTPHeaderField: "Cookie") }
         let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in

@@ -50,6 +50,11 @@ public struct ServerConfiguration: Sendable {
     public var sessionLifetime: TimeInterval = 12 * 3600
     /// Dashboard sign-in attempts allowed per client address, and per email address, per minute.
     public var signInAttemptsPerMinute = 10
+    /// The reverse proxies and load balancers in front of the server whose `X-Forwarded-For` is
+    /// believed (COFFER_TRUSTED_PROXIES: addresses or CIDR ranges, comma-separated). Without
+    /// them every client behind a proxy has the proxy's address, and shares its sign-in limit.
+    /// A malformed entry stops the server from starting. Default: none.
+    public var trustedProxies: String?
     /// How often each instance adds its in-memory download and key-delivery counts to the
     /// database (COFFER_USAGE_FLUSH_SECONDS; default 60). They are also flushed at shutdown.
     public var usageFlushInterval: TimeInterval = 60
@@ -100,6 +105,7 @@ public struct ServerConfiguration: Sendable {
         }
         if let value = environment["COFFER_SECURE_COOKIES"], !value.isEmpty { configuration.secureCookies = ["1", "true", "yes"].contains(value.lowercased()) }
         if let value = environment["COFFER_USAGE_FLUSH_SECONDS"].flatMap(Double.init), value > 0 { configuration.usageFlushInterval = value }
+        if let value = environment["COFFER_TRUSTED_PROXIES"], !value.isEmpty { configuration.trustedProxies = value }
         if let value = environment["COFFER_SESSION_HOURS"].flatMap(Double.init), value > 0 { configuration.sessionLifetime = value * 3600 }
         return configuration
     }

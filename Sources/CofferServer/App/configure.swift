@@ -9,6 +9,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
     app.routes.defaultMaxBodySize = "1mb"
+    // Before anything else: a malformed list must stop the start, not quietly trust nobody.
+    app.trustedProxies = try configuration.trustedProxies.map { try TrustedProxies(parsing: $0) } ?? .none
     RefusedMultipart.install()  // MultipartKit 4.7.1 crashes on some bodies: see RefusedMultipart
 
     try await configureDatabase(app, configuration)

@@ -8,7 +8,7 @@ import Vapor
 /// - `/dashboard/welcome`: a member whose account has no password yet proves who they are with
 ///   one of their API tokens (the one `coffer member add` printed) and chooses email and password.
 /// - `/dashboard/sign-in`: one generic error for an unknown address and a wrong password; rate
-///   limited per client address and per email address.
+///   limited per client address (behind trusted proxies, the forwarded one) and per email address.
 struct AccountPages: RouteCollection {
     struct FormPage: Encodable, Sendable {
         let chrome: Chrome
@@ -156,8 +156,7 @@ struct AccountPages: RouteCollection {
     /// Counts an attempt from this client address (and for this email address); the seconds to
     /// wait when over the limit.
     private func limited(_ req: Request, email: String) -> Int? {
-        let address = req.remoteAddress?.ipAddress ?? "unknown"
-        if let wait = attempts.acquire("ip:" + address) { return wait }
+        if let wait = attempts.acquire("ip:" + req.clientAddress) { return wait }
         if !email.isEmpty, let wait = attempts.acquire("email:" + email) { return wait }
         return nil
     }
