@@ -30,6 +30,7 @@ extension AuthorizationMatrixTests {
     static let dashboardRoutes: [DashboardRoute] = [
         DashboardRoute(method: "GET", path: "/dashboard/assets/dashboard.css", access: .everyone, success: 200) { _ in ("/dashboard/assets/dashboard.css", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/assets/upload.js", access: .everyone, success: 200) { _ in ("/dashboard/assets/upload.js", nil) },
+        DashboardRoute(method: "GET", path: "/dashboard/**", access: .everyone, success: 404) { _ in ("/dashboard/no/such/page", nil) },
         DashboardRoute(method: "GET", path: "/dashboard/sign-in", access: .everyone, success: 200, signedIn: 303) { _ in ("/dashboard/sign-in", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/sign-in", access: .everyone, success: 401) { _ in
             ("/dashboard/sign-in", ["email": "owner@example.com", "password": "not the right password"])

@@ -112,6 +112,24 @@ struct DashboardTests {
         #expect(try await Browser(base: server.base).signIn(Self.ownerEmail, "a brand new password").status == 303)
     }
 
+    @Test("an unknown dashboard address is the dashboard's Not found page; the API's stay JSON")
+    func unknownPages() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let browser = try await Self.ownerBrowser(server)
+        for path in ["/dashboard/no-such-page", "/dashboard/teams/T/no-such-tab/deeper", "/dashboard/assets/missing.js"] {
+            let reply = try await browser.get(path)
+            #expect(reply.status == 404, "\(path)")
+            #expect(reply.header("Content-Type")?.hasPrefix("text/html") == true, "\(path)")
+            #expect(reply.html.contains("There is no such page."), "\(path)")
+        }
+        #expect(try await Browser(base: server.base).get("/dashboard/no-such-page").status == 404)
+        #expect(try await browser.get("/dashboard/assets/dashboard.css").status == 200)
+        let api = try await browser.get("/v1/no-such-route")
+        #expect(api.status == 404)
+        #expect(api.header("Content-Type")?.hasPrefix("application/json") == true)
+    }
+
     @Test("sign-in attempts are limited per client address")
     func rateLimit() async throws {
         let server = try await TestServer.start { $0.signInAttemptsPerMinute = 4 }

@@ -51,6 +51,9 @@ enum Dashboard {
         try pages.register(collection: ModelPageRoute())
         try pages.register(collection: DeploymentForms(deployments: deployments, maximumSize: configuration.maximumBlobSize))
         try pages.register(collection: DeploymentPageRoute(store: store))
+        // Any other dashboard address a browser opens gets the dashboard's own "Not found" page,
+        // not the API's JSON error (more specific routes always win over this one).
+        pages.get("dashboard", "**") { _ -> Response in throw Abort(.notFound) }
         let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
                                   CSRFMiddleware(streamedForms: true))
         try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize))
