@@ -220,6 +220,44 @@ struct SDKTests {
         #expect(!(log + check).contains { $0.path.contains(fleet.flowers.credential) })
     }
 
+    @Test("a host that ignores Range and cuts the whole file short below the resume point fails cleanly; the next access completes")
+    func rangeIgnoredAndCut() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("summer", classifier: "classifier-large")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        // The first model request is cut after 60 000 bytes, so the retry resumes there with
+        // Range. From then on Range is dropped: the whole file comes back as 200, cut after
+        // 20 000 bytes, below the resume point — the download starts over and ends short of it.
+        let requests = Counter(), answers = Counter()
+        proxy.setRequestRule { method, path in
+            method == "GET" && path.hasPrefix("/v1/blobs/") && requests.next() > 0 ? ["range"] : []
+        }
+        proxy.setRule { method, path, _, _, _ in
+            guard method == "GET", path.hasPrefix("/v1/blobs/") else { return .forward }
+            return answers.next() == 0 ? .cut(after: 60_000) : .cut(after: 20_000)
+        }
+        let cache = fleet.folder("range-cache")
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, retries: 3))
+        await #expect {
+            _ = try await client.beginAccessing(identifier: "FlowerModels")
+        } throws: { error in
+            // URLSession reports the short body as a lost connection.
+            guard case .collectionUnavailable(_, .offline) = error as? CofferError else { return false }
+            return true
+        }
+        let log = proxy.takeLog().filter { $0.path.hasPrefix("/v1/blobs/") }
+        #expect(log.count >= 2 && log.dropFirst().allSatisfy { $0.status == 200 }, "\(log.map(\.status))")
+        #expect(SDKFleet.names(cache, "blobs").isEmpty)
+
+        proxy.setRequestRule { _, _ in [] }
+        proxy.setRule { _, _, _, _, _ in .forward }
+        let collection = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(collection.origin == .server)
+        #expect(try await collection.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+    }
+
     @Test("the Progress counts the bytes to download, and cancelling it ends the wait at once; the next access downloads")
     func progressAndCancel() async throws {
         guard let fleet = try SDKFleet() else { return }
@@ -333,6 +371,20 @@ struct SDKTests {
         #expect(older.origin.isStale { if case .manifestRefused(let reason) = $0 { return reason.contains("older") } else { return false } },
                 "\(older.origin)")
         #expect(older.sequence == 2)
+        // Still refused when a model of the cached collection has gone from the cache (a cleaner,
+        // a damaged disk): the verified sequence stays the floor.
+        let largeBlob = cache.path + "/collections/FlowerModels/blobs/" + fleet.flowers.sha["classifier-large"]! + ".coffer"
+        try FileManager.default.removeItem(atPath: largeBlob)
+        await #expect {
+            _ = try await client.beginAccessing(identifier: "FlowerModels")
+        } throws: { error in
+            guard case .collectionUnavailable(_, .manifestRefused(let reason)) = error as? CofferError else { return false }
+            return reason.contains("older")
+        }
+        #expect(!FileManager.default.fileExists(atPath: largeBlob))
+        proxy.setRule { _, _, _, _, _ in .forward }
+        #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 2)
+        #expect(FileManager.default.fileExists(atPath: largeBlob))
 
         // Expired: the recorded sequence-2 manifest, replayed after its expiry.
         let expiry = try #require(older.expiresAt)
@@ -343,6 +395,15 @@ struct SDKTests {
                 "\(expired.origin)")
         #expect(expired.sequence == 2)
         #expect(try await expired.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+
+        // A forged 304 to a request that named no ETag (the cached manifest is past its expiry, so
+        // none is sent) would keep the old manifest alive for ever: refused, and the cache is stale.
+        proxy.setRule { _, path, _, _, _ in path.contains("/manifest") ? .status(304) : .forward }
+        _ = proxy.takeLog()
+        let frozen = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(proxy.takeLog().first { $0.path.contains("/manifest") }?.headers["if-none-match"] == nil)
+        #expect(frozen.origin.isStale { if case .server(status: 304, _, _) = $0 { return true } else { return false } }, "\(frozen.origin)")
+        #expect(frozen.sequence == 2)
     }
 
     @Test("an update beyond the cache bound is refused before any download; a manifest for another collection is refused")
@@ -434,6 +495,13 @@ final class ResultBox: @unchecked Sendable {
 }
 
 /// Bodies a proxy rule recorded.
+/// Counts calls from any thread: `next()` gives 0, 1, 2, …
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func next() -> Int { lock.withLock { defer { count += 1 }; return count } }
+}
+
 final class Recorded: @unchecked Sendable {
     private let lock = NSLock()
     private var bodies: [Data] = []

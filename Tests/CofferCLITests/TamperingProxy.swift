@@ -35,6 +35,8 @@ final class TamperingProxy: @unchecked Sendable {
         case delay(Double)
         /// Hold the answer until the gate opens, then forward (a network that stalls).
         case hold(Gate)
+        /// Answer with this status and no body instead (a forged 304, say).
+        case status(Int)
     }
 
     typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
@@ -45,6 +47,9 @@ final class TamperingProxy: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var rule: Rule = { _, _, _, _, _ in .forward }
+    /// Which request headers (lower-case names) to remove before forwarding, e.g. `range` to play
+    /// a server or CDN that ignores Range.
+    private var requestRule: @Sendable (_ method: String, _ path: String) -> Set<String> = { _, _ in [] }
     private var exchanges: [Exchange] = []
     private var stopped = false
 
@@ -68,6 +73,9 @@ final class TamperingProxy: @unchecked Sendable {
 
     /// Sets the rule for the answers from now on.
     func setRule(_ rule: @escaping Rule) { lock.withLock { self.rule = rule } }
+
+    /// Sets which request headers (lower-case names) are removed before forwarding, from now on.
+    func setRequestRule(_ rule: @escaping @Sendable (_ method: String, _ path: String) -> Set<String>) { lock.withLock { requestRule = rule } }
 
     /// The exchanges so far, and forgets them.
     func takeLog() -> [Exchange] { lock.withLock { defer { exchanges = [] }; return exchanges } }
@@ -104,7 +112,10 @@ final class TamperingProxy: @unchecked Sendable {
             headers[pair[0].lowercased()] = pair.count > 1 ? pair[1].trimmingCharacters(in: .whitespaces) : ""
         }
         // One request per connection: ask the server to close after answering.
-        let kept = lines.dropFirst().filter { !$0.lowercased().hasPrefix("connection:") && !$0.isEmpty }
+        let dropped = lock.withLock { requestRule }(String(parts[0]), String(parts[1])).union(["connection"])
+        let kept = lines.dropFirst().filter { line in
+            !line.isEmpty && !dropped.contains(line.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? "")
+        }
         head = Data(([String(lines[0])] + kept + ["Connection: close", "", ""]).joined(separator: "\r\n").utf8)
         let bytesIn = head.count + body.count
         let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -133,6 +144,9 @@ final class TamperingProxy: @unchecked Sendable {
             Thread.sleep(forTimeInterval: seconds)
         case .hold(let gate):
             gate.wait()
+        case .status(let code):
+            outHead = Data("HTTP/1.1 \(code) Forged\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            outBody = Data()
         case .respond(let replacement):
             outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)
             outBody = replacement

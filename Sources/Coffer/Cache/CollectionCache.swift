@@ -54,6 +54,15 @@ struct CollectionCache: Sendable {
     /// still describes models the device may keep using offline) and complete: every model it
     /// names is in `blobs/` with its size. Nil when there is none or it cannot be used.
     func loadState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
+        guard let state = loadVerifiedState(publicKey: publicKey) else { return nil }
+        for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) { return nil }
+        return state
+    }
+
+    /// The cached state, verified with `publicKey` like ``loadState(publicKey:)``, whether or not
+    /// its models are all still in `blobs/`: what an update needs to refuse an older manifest even
+    /// after a model was removed from the cache by something else.
+    func loadVerifiedState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
         guard let file = try? PositionalFile(readingAt: statePath), let size = try? file.size(),
               size <= UInt64(2 * SignedManifest.maximumEnvelopeSize),
               let bytes = try? file.read(count: Int(size), at: 0),
@@ -61,9 +70,7 @@ struct CollectionCache: Sendable {
               let manifest = try? SignedManifest.verify(stored.envelope, using: publicKey, now: nil),
               manifest.collection == identifier
         else { return nil }
-        let state = CacheState(stored: stored, manifest: manifest)
-        for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) { return nil }
-        return state
+        return CacheState(stored: stored, manifest: manifest)
     }
 
     /// Whether `blobs/` has the model `sha256` with `size` bytes.

@@ -43,11 +43,18 @@ struct CollectionUpdater: Sendable {
         }
         defer { lock.release() }
         let current = cache.loadState(publicKey: configuration.publicKey)
+        // The newest manifest this cache verified, even when one of its models has since gone:
+        // no older manifest is accepted after it.
+        let floor = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
         let now = Date()
         let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
         let answer = try await manifest(etag: etag)
         guard case .envelope(let envelope, let newETag) = answer else {
-            guard let current else { throw .server(.answer(status: 304, code: "not_modified", reason: "304 without a cached manifest")) }
+            // A 304 confirms only the ETag that was sent: without one (nothing cached, or a
+            // manifest half way to its expiry) it would keep an old manifest alive for ever.
+            guard let current, etag != nil else {
+                throw .server(.answer(status: 304, code: "not_modified", reason: "304 to a request that named no cached manifest"))
+            }
             // Still current: whatever an interrupted update left behind is not needed.
             cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()))
             return .unchanged(current)
@@ -61,8 +68,8 @@ struct CollectionUpdater: Sendable {
         guard manifest.collection == cache.identifier else {
             throw .manifestRefused("it is for collection \(DeviceAPI.printable(manifest.collection, limit: 100)), not \(cache.identifier)")
         }
-        if let current, manifest.sequence < current.manifest.sequence {
-            throw .manifestRefused("its sequence \(manifest.sequence) is older than the cached \(current.manifest.sequence)")
+        if let floor, manifest.sequence < floor.manifest.sequence {
+            throw .manifestRefused("its sequence \(manifest.sequence) is older than the cached \(floor.manifest.sequence)")
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
@@ -98,13 +105,22 @@ struct CollectionUpdater: Sendable {
         }
     }
 
+    /// The sum of signed, non-negative sizes from the server, stopping at the largest value
+    /// instead of wrapping: a sum that large fits no bound and no disk.
+    static func total(_ sizes: [Int64]) -> UInt64 {
+        sizes.reduce(UInt64(0)) { sum, size in
+            let (next, overflow) = sum.addingReportingOverflow(UInt64(max(size, 0)))
+            return overflow ? .max : next
+        }
+    }
+
     /// Downloads every model of `next` not yet in `blobs/`, checks the bound first.
     private func download(_ next: CacheState, current: CacheState?, progress: DownloadProgress) async throws(SyncFailure) {
         let missing = next.blobs.filter { !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
-        let needed = missing.reduce(UInt64(0)) { $0 + UInt64($1.value.size) }
+        let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
-            let kept = current.map { $0.blobs.values.reduce(UInt64(0)) { $0 + UInt64($1.size) } } ?? 0
-            guard kept + needed <= bound else {
+            let kept = Self.total(current?.blobs.values.map(\.size) ?? [])
+            guard Self.total([kept, needed].map { Int64(clamping: $0) }) <= bound else {
                 throw .cache("the update needs \(needed) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
             }
         }

@@ -48,10 +48,12 @@ struct BlobFetcher: Sendable {
             do {
                 try await piece(url, from: start, through: min(start + Self.pieceSize, size) - 1, total: size, writer: writer)
                 CrashPoint.reach("piece-written")
-                progress(writer.offset - start)
+                progress(writer.offset.subtractingSaturated(start))
                 failures = 0
             } catch let failure {
-                progress(writer.offset - start)
+                // A server that ignored Range starts the file again, so the offset may now be
+                // below where this piece began.
+                progress(writer.offset.subtractingSaturated(start))
                 if case .cancelled = failure { throw .cancelled }
                 if case .cache = failure { throw failure }
                 if writer.offset > start { failures = 0 }
@@ -104,9 +106,15 @@ struct BlobFetcher: Sendable {
         }
         let expectedEnd = response.statusCode == 200 ? total : last + 1
         guard writer.offset == expectedEnd else {
-            throw .server(.unreachable("the answer ended after \(writer.offset - first) of \(expectedEnd - first) bytes"))
+            let start = response.statusCode == 200 ? 0 : first
+            throw .server(.unreachable("the answer ended after \(writer.offset.subtractingSaturated(start)) of \(expectedEnd - start) bytes"))
         }
     }
+}
+
+extension UInt64 {
+    /// `self - other`, or 0 when `other` is larger.
+    func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }
 
 /// The part file of one download: where the next byte goes, and the hash so far.
