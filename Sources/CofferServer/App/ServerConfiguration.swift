@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Vapor
 
 /// Everything `coffer-server` needs to start, from flags and environment variables.
@@ -42,6 +43,12 @@ public struct ServerConfiguration: Sendable {
     /// served by a lean SwiftNIO handler instead of Vapor's request path: several times the
     /// requests per second (docs/BENCHMARKS.md). nil: devices use the main port only.
     public var devicePort: Int?
+    /// How long, in seconds, a connection to either port may stay idle — nothing read and nothing
+    /// written — before the server closes it (COFFER_IDLE_TIMEOUT_SECONDS; default 75; 0 = never).
+    /// A client that connects and sends nothing, or stops half-way through a request, holds a
+    /// connection only this long. Behind a load balancer that keeps idle connections open, set it
+    /// longer than the balancer's own idle timeout (often 60 seconds).
+    public var idleTimeout: TimeInterval = 75
 
     /// Whether dashboard cookies carry `Secure` (COFFER_SECURE_COOKIES=1, or on when COFFER_PUBLIC_URL
     /// is `https://…`): set it whenever browsers reach the server over https, e.g. behind a proxy.
@@ -99,6 +106,7 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_BLOB_COLLECT_MINUTES"].flatMap(Double.init) { configuration.blobCollectionInterval = value * 60 }
         if let value = environment["COFFER_MANIFEST_LIFETIME_HOURS"].flatMap(Double.init), value > 0 { configuration.manifestLifetime = value * 3600 }
         if let value = environment["COFFER_DEVICE_PORT"].flatMap(Int.init) { configuration.devicePort = value }
+        if let value = environment["COFFER_IDLE_TIMEOUT_SECONDS"].flatMap(Double.init), value >= 0, value.isFinite { configuration.idleTimeout = value }
         if let value = environment["COFFER_PUBLIC_URL"], !value.isEmpty {
             configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
             configuration.secureCookies = value.lowercased().hasPrefix("https://")
@@ -108,6 +116,11 @@ public struct ServerConfiguration: Sendable {
         if let value = environment["COFFER_TRUSTED_PROXIES"], !value.isEmpty { configuration.trustedProxies = value }
         if let value = environment["COFFER_SESSION_HOURS"].flatMap(Double.init), value > 0 { configuration.sessionLifetime = value * 3600 }
         return configuration
+    }
+
+    /// ``idleTimeout`` for SwiftNIO (nil when 0: never), at most about 30 years.
+    var idleTimeAmount: TimeAmount? {
+        idleTimeout > 0 ? .milliseconds(Int64(min(idleTimeout, 1e9) * 1000)) : nil
     }
 
     /// The blob folder in use.

@@ -8,6 +8,7 @@ import Vapor
 public func configure(_ app: Application, _ configuration: ServerConfiguration) async throws {
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
+    app.http.server.configuration.idleTimeout = configuration.idleTimeAmount
     app.routes.defaultMaxBodySize = "1mb"
     // Before anything else: a malformed list must stop the start, not quietly trust nobody.
     app.trustedProxies = try configuration.trustedProxies.map { try TrustedProxies(parsing: $0) } ?? .none
@@ -52,7 +53,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, metrics: metrics)
     try app.register(collection: ManifestController(endpoint: endpoint))
     if let devicePort = configuration.devicePort {
-        try await DeviceListener.start(app, endpoint: endpoint, hostname: configuration.hostname, port: devicePort)
+        try await DeviceListener.start(app, endpoint: endpoint, hostname: configuration.hostname, port: devicePort,
+                                   idleTimeout: configuration.idleTimeAmount)
     }
 
     let authenticated = app.grouped(TokenAuthenticator())

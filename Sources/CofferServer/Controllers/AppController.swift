@@ -40,8 +40,12 @@ struct AppController: RouteCollection {
         let credential = Secrets.make(prefix: "cfa_")
         let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
                             bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
-        try await app.create(on: db)
-        try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor, target: "\(try app.requireID())", outcome: "ok")
+        // The app and its audit row are one transaction: if the audit fails, no app exists whose
+        // credential nobody was shown.
+        try await db.transaction { db in
+            try await app.create(on: db)
+            try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor, target: "\(try app.requireID())", outcome: "ok")
+        }
         return try Self.view(app, credential: credential)
     }
 
@@ -55,25 +59,31 @@ struct AppController: RouteCollection {
         let (team, app) = try await Self.app(req, requiring: .developer)
         guard app.revokedAt == nil else { throw APIError.conflict("app \(try app.requireID()) is revoked") }
         let credential = Secrets.make(prefix: "cfa_")
+        let actor = try req.user().name, appID = try app.requireID()
         app.previousCredentialHash = app.credentialHash
         app.credentialHash = Secrets.hash(credential)
         app.credentialRotatedAt = Date()
-        try await app.update(on: req.db)
-        credentials.forget(try app.requireID())
-        try await Audit.record(on: req.db, teamID: team.id, action: "app.rotate-credential", actor: try req.user().name,
-                               target: "\(try app.requireID())", outcome: "ok")
+        // The new credential and its audit row are one transaction: committing a credential that
+        // this answer then fails to show would lock the app's devices out.
+        try await req.db.transaction { db in
+            try await app.update(on: db)
+            try await Audit.record(on: db, teamID: team.id, action: "app.rotate-credential", actor: actor, target: "\(appID)", outcome: "ok")
+        }
+        credentials.forget(appID)
         return try Self.view(app, credential: credential)
     }
 
     func revoke(req: Request) async throws -> HTTPStatus {
         let (team, app) = try await Self.app(req, requiring: .developer)
-        if app.revokedAt == nil {
-            app.revokedAt = Date()
-            try await app.update(on: req.db)
-            credentials.forget(try app.requireID())
+        let actor = try req.user().name, appID = try app.requireID()
+        try await req.db.transaction { db in
+            if app.revokedAt == nil {
+                app.revokedAt = Date()
+                try await app.update(on: db)
+            }
+            try await Audit.record(on: db, teamID: team.id, action: "app.revoke", actor: actor, target: "\(appID)", outcome: "ok")
         }
-        try await Audit.record(on: req.db, teamID: team.id, action: "app.revoke", actor: try req.user().name,
-                               target: "\(try app.requireID())", outcome: "ok")
+        credentials.forget(appID)
         return .noContent
     }
 

@@ -47,8 +47,13 @@ struct CollectionController: RouteCollection {
             throw APIError.conflict("team \(team.name) already has a collection \(body.identifier)")
         }
         let collection = CollectionRecord(teamID: teamID, identifier: body.identifier, description: description, modelNames: body.models)
-        try await collection.create(on: db)
-        try await Audit.record(on: db, teamID: teamID, action: "collection.create", actor: actor, target: body.identifier, outcome: "ok")
+        // Two creations can pass the check above together: the unique constraint decides.
+        try await UniqueViolation.asConflict("team \(team.name) already has a collection \(body.identifier)") {
+            try await db.transaction { db in
+                try await collection.create(on: db)
+                try await Audit.record(on: db, teamID: teamID, action: "collection.create", actor: actor, target: body.identifier, outcome: "ok")
+            }
+        }
         return collection
     }
 

@@ -157,7 +157,7 @@ struct DeploymentController: RouteCollection {
         try Names.validate(name, what: "deployment name")
         let actor = try req.user().name
         let rules = try input.parsedRules()
-        return try await req.db.transaction { db in
+        return try await req.db.writeTransaction { db in
             if let clash = try await DeploymentRecord.query(on: db).filter(\.$collection.$id == collection.requireID()).filter(\.$name == name).first(),
                clash.id != existing?.id {
                 throw APIError.conflict("\(collection.identifier) already has a deployment named \(name)")

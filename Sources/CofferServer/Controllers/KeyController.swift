@@ -38,8 +38,12 @@ struct KeyController: RouteCollection {
         let teamID = try team.requireID()
         let record = KeyRecord(id: key.id, teamID: teamID, name: name,
                                wrappedKey: try masterKey.wrap(key.key, keyID: key.id, teamID: teamID), masterKeyID: masterKey.id)
-        try await record.create(on: db)
-        try await Audit.record(on: db, teamID: teamID, action: "key.create", actor: actor, target: key.id, outcome: "ok")
+        // The key and its audit row are one transaction: a key that exists was audited, and a
+        // failed audit leaves no key that nobody was given.
+        try await db.transaction { db in
+            try await record.create(on: db)
+            try await Audit.record(on: db, teamID: teamID, action: "key.create", actor: actor, target: key.id, outcome: "ok")
+        }
         return key
     }
 
@@ -56,11 +60,13 @@ struct KeyController: RouteCollection {
         else { throw APIError.notFound("key") }
         req.parameters.set("team", to: key.team.name)
         _ = try await req.team(requiring: .developer)
-        if key.revokedAt == nil {
-            key.revokedAt = Date()
-            try await key.update(on: req.db)
+        try await req.db.transaction { db in
+            if key.revokedAt == nil {
+                key.revokedAt = Date()
+                try await key.update(on: db)
+            }
+            try await Audit.record(on: db, teamID: key.$team.id, action: "key.revoke", actor: user.name, target: id, outcome: "ok")
         }
-        try await Audit.record(on: req.db, teamID: key.$team.id, action: "key.revoke", actor: user.name, target: id, outcome: "ok")
         return .noContent
     }
 }

@@ -33,30 +33,34 @@ struct MemberController: RouteCollection {
     static func add(_ body: AddMember, to team: TeamRecord, actor: String, on database: any Database) async throws -> MemberView {
         try Names.validate(body.name, what: "member name")
         let teamID = try team.requireID()
-        return try await database.transaction { db in
-            var firstToken: String?
-            let user: UserRecord
-            if let existing = try await UserRecord.query(on: db).filter(\.$name == body.name).first() {
-                user = existing
-            } else {
-                user = UserRecord(name: body.name)
-                try await user.create(on: db)
-                firstToken = try await TokenController.issue(for: user.requireID(), name: "first token", on: db).1
-            }
-            if let membership = try await MembershipRecord.query(on: db)
-                .filter(\.$team.$id == teamID).filter(\.$user.$id == user.requireID()).first() {
-                if membership.role == .owner && body.role != .owner {
-                    let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
-                    guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be demoted") }
+        // Two requests adding the same name at once both find no account (or no membership); the
+        // unique constraints let one through, and the other is asked to look again.
+        return try await UniqueViolation.asConflict("\(body.name) was being added by another request at the same time; list the members and retry if needed") {
+            try await database.writeTransaction { db in
+                var firstToken: String?
+                let user: UserRecord
+                if let existing = try await UserRecord.query(on: db).filter(\.$name == body.name).first() {
+                    user = existing
+                } else {
+                    user = UserRecord(name: body.name)
+                    try await user.create(on: db)
+                    firstToken = try await TokenController.issue(for: user.requireID(), name: "first token", on: db).1
                 }
-                membership.role = body.role
-                try await membership.update(on: db)
-            } else {
-                try await MembershipRecord(teamID: teamID, userID: user.requireID(), role: body.role).create(on: db)
+                if let membership = try await MembershipRecord.query(on: db)
+                    .filter(\.$team.$id == teamID).filter(\.$user.$id == user.requireID()).first() {
+                    if membership.role == .owner && body.role != .owner {
+                        let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
+                        guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be demoted") }
+                    }
+                    membership.role = body.role
+                    try await membership.update(on: db)
+                } else {
+                    try await MembershipRecord(teamID: teamID, userID: user.requireID(), role: body.role).create(on: db)
+                }
+                try await Audit.record(on: db, teamID: teamID, action: "member.add", actor: actor,
+                                       target: "\(body.name) as \(body.role.rawValue)", outcome: "ok")
+                return MemberView(name: user.name, role: body.role, token: firstToken)
             }
-            try await Audit.record(on: db, teamID: teamID, action: "member.add", actor: actor,
-                                   target: "\(body.name) as \(body.role.rawValue)", outcome: "ok")
-            return MemberView(name: user.name, role: body.role, token: firstToken)
         }
     }
 

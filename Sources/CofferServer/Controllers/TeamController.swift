@@ -26,18 +26,13 @@ struct TeamController: RouteCollection {
             throw APIError.conflict("team \(name) already exists")
         }
         let team = TeamRecord(name: name)
-        do {
+        // Two creations can pass the check above together: the unique name constraint decides.
+        try await UniqueViolation.asConflict("team \(name) already exists") {
             try await db.transaction { db in
                 try await team.create(on: db)
                 try await MembershipRecord(teamID: team.requireID(), userID: user.userID, role: .owner).create(on: db)
                 try await Audit.record(on: db, teamID: team.id, action: "team.create", actor: user.name, target: name, outcome: "ok")
             }
-        } catch {
-            // Two creations raced: the unique name constraint decided.
-            if try await TeamRecord.query(on: db).filter(\.$name == name).first() != nil {
-                throw APIError.conflict("team \(name) already exists")
-            }
-            throw error
         }
         return team
     }

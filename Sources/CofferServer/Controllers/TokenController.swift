@@ -25,8 +25,13 @@ struct TokenController: RouteCollection {
     /// Makes a named token for `user`; the answer carries its value, the only time it is shown.
     static func create(name: String, for user: AuthenticatedUser, on db: any Database) async throws -> CreatedToken {
         try Names.validate(name, what: "token name")
-        let (record, secret) = try await Self.issue(for: user.userID, name: name, on: db)
-        try await Audit.record(on: db, teamID: nil, action: "token.create", actor: user.name, target: name, outcome: "ok")
+        // The token and its audit row are one transaction: no token exists that was not audited
+        // and shown.
+        let (record, secret) = try await db.transaction { db in
+            let issued = try await Self.issue(for: user.userID, name: name, on: db)
+            try await Audit.record(on: db, teamID: nil, action: "token.create", actor: user.name, target: name, outcome: "ok")
+            return issued
+        }
         return CreatedToken(id: try record.requireID(), name: record.name, token: secret, prefix: record.prefix)
     }
 
@@ -51,11 +56,13 @@ struct TokenController: RouteCollection {
         guard let id = req.parameters.get("token", as: UUID.self),
               let token = try await TokenRecord.query(on: req.db).filter(\.$id == id).filter(\.$user.$id == user.userID).first()
         else { throw APIError.notFound("token") }
-        if token.revokedAt == nil {
-            token.revokedAt = Date()
-            try await token.update(on: req.db)
+        try await req.db.transaction { db in
+            if token.revokedAt == nil {
+                token.revokedAt = Date()
+                try await token.update(on: db)
+            }
+            try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
         }
-        try await Audit.record(on: req.db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
         return .noContent
     }
 }

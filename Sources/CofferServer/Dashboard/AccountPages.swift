@@ -58,15 +58,23 @@ struct AccountPages: RouteCollection {
         let user = email.isEmpty ? nil : try await UserRecord.query(on: req.db).filter(\.$email == email).first()
         let verified = try await req.password.async.verify(password, created: user?.passwordHash ?? Self.decoy).get()
         guard verified, let user, user.passwordHash != nil else {
+            // What was typed as the address is kept only if it looks like one: a password typed
+            // into the wrong field must not end up in the audit log.
+            let typed = (try? Credentials.email(email)) ?? "(not an email address)"
+            try await Self.audit(req, action: "dashboard.sign-in", actor: user?.name ?? typed, target: typed, outcome: "failed",
+                                 reason: "wrong email address or password")
             return try await form(req, "sign-in", title: "Sign in", email: email,
                                   error: "The email address or the password is not right.", status: .unauthorized)
         }
+        try await Self.audit(req, action: "dashboard.sign-in", actor: user.name, target: email, outcome: "ok")
         return try await signedIn(req, user: user)
     }
 
     func signOut(req: Request) async throws -> Response {
         let session = try req.dashboardSession()
         try await sessions.end(session.sessionID, on: req.db)
+        let email = try await UserRecord.find(session.userID, on: req.db)?.email ?? session.name
+        try await Self.audit(req, action: "dashboard.sign-out", actor: session.name, target: email, outcome: "ok")
         let response = req.seeOther("/dashboard/sign-in")
         response.cookies[DashboardSessions.cookieName] = sessions.expired()
         return response
@@ -151,6 +159,14 @@ struct AccountPages: RouteCollection {
         let response = try await req.page(template, FormPage(chrome: chrome, email: email, error: error), status: status)
         response.setPreSessionCookie(token, sessions: sessions)
         return response
+    }
+
+    /// Audits a sign-in or sign-out with the client's address (as this server sees it: a proxy's,
+    /// behind one). Never the password, the session token or the CSRF token.
+    static func audit(_ req: Request, action: String, actor: String, target: String, outcome: String, reason: String? = nil) async throws {
+        let client = "client " + req.clientAddress
+        try await Audit.record(on: req.db, teamID: nil, action: action, actor: actor, target: target, outcome: outcome,
+                               reason: reason.map { "\($0); \(client)" } ?? client)
     }
 
     /// Counts an attempt from this client address (and for this email address); the seconds to

@@ -58,6 +58,8 @@ struct DashboardErrorMiddleware: AsyncMiddleware {
             return (error.status, heading, message)
         case is DecodingError:
             return (.badRequest, "The form needs a correction", "A form field is missing or not valid.")
+        case _ where UniqueViolation.matches(error):
+            return (.conflict, "That cannot be done now", "Another request stored the same name at the same time. Reload the page and try again.")
         default:
             logger.error("dashboard error", metadata: ["type": "\(type(of: error))"])
             return (.internalServerError, "Something went wrong", "The server could not finish this. The server's log says why; try again later.")

@@ -14,7 +14,9 @@ struct ModelVersions {
 
     func resolve(_ models: [String: String]) async throws -> [String: UUID] {
         var resolved: [String: UUID] = [:]
-        for (name, address) in models {
+        // In name order: concurrent transactions that make the same versions then wait for each
+        // other's rows in one order, instead of deadlocking.
+        for (name, address) in models.sorted(by: { $0.key < $1.key }) {
             resolved[name] = try await version(of: name, address: address.lowercased())
         }
         return resolved
@@ -49,9 +51,11 @@ struct ModelVersions {
         guard key.revokedAt == nil else { throw APIError(.unprocessableEntity, "key_revoked", "\(name) is sealed with key \(keyID), which is revoked") }
         let version = ModelVersionRecord(collectionID: collectionID, modelName: name, blobID: address, size: found.size, keyID: keyID, createdBy: actor)
         do {
-            try await version.create(on: database)
+            // In a savepoint: this runs inside the deployment's transaction, which PostgreSQL would
+            // otherwise abort at the violation, failing the look-up below.
+            try await UniqueViolation.savepoint(on: database) { try await version.create(on: database) }
             return try version.requireID()
-        } catch {
+        } catch where UniqueViolation.matches(error) {
             // Another request created the same version at the same time.
             guard let raced = try await ModelVersionRecord.query(on: database)
                 .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first()

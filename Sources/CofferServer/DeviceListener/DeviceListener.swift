@@ -18,7 +18,8 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
     var port: Int? { channel.localAddress?.port }
 
     /// Binds the listener on the application's event loops; it stops with the application.
-    static func start(_ app: Application, endpoint: ManifestEndpoint, hostname: String, port: Int) async throws {
+    /// A connection idle (nothing read, nothing written) for `idleTimeout` is closed; nil: never.
+    static func start(_ app: Application, endpoint: ManifestEndpoint, hostname: String, port: Int, idleTimeout: TimeAmount?) async throws {
         let database = app.db, logger = app.logger
         let channel = try await ServerBootstrap(group: app.eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
@@ -26,6 +27,11 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // A client that sends nothing, or stops half-way through a request, is let go.
+                    if let idleTimeout {
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: idleTimeout))
+                        try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                    }
                     // NIO's request decoder and one handler that writes whole responses as bytes
                     // (no response encoder, no pipelining handler: the handler keeps the order).
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))

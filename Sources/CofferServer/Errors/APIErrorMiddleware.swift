@@ -35,6 +35,10 @@ struct APIErrorMiddleware: Middleware {
             return (error.status, ErrorBody(error: code, reason: reason), error.headers)
         case is DecodingError:
             return (.badRequest, ErrorBody(error: "invalid_request", reason: "the request body is not the expected JSON"), [:])
+        case _ where UniqueViolation.matches(error):
+            // A handler that knows the name says so (``UniqueViolation/asConflict(_:_:)``); this is
+            // the fallback for the rest, and never quotes the database's message.
+            return (.conflict, ErrorBody(error: "conflict", reason: "another request stored the same name at the same time; look again and retry"), [:])
         default:
             logger.error("unhandled error", metadata: ["type": "\(type(of: error))"])
             return (.internalServerError, ErrorBody(error: "internal", reason: "internal error"), [:])

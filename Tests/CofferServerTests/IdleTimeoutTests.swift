@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// Both listeners close a connection that stays idle longer than ``ServerConfiguration/idleTimeout``:
+/// one that never sends a byte, and one that stops half-way through a request (slowloris).
+@Suite("Idle connections")
+struct IdleTimeoutTests {
+    @Test("a silent or half-sent connection is closed after the idle timeout, on the main and the device port")
+    func closed() async throws {
+        let server = try await TestServer.start {
+            $0.devicePort = 0
+            $0.idleTimeout = 1
+        }
+        defer { Task { try? await server.stop() } }
+        let main = try #require(server.base.port)
+        let device = try #require(server.app.storage[DeviceListener.Key.self]?.port)
+        let half = "GET /v1/device/collections/FlowerModels/manifest?deviceID=a HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (port, sent) in [(main, ""), (main, half), (device, ""), (device, half)] {
+            let connection = try await RawConnection.connect(port: port)
+            if !sent.isEmpty { try await connection.send(sent) }
+            let started = Date()
+            let (text, closed) = try await connection.wait(seconds: 15) { _ in false }
+            let waited = Date().timeIntervalSince(started)
+            #expect(closed, "port \(port), \(sent.isEmpty ? "nothing sent" : "half a request"): still open after \(Int(waited)) s")
+            #expect(waited >= 0.8 && waited < 12, "closed after \(waited) s")
+            #expect(text.isEmpty, "nothing is answered to a request that never ended: \(text.prefix(200))")
+            await connection.close()
+        }
+    }
+
+    @Test("a connection in use is kept; the timeout counts from its last activity")
+    func active() async throws {
+        // Five requests a second apart outlive a four-second timeout; the slack is wide because a
+        // loaded machine (the whole suite on two cores) can stretch a one-second pause a lot.
+        let server = try await TestServer.start { $0.idleTimeout = 4 }
+        defer { Task { try? await server.stop() } }
+        let connection = try await RawConnection.connect(port: try #require(server.base.port))
+        for round in 1...5 {
+            try await Task.sleep(for: .seconds(1))
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let (text, closed) = try await connection.wait(seconds: 5) { RawConnection.statuses($0).count == round }
+            #expect(!closed && RawConnection.statuses(text).count == round, "round \(round): \(text.suffix(200))")
+        }
+        await connection.close()
+    }
+
+    @Test("COFFER_IDLE_TIMEOUT_SECONDS sets it; 0 turns it off")
+    func environment() {
+        #expect(ServerConfiguration.fromEnvironment([:]).idleTimeout == 75)
+        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "5"]).idleTimeout == 5)
+        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "0"]).idleTimeout == 0)
+        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "soon"]).idleTimeout == 75)
+    }
+}

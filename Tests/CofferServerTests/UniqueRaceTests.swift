@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// Concurrent creations of one unique name: the database's unique constraint decides, and every
+/// loser gets 409 with a one-line reason, never 500 — on SQLite and on PostgreSQL.
+@Suite("Unique names under concurrency")
+struct UniqueRaceTests {
+    static let concurrency = 12
+
+    /// Sends `make` `concurrency` times at once; returns each reply.
+    static func together(_ make: @escaping @Sendable () async throws -> HTTP.Reply) async throws -> [HTTP.Reply] {
+        try await withThrowingTaskGroup(of: HTTP.Reply.self) { group in
+            for _ in 0..<concurrency { group.addTask { try await make() } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    /// One winner with `created`, and only clean 409s besides.
+    static func expectOneWinner(_ replies: [HTTP.Reply], _ what: String, created: Int = 201) {
+        let statuses = replies.map(\.status)
+        #expect(statuses.filter { $0 == created }.count == 1, "\(what): \(statuses)")
+        for loser in replies where loser.status != created {
+            #expect(loser.status == 409, "\(what): \(loser.status) \(loser.text)")
+            #expect(loser.errorCode == "conflict", "\(what): \(loser.text)")
+            let reason = loser.object["reason"] as? String ?? ""
+            #expect(!reason.isEmpty && !reason.contains("\n") && !reason.lowercased().contains("constraint"), "\(what): \(reason)")
+        }
+    }
+
+    static func run(_ backend: Backend) async throws {
+        let server = try await TestServer.start(postgres: backend.isPostgres)
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let admin = flowers.admin
+
+        // Teams: one name, many creators at once.
+        Self.expectOneWinner(try await Self.together { try await admin.call("POST", "/v1/teams", json: ["name": "race"]) }, "team")
+
+        // Collections: the same identifier in one team.
+        Self.expectOneWinner(try await Self.together {
+            try await admin.call("POST", "/v1/teams/T/collections", json: ["identifier": "Raced", "models": ["M"]])
+        }, "collection")
+
+        // Members: the same new account added at once; whoever is not first may retry.
+        let members = try await Self.together {
+            try await admin.call("POST", "/v1/teams/T/members", json: ["name": "newcomer", "role": "viewer"])
+        }
+        #expect(members.filter { $0.status == 201 && $0.object["token"] is String }.count == 1, "\(members.map(\.status))")
+        for reply in members where reply.status != 201 {
+            #expect(reply.status == 409, "member: \(reply.status) \(reply.text)")
+            #expect(reply.errorCode == "conflict")
+        }
+        let list = try await admin.call("GET", "/v1/teams/T/members").array
+        #expect(list.filter { $0["name"] as? String == "newcomer" }.count == 1)
+
+        // Deployments that name the same new model version at once, inside their transactions:
+        // the version is made once and every deployment is created.
+        let classifier = try await flowers.upload("shared-c"), stylizer = try await flowers.upload("shared-s")
+        let names = (0..<Self.concurrency).map { "d\($0)" }
+        let deployments = try await withThrowingTaskGroup(of: HTTP.Reply.self) { group in
+            for name in names {
+                group.addTask { try await flowers.deployment(name, models: ["FlowerClassifier": classifier, "FlowerStylizer": stylizer]).reply }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(deployments.allSatisfy { $0.status == 201 }, "\(deployments.map { "\($0.status) \($0.text)" })")
+    }
+
+    @Test("concurrent creations of one name: one 201, the rest 409 (SQLite)")
+    func sqlite() async throws { try await Self.run(.sqlite) }
+
+    @Test("concurrent creations of one name: one 201, the rest 409 (PostgreSQL)",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
+    func postgres() async throws { try await Self.run(.postgres) }
+}
