@@ -90,7 +90,13 @@ struct EncryptDecryptTests {
         #expect(fm.contents(atPath: back + "/weights/weight.bin") == fm.contents(atPath: root + "/weights/weight.bin"))
         #expect(fm.contents(atPath: back + "/model.mil") == Data("program".utf8))
         #expect(try fm.destinationOfSymbolicLink(atPath: back + "/weights/link.mil") == "../model.mil")
-        #expect((try fm.attributesOfItem(atPath: back + "/run.sh")[.posixPermissions] as? Int) == 0o755)
+        // Plaintext is the owner's alone: the stored 0o755 keeps its owner bits only; so do the
+        // folders and the 0o644 files, whatever the umask lets others have.
+        #expect((try fm.attributesOfItem(atPath: back + "/run.sh")[.posixPermissions] as? Int) == 0o700)
+        #expect((try fm.attributesOfItem(atPath: back + "/model.mil")[.posixPermissions] as? Int) == 0o600)
+        for folder in [back, back + "/weights", back + "/empty"] {
+            #expect((try fm.attributesOfItem(atPath: folder)[.posixPermissions] as? Int) == 0o700, "\(folder)")
+        }
         #expect(try fm.contentsOfDirectory(atPath: back).sorted() == [".hidden", "empty", "model.mil", "run.sh", "weights"])
         // Sealing the same tree again gives the same plaintext stream: inspect shows the same size.
         let inspectA = try cli.run("inspect", "Flower.mlmodelc.coffer", "--json")

@@ -53,7 +53,7 @@ public final class TreeUnpacker {
     var directoryModes: [(path: String, mode: UInt16)] = []
     /// The regular file being written.
     var output: OutputFile?
-    /// The permission bits the umask allows; stored modes are ANDed with it.
+    /// The owner's permission bits the umask allows; stored modes are ANDed with it.
     let modeMask: UInt16
     var failure: (any Error)?
     var finished = false
@@ -77,10 +77,12 @@ public final class TreeUnpacker {
         }
         self.destination = destination
         self.expectedLength = expectedLength
-        // Like tar for ordinary users: stored modes are limited by the umask.
+        // The restored tree is plaintext: owner-only, whatever the stored modes and the umask
+        // allow others (a stored 0o755 becomes 0o700, 0o644 becomes 0o600), as a decrypted file
+        // is created 0o600. The umask may take away more.
         let mask = umask(0)
         umask(mask)
-        self.modeMask = 0o777 & ~UInt16(truncatingIfNeeded: mask)
+        self.modeMask = 0o700 & ~UInt16(truncatingIfNeeded: mask)
         self.rootDescriptor = descriptor
         field.reserveCapacity(PackedTree.Format.maxPathLength)
     }
