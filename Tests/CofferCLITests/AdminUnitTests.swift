@@ -61,7 +61,9 @@ struct AdminUnitTests {
     func parsing() throws {
         #expect(try ServerAddress.parse("https://coffer.example.com/").absoluteString == "https://coffer.example.com")
         #expect(try ServerAddress.parse("http://127.0.0.1:8080//").absoluteString == "http://127.0.0.1:8080")
-        for bad in ["coffer.example.com", "ftp://x", "http://", "https://x/?a=b", "https://user:pw@x"] {
+        // Plain http:// to another machine would send the token unencrypted (the tests do not set
+        // COFFER_ALLOW_INSECURE_HTTP).
+        for bad in ["coffer.example.com", "ftp://x", "http://", "https://x/?a=b", "https://user:pw@x", "http://coffer.example.com"] {
             #expect(throws: AdminFailure.self, "\(bad)") { try ServerAddress.parse(bad) }
         }
         let base = try ServerAddress.parse("https://h/prefix")

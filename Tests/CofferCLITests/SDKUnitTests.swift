@@ -110,5 +110,22 @@ struct SDKUnitTests {
         bad = good
         bad.deviceID = "a|b"
         #expect(throws: CofferError.self) { try bad.validate() }
+
+        // Plain http:// only to this machine, unless allowed: the credential would cross the network.
+        for local in ["http://127.0.0.1:8080", "http://localhost", "http://127.8.9.10", "http://[::1]:9000"] {
+            var plain = good
+            plain.serverURL = URL(string: local)!
+            #expect(throws: Never.self, "\(local)") { try plain.validate() }
+        }
+        for remote in ["http://models.example.com", "http://10.0.0.7:8080", "http://127.0.0.1.example.com", "http://[::2]", "http://128.0.0.1"] {
+            var plain = good
+            plain.serverURL = URL(string: remote)!
+            #expect(throws: CofferError.self, "\(remote)") { try plain.validate() }
+            plain.allowsInsecureHTTP = true
+            #expect(throws: Never.self, "\(remote) allowed") { try plain.validate() }
+        }
+        #expect(PlainHTTPPolicy.allowedByEnvironment(["COFFER_ALLOW_INSECURE_HTTP": "1"]))
+        #expect(!PlainHTTPPolicy.allowedByEnvironment(["COFFER_ALLOW_INSECURE_HTTP": "0"]))
+        #expect(!PlainHTTPPolicy.allowedByEnvironment([:]))
     }
 }

@@ -24,6 +24,19 @@ struct SyncCommandTests {
         #expect(lines[3].hasPrefix("FlowerStylizer    ") && lines[3].contains(fleet.flowers.sha["stylizer"]!))
         #expect(!synced.stdout.contains(fleet.flowers.credential))
 
+        // A plain http:// server that is not this machine is refused before anything is sent or
+        // saved; COFFER_ALLOW_INSECURE_HTTP=1 lets it through (then the host cannot be reached).
+        let insecure = try fleet.sync("insecure", server: "http://models.invalid:8080")
+        #expect(insecure.status == 64 && insecure.stderr.contains("https://"), "\(insecure.stderr)")
+        #expect(insecure.stderr.split(separator: "\n").count == 1 && !insecure.stderr.contains(fleet.flowers.credential))
+        #expect(!FileManager.default.fileExists(atPath: cli.path("insecure/sync.json")))
+        #expect(!FileManager.default.fileExists(atPath: cli.path("insecure/keys")))
+        let allowed = try fleet.sync("insecure", server: "http://models.invalid:8080", environment: ["COFFER_ALLOW_INSECURE_HTTP": "1"])
+        #expect(allowed.status != 64, "\(allowed.stderr)")
+        // The same for an administrator's API token.
+        let admin = try cli.run(["team", "list"], environment: ["COFFER_SERVER": "http://models.invalid:8080", "COFFER_TOKEN": "cft_not_sent"])
+        #expect(admin.status == 64 && admin.stderr.contains("https://"), "\(admin.stderr)")
+
         let json = AdminSession.object(try fleet.sync("edge", json: true).stdout)
         #expect(json["sequence"] as? Int == 1 && json["source"] as? String == "server")
         let models = try #require(json["models"] as? [[String: Any]])

@@ -34,6 +34,12 @@ public struct CofferConfiguration: Sendable {
     public var requestTimeout: TimeInterval
     /// How failed downloads are retried.
     public var retry: RetryPolicy
+    /// Whether a plain `http://` ``serverURL`` to another machine is accepted. Off: the credential
+    /// would cross the network unencrypted, so only `https://`, or `http://` to this machine
+    /// (loopback), is accepted. Turn it on only for a closed test network. Model downloads from
+    /// other addresses the manifest names may be `http://`: they carry no credential, and their
+    /// bytes are checked against the signed manifest.
+    public var allowsInsecureHTTP = false
 
     /// A configuration with the defaults: detected attributes, the platform's cache folder and key
     /// store, ``UpdatePolicy/useCachedAndUpdateInBackground``.
@@ -99,6 +105,7 @@ public struct CofferConfiguration: Sendable {
         guard let scheme = serverURL.scheme?.lowercased(), scheme == "https" || scheme == "http", serverURL.host != nil else {
             throw CofferError.invalidConfiguration("the server URL must be http:// or https:// with a host")
         }
+        if let refusal = PlainHTTPPolicy.refusal(serverURL, allowed: allowsInsecureHTTP) { throw CofferError.invalidConfiguration(refusal) }
         guard UUID(uuidString: appID) != nil else { throw CofferError.invalidConfiguration("the app ID is not a UUID") }
         guard !credential.isEmpty else { throw CofferError.invalidConfiguration("the credential is empty") }
         if let deviceID, deviceID.isEmpty || deviceID.utf8.count > 200 || deviceID.contains("|") {

@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 
 /// A server's base address (`http(s)://host[:port][/prefix]`) and the request URLs under it.
@@ -13,6 +14,10 @@ enum ServerAddress {
               let url = URL(string: trimmed)
         else {
             throw AdminFailure(.usage, "\(text) is not a server address such as https://coffer.example.com or http://127.0.0.1:8080")
+        }
+        // An API token or an app credential must not cross the network unencrypted.
+        if let refusal = PlainHTTPPolicy.refusal(url, allowed: PlainHTTPPolicy.allowedByEnvironment()) {
+            throw AdminFailure(.usage, refusal)
         }
         return url
     }

@@ -56,8 +56,10 @@ struct SyncCommand: NetworkCommand {
         configuration.updatePolicy = .waitForLatest
         let collection: ModelCollection
         do {
-            try settings.save(cacheURL, credential: secret)
+            // The configuration is checked (a plain http:// server elsewhere is refused, say)
+            // before anything, the credential above all, is saved.
             let client = try CofferClient(configuration: configuration)
+            try settings.save(cacheURL, credential: secret)
             collection = try await client.beginAccessing(identifier: self.collection)
         } catch let error as CofferError {
             throw CLIFailure(error)

@@ -50,6 +50,7 @@ struct SyncSettings: Codable {
         var configuration = try CofferConfiguration(serverURL: url, appID: appID, credential: credential, publicKey: publicKey,
                                                     cacheDirectory: cache, keyStore: Self.keyStore(cache))
         configuration.deviceID = deviceID
+        configuration.allowsInsecureHTTP = PlainHTTPPolicy.allowedByEnvironment()
         var device = DeviceAttributes()
         for (name, value) in attributes { _ = device.set(name, to: value) }
         configuration.deviceAttributes = device
