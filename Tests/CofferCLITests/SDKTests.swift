@@ -451,6 +451,48 @@ struct SDKTests {
         #expect(proxy.takeLog().isEmpty)
     }
 
+    @Test("a delivered key that does not open the model is refused and not kept; a kept key that does not is fetched again")
+    func wrongKeys() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let cache = fleet.folder("wrong-key-cache")
+        let store = FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true))
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        let entry = try #require(try await client.beginAccessing(identifier: "FlowerModels").entries["FlowerClassifier"])
+        let keyID = try #require(entry.keyID)
+
+        // Whoever answers in the server's place seals a key of their own to the device's public
+        // key (HPKE's base mode cannot tell): refused, and not kept.
+        proxy.setRule { _, path, _, _, _ in
+            guard path.hasPrefix("/v1/device/keys/"),
+                  let raw = try? store.load("device-key"), let device = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw),
+                  let forged = try? KeyDelivery.seal(SymmetricKey(size: .bits256), keyID: keyID, deviceID: "device-1", to: device.publicKey)
+            else { return .forward }
+            let body = ["encapsulatedKey": forged.encapsulatedKey.base64EncodedString(), "ciphertext": forged.ciphertext.base64EncodedString()]
+            return .respond(try! JSONEncoder().encode(body))
+        }
+        await #expect {
+            _ = try await entry.data()
+        } throws: { error in
+            guard case .keyRefused(_, "wrong_key", _) = error as? CofferError else { return false }
+            return true
+        }
+        #expect(try store.load("model-key." + keyID) == nil)
+
+        // A key kept earlier that does not open the model is dropped and fetched again.
+        try store.save("model-key." + keyID, Data((0..<32).map { _ in UInt8.random(in: 0...255) }))
+        proxy.setRule { _, _, _, _, _ in .forward }
+        #expect(try await entry.data() == fleet.plain["classifier"])
+        let kept = try #require(try store.load("model-key." + keyID))
+        #expect(kept.count == 32)
+        // Now kept, it opens offline without the server.
+        proxy.stop()
+        #expect(try await entry.data() == fleet.plain["classifier"])
+    }
+
     @Test("another team's app cannot obtain the key")
     func otherTeam() async throws {
         guard let fleet = try SDKFleet() else { return }

@@ -9,13 +9,20 @@ struct ModelKeys: Sendable {
     let store: any KeyStore
     let configuredDeviceID: String?
 
-    /// The key `keyID` that opens model `name`.
-    func key(_ keyID: String, for name: String) async throws -> ModelKey {
+    /// The key `keyID` that opens model `name`, whose container has `header`.
+    ///
+    /// A key is kept only once it opens `header`: HPKE's base mode does not say who sealed a
+    /// delivered key, so whoever can answer in the server's place could otherwise plant a wrong
+    /// key for good. A kept key that does not open the model (planted earlier, damaged) is
+    /// dropped and fetched again once.
+    func key(_ keyID: String, for name: String, opening header: ContainerHeader) async throws -> ModelKey {
         guard !keyID.isEmpty, keyID.utf8.count <= ContainerHeader.maximumKeyIDLength, KeyStoreNames.isValid(KeyStoreNames.modelKey(keyID)) else {
             throw CofferError.modelInvalid(name: name, reason: "it names no usable key ID")
         }
         if let stored = try store.load(KeyStoreNames.modelKey(keyID)), stored.count == ModelKey.byteCount {
-            return try ModelKey(id: keyID, name: name, created: Date(), key: SymmetricKey(data: stored))
+            let key = try ModelKey(id: keyID, name: name, created: Date(), key: SymmetricKey(data: stored))
+            if SealedModel.keyOpens(header, with: .modelKey(key)) { return key }
+            try store.remove(KeyStoreNames.modelKey(keyID))
         }
         let device = try deviceID()
         let deviceKey = try self.deviceKey()
@@ -35,8 +42,12 @@ struct ModelKeys: Sendable {
         } catch {
             throw CofferError.keyRefused(keyID: keyID, code: "undecryptable", reason: "the delivered key does not open with this device's key")
         }
+        let key = try ModelKey(id: keyID, name: name, created: Date(), key: material)
+        guard SealedModel.keyOpens(header, with: .modelKey(key)) else {
+            throw CofferError.keyRefused(keyID: keyID, code: "wrong_key", reason: "the delivered key does not open model \(name); it was not kept")
+        }
         try material.withUnsafeBytes { try store.save(KeyStoreNames.modelKey(keyID), Data($0)) }
-        return try ModelKey(id: keyID, name: name, created: Date(), key: material)
+        return key
     }
 
     /// The configured device ID, else the one in the key store, else a new random one kept there.

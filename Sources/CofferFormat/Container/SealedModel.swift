@@ -61,6 +61,12 @@ public enum SealedModel {
 }
 
 extension SealedModel {
+    /// Whether `key` opens containers with this header: it fits the header's key derivation and
+    /// the header's MAC verifies (in constant time). A cheap check of a key before it is kept.
+    public static func keyOpens(_ header: ContainerHeader, with key: KeyMaterial) -> Bool {
+        (try? FileKeys(for: header, using: key))?.verify(header) ?? false
+    }
+
     /// The MAC `header` would carry when sealed with `key`, or nil if the key does not fit the
     /// header's key derivation. For tools that build test inputs (fuzzing, vectors); sealing sets it itself.
     public static func headerMAC(for header: ContainerHeader, using key: KeyMaterial) -> [UInt8]? {
