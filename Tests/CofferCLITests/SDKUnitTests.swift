@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Coffer
 
@@ -91,6 +94,34 @@ struct SDKUnitTests {
         try store.remove("device-key")
         #expect(try store.load("device-key") == nil)
         #expect(throws: CofferError.self) { try store.save("../escape", Data()) }
+    }
+
+    @Test("a cache folder that belongs to another user, or is shared like /tmp, is refused and left as it is")
+    func foreignFolders() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-folders-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        // Shared: a sticky folder anyone may write to.
+        let shared = base + "/shared"
+        #expect(mkdir(shared, 0o700) == 0 && chmod(shared, 0o1777) == 0)
+        #expect(throws: CofferError.self) { try FileKeyStore.makePrivateFolder(shared) }
+        #expect((try FileManager.default.attributesOfItem(atPath: shared)[.posixPermissions] as? Int) == 0o1777)
+        // Another user's: as root, a folder given to nobody; otherwise "/", which is root's.
+        let foreign: String
+        if geteuid() == 0 {
+            foreign = base + "/foreign"
+            #expect(mkdir(foreign, 0o755) == 0 && chown(foreign, 65534, 65534) == 0)
+        } else {
+            foreign = "/"
+        }
+        let before = try FileManager.default.attributesOfItem(atPath: foreign)[.posixPermissions] as? Int
+        #expect(throws: CofferError.self) { try FileKeyStore.makePrivateFolder(foreign) }
+        #expect((try FileManager.default.attributesOfItem(atPath: foreign)[.posixPermissions] as? Int) == before)
+        // One's own folder that others can read is made private.
+        let own = base + "/own"
+        #expect(mkdir(own, 0o755) == 0 && chmod(own, 0o755) == 0)
+        try FileKeyStore.makePrivateFolder(own)
+        #expect((try FileManager.default.attributesOfItem(atPath: own)[.posixPermissions] as? Int) == 0o700)
     }
 
     @Test("a configuration that cannot work is refused before any request")

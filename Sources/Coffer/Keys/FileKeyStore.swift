@@ -54,12 +54,19 @@ public struct FileKeyStore: KeyStore {
         return directory.appendingPathComponent(name).path
     }
 
-    /// Creates `path` and its parents; the last one 0700. An existing folder that others can reach
-    /// is made 0700.
+    /// Creates `path` and its parents; the last one 0700. An existing folder must belong to this
+    /// user and not be a shared one (sticky, like `/tmp`); if others can reach it, it is made 0700.
+    /// A folder someone else made beforehand could have its files swapped under the key store.
     public static func makePrivateFolder(_ path: String) throws {
         var info = stat()
         if stat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else { throw IOFailure(operation: .create, path: path, errno: ENOTDIR) }
+            guard info.st_uid == geteuid() else {
+                throw CofferError.invalidConfiguration("\(path) belongs to another user; give the cache a folder of its own")
+            }
+            guard info.st_mode & S_ISVTX == 0 else {
+                throw CofferError.invalidConfiguration("\(path) is a shared folder (like /tmp); give the cache a folder of its own inside it")
+            }
             if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
                 throw IOFailure(operation: .create, path: path, errno: errno)
             }
