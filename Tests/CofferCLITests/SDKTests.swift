@@ -122,7 +122,12 @@ struct SDKTests {
         configuration.bundledModels = [
             "FlowerClassifier": BundledModel(url: URL(fileURLWithPath: fleet.session.cli.path("bundled.bin")), version: "1.0"),
             "FlowerStylizer": BundledModel(url: URL(fileURLWithPath: fleet.session.cli.path("stylizer.coffer"))),
+            "Damaged": BundledModel(url: URL(fileURLWithPath: fleet.session.cli.path("damaged.coffer"))),
         ]
+        // A container whose header cannot be read (version 99): still sealed, never served as its ciphertext.
+        var damaged = try #require(fleet.session.cli.read("stylizer.coffer"))
+        damaged[damaged.startIndex + 8] = 99
+        fleet.session.cli.write("damaged.coffer", damaged)
 
         // Nothing cached, server unreachable: the bundled models.
         let bundled = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
@@ -132,6 +137,13 @@ struct SDKTests {
         #expect(bundled.entries["FlowerClassifier"]?.version == "1.0")
         #expect(try await bundled.entries["FlowerClassifier"]?.data() == bundledPlain)
         #expect(bundled.entries["FlowerStylizer"]?.isSealed == true)
+        #expect(bundled.entries["Damaged"]?.isSealed == true)
+        await #expect {
+            _ = try await bundled.entries["Damaged"]?.data()
+        } throws: { error in
+            guard case .modelInvalid(name: "Damaged", _) = error as? CofferError else { return false }
+            return true
+        }
         // A sealed bundled model needs its key, which cannot be fetched offline.
         await #expect {
             _ = try await bundled.entries["FlowerStylizer"]?.data()
