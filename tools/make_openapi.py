@@ -29,6 +29,9 @@ ERRORS = {
     "404": {"$ref": "#/components/responses/Error"},
 }
 
+# A name that exists already (also when two requests create it at once).
+CONFLICT = {"409": {"$ref": "#/components/responses/Error"}}
+
 def op(summary, responses, request=None, security=True, params=()):
     operation = {"summary": summary, "responses": {**responses, **ERRORS}}
     if request is not None:
@@ -104,7 +107,7 @@ paths = {
     "/openapi.json": {"get": op("This document", {"200": {"description": "OpenAPI 3.1 document"}}, security=False)},
     "/v1/teams": {
         "get": op("Teams of the caller", ok("teams", array(ref("Team")))),
-        "post": op("Create a team; the caller becomes its owner", ok("created", ref("Team"), "201"), body(obj(["name"], name=S))),
+        "post": op("Create a team; the caller becomes its owner", {**ok("created", ref("Team"), "201"), **CONFLICT}, body(obj(["name"], name=S))),
     },
     "/v1/tokens": {
         "get": op("The caller's API tokens", ok("tokens", array(ref("Token")))),
@@ -113,7 +116,7 @@ paths = {
     "/v1/tokens/{token}": {"delete": op("Revoke one of the caller's tokens", {"204": {"description": "revoked"}}, params=["token"])},
     "/v1/teams/{team}/members": {
         "get": op("Members (viewer)", ok("members", array(ref("Member"))), params=["team"]),
-        "post": op("Add or change a member (owner)", ok("added", ref("Member"), "201"), body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+        "post": op("Add or change a member (owner)", {**ok("added", ref("Member"), "201"), **CONFLICT}, body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
     },
     "/v1/teams/{team}/members/{member}": {"delete": op("Remove a member (owner)", {"204": {"description": "removed"}}, params=["team", "member"])},
     "/v1/teams/{team}/apps": {
@@ -171,7 +174,7 @@ paths = {
     "/v1/collections": {"get": op("Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
         "get": op("Collections (viewer)", ok("collections", array(ref("Collection"))), params=["team"]),
-        "post": op("Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection")), params=["team"]),
+        "post": op("Create a collection (developer)", {**ok("created", ref("Collection"), "201"), **CONFLICT}, body(ref("NewCollection")), params=["team"]),
     },
     "/v1/teams/{team}/collections/{collection}": {"get": op("A collection (viewer)", ok("collection", ref("Collection")), params=["team", "collection"])},
     "/v1/teams/{team}/collections/{collection}/models": {
@@ -184,7 +187,7 @@ paths = {
     "/v1/teams/{team}/collections/{collection}/deployments": {
         "get": op("Deployments (viewer)", ok("deployments", array(ref("Deployment"))), params=["team", "collection"]),
         "post": op("Create a draft deployment from uploaded blobs (developer)", {**ok("created", ref("Deployment"), "201"),
-                   "422": {"$ref": "#/components/responses/Error"}}, body(ref("DeploymentInput")), params=["team", "collection"]),
+                   "422": {"$ref": "#/components/responses/Error"}, **CONFLICT}, body(ref("DeploymentInput")), params=["team", "collection"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
         "get": op("A deployment (viewer)", ok("deployment", ref("Deployment")), params=["team", "collection", "deployment"]),
@@ -192,7 +195,7 @@ paths = {
                     body(ref("DeploymentInput")), params=["team", "collection", "deployment"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
-        "post": op("Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"), body(ref("DeploymentInput")),
+        "post": op("Clone into a new draft, with edits (developer)", {**ok("created", ref("Deployment"), "201"), **CONFLICT}, body(ref("DeploymentInput")),
                    params=["team", "collection", "deployment"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {

@@ -1121,6 +1121,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a team; the caller becomes its owner"
@@ -1582,6 +1585,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a collection (developer)"
@@ -1783,6 +1789,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
       "$ref": "#/components/responses/Error"
      },
      "422": {
@@ -2082,6 +2091,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -2455,6 +2467,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
       "$ref": "#/components/responses/Error"
      }
     },
