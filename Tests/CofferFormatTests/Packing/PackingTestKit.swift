@@ -69,6 +69,16 @@ struct PackingSandbox {
         }
     }
 
+    /// `snapshot` as the unpacker restores it: folders and files keep only the owner's bits.
+    static func ownerOnly(_ snapshot: [String: String]) -> [String: String] {
+        snapshot.mapValues { item in
+            var parts = item.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count >= 2, parts[0] == "d" || parts[0] == "f", let mode = Int(parts[1], radix: 8) else { return item }
+            parts[1] = String(mode & 0o700, radix: 8)
+            return parts.joined(separator: " ")
+        }
+    }
+
     static func mode(_ path: String) throws -> String {
         let value = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! Int
         return String(value & 0o7777, radix: 8)
