@@ -60,15 +60,23 @@ struct AppController: RouteCollection {
         guard app.revokedAt == nil else { throw APIError.conflict("app \(try app.requireID()) is revoked") }
         let credential = Secrets.make(prefix: "cfa_")
         let actor = try req.user().name, appID = try app.requireID()
-        app.previousCredentialHash = app.credentialHash
-        app.credentialHash = Secrets.hash(credential)
-        app.credentialRotatedAt = Date()
+        let replaced = app.credentialHash, fresh = Secrets.hash(credential), rotatedAt = Date()
         // The new credential and its audit row are one transaction: committing a credential that
-        // this answer then fails to show would lock the app's devices out.
-        try await req.db.transaction { db in
-            try await app.update(on: db)
+        // this answer then fails to show would lock the app's devices out. The update applies only
+        // to the credential this request read: of two rotations at the same moment, the second
+        // would otherwise overwrite the first one's new credential, which its caller was shown.
+        try await req.db.writeTransaction { db in
+            try await AppRecord.query(on: db).filter(\.$id == appID).filter(\.$credentialHash == replaced)
+                .set(\.$previousCredentialHash, to: replaced).set(\.$credentialHash, to: fresh)
+                .set(\.$credentialRotatedAt, to: rotatedAt).update()
+            guard try await AppRecord.find(appID, on: db)?.credentialHash == fresh else {
+                throw APIError.conflict("the app's credential was rotated by another request at the same moment; rotate it again if you need a new one")
+            }
             try await Audit.record(on: db, teamID: team.id, action: "app.rotate-credential", actor: actor, target: "\(appID)", outcome: "ok")
         }
+        app.previousCredentialHash = replaced
+        app.credentialHash = fresh
+        app.credentialRotatedAt = rotatedAt
         credentials.forget(appID)
         return try Self.view(app, credential: credential)
     }
