@@ -105,13 +105,9 @@ struct CollectionUpdater: Sendable {
         }
     }
 
-    /// The sum of signed, non-negative sizes from the server, stopping at the largest value
-    /// instead of wrapping: a sum that large fits no bound and no disk.
-    static func total(_ sizes: [Int64]) -> UInt64 {
-        sizes.reduce(UInt64(0)) { sum, size in
-            let (next, overflow) = sum.addingReportingOverflow(UInt64(max(size, 0)))
-            return overflow ? .max : next
-        }
+    /// The sum of the (non-negative) sizes a manifest gives, saturating instead of wrapping.
+    static func total(_ sizes: some Sequence<Int64>) -> UInt64 {
+        sizes.reduce(UInt64(0)) { $0.addingSaturated(UInt64(max($1, 0))) }
     }
 
     /// Downloads every model of `next` not yet in `blobs/`, checks the bound first.
@@ -120,7 +116,7 @@ struct CollectionUpdater: Sendable {
         let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
             let kept = Self.total(current?.blobs.values.map(\.size) ?? [])
-            guard Self.total([kept, needed].map { Int64(clamping: $0) }) <= bound else {
+            guard kept.addingSaturated(needed) <= bound else {
                 throw .cache("the update needs \(needed) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
             }
         }

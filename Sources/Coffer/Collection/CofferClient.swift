@@ -202,24 +202,22 @@ public final class CofferClient: Sendable {
             // Sealed or not is the magic's word alone: a container whose header cannot be read (a
             // newer version, a damaged file) is still sealed, and opening it says why, rather
             // than handing out its ciphertext as the model.
-            let sealed = Self.startsWithContainerMagic(model.url.path)
-            let header = sealed ? try? SealedModel.readHeader(path: model.url.path) : nil
+            let header: ContainerHeader?, sealed: Bool
+            do {
+                (header, sealed) = (try SealedModel.readHeader(path: model.url.path), true)
+            } catch ContainerError.notAContainer {
+                (header, sealed) = (nil, false)
+            } catch is IOFailure {
+                (header, sealed) = (nil, false)  // unreadable: served as it is, and reading it says why
+            } catch {
+                (header, sealed) = (nil, true)
+            }
             let size = (try? FileManager.default.attributesOfItem(atPath: model.url.path)[.size] as? NSNumber)?.uint64Value ?? 0
             entries[name] = ModelCollection.Entry(modelName: name, version: model.version, sha256: nil, size: size,
                                                   keyID: header?.keyID, modelURL: model.url, isSealed: sealed, keys: keys)
         }
         return ModelCollection(identifier: identifier, deploymentID: nil, sequence: nil, expiresAt: nil, entries: entries,
                                origin: .bundled(because: cause))
-    }
-}
-
-extension CofferClient {
-    /// Whether the file at `path` begins with the container's magic bytes.
-    static func startsWithContainerMagic(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        let prefix = (try? handle.read(upToCount: ContainerHeader.magic.count)) ?? Data()
-        return prefix.elementsEqual(ContainerHeader.magic)
     }
 }
 

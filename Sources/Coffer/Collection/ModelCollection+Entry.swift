@@ -32,17 +32,15 @@ extension ModelCollection {
         /// A reader that decrypts any byte range on demand (for models larger than you want in memory).
         public func reader() async throws -> ModelReader {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
-            let header: ContainerHeader
-            do {
-                header = try SealedModel.readHeader(path: modelURL.path)
-            } catch let failure as IOFailure where failure.isMissing {
-                throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
-            } catch {
-                throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
-            }
+            let header = try opening { try SealedModel.readHeader(path: modelURL.path) }
             let key = try await keys.key(keyID ?? "", for: modelName, opening: header)
+            return try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
+        }
+
+        /// `body`'s result; its errors as ``CofferError/modelInvalid(name:reason:)``.
+        private func opening<T>(_ body: () throws -> T) throws -> T {
             do {
-                return ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key)))
+                return try body()
             } catch let failure as IOFailure where failure.isMissing {
                 throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
             } catch {

@@ -112,11 +112,6 @@ struct BlobFetcher: Sendable {
     }
 }
 
-extension UInt64 {
-    /// `self - other`, or 0 when `other` is larger.
-    func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
-}
-
 /// The part file of one download: where the next byte goes, and the hash so far.
 ///
 /// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes.

@@ -161,8 +161,8 @@ struct AccountPages: RouteCollection {
         return response
     }
 
-    /// Audits a sign-in or sign-out with the client's address (as this server sees it: a proxy's,
-    /// behind one). Never the password, the session token or the CSRF token.
+    /// Audits a sign-in or sign-out with the client's address (behind trusted proxies, the
+    /// forwarded one). Never the password, the session token or the CSRF token.
     static func audit(_ req: Request, action: String, actor: String, target: String, outcome: String, reason: String? = nil) async throws {
         let client = "client " + req.clientAddress
         try await Audit.record(on: req.db, teamID: nil, action: action, actor: actor, target: target, outcome: outcome,

@@ -10,16 +10,21 @@ import Vapor
 struct PasswordCheck: Sendable {
     let attempts: RateLimiter
 
-    /// Why `password` does not let the session's member go on, as one sentence for the page, with
-    /// its status; nil when it is their current password.
-    func refusal(_ req: Request, password: String) async throws -> (sentence: String, status: HTTPStatus)? {
+    /// Why `password` does not let the session's member go on, with the status for the page.
+    struct Refusal: Error {
+        let sentence: String
+        let status: HTTPStatus
+    }
+
+    /// The session's member when `password` is their current password, else why not.
+    func verify(_ req: Request, password: String) async throws -> Result<UserRecord, Refusal> {
         let session = try req.dashboardSession()
         if let wait = attempts.acquire("password:\(session.userID)") {
-            return ("Too many attempts. Wait \(wait) seconds and try again.", .tooManyRequests)
+            return .failure(Refusal(sentence: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests))
         }
         guard let user = try await UserRecord.find(session.userID, on: req.db), let hash = user.passwordHash,
               try await req.password.async.verify(password, created: hash).get()
-        else { return ("The current password is not right.", .badRequest) }
-        return nil
+        else { return .failure(Refusal(sentence: "The current password is not right.", status: .badRequest)) }
+        return .success(user)
     }
 }

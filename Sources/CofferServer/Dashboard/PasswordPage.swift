@@ -29,10 +29,11 @@ struct PasswordPage: RouteCollection {
         let fields = FormFields(request: req)
         let current = try fields.raw("current", label: "The current password", limit: 200)
         let replacement = try fields.raw("password", label: "The new password", limit: 200)
-        if let refusal = try await check.refusal(req, password: current) {
-            return try await page(req, changed: false, error: refusal.sentence, status: refusal.status)
+        let user: UserRecord
+        switch try await check.verify(req, password: current) {
+        case .success(let member): user = member
+        case .failure(let refusal): return try await page(req, changed: false, error: refusal.sentence, status: refusal.status)
         }
-        guard let user = try await UserRecord.find(session.userID, on: req.db) else { throw Abort(.unauthorized) }
         do {
             user.passwordHash = try await req.password.async.hash(Credentials.password(replacement)).get()
         } catch DashboardError.invalidForm(let reason) {
