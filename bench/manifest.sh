@@ -44,6 +44,7 @@ head -c 100000 /dev/urandom > stylizer.bin
 head -c $((blob_mib << 20)) /dev/urandom > big.bin
 for model in classifier stylizer big; do coffer encrypt "$model.bin" --key bench.modelkey --output "$model.coffer" --quiet >/dev/null; done
 coffer collection create FlowerModels --team Bench --models FlowerClassifier,FlowerStylizer >/dev/null
+coffer app update --team Bench "$app_id" --collections FlowerModels >/dev/null
 coffer deployment create --collection FlowerModels --name bench --model FlowerClassifier=classifier.coffer \
   --model FlowerStylizer=stylizer.coffer --rule 'deviceClass=tablet : FlowerClassifier=big.coffer' --activate >/dev/null
 big_sha=$(sha256sum big.coffer | cut -d' ' -f1)

@@ -42,6 +42,7 @@ coffer key create --team Bench --name bench --output bench.modelkey >/dev/null
 head -c $((model_mib << 20)) /dev/urandom > model.bin
 coffer encrypt model.bin --key bench.modelkey --output model.coffer --quiet >/dev/null
 coffer collection create Models --team Bench --models Big >/dev/null
+coffer app update --team Bench "$app_id" --collections Models >/dev/null
 coffer deployment create --collection Models --name bench --model Big=model.coffer --activate >/dev/null
 sha=$(sha256sum model.coffer | cut -d' ' -f1)
 public_key=$("$COFFER_SERVER_BIN" public-key --data-dir "$work/data")

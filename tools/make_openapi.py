@@ -31,6 +31,10 @@ ERRORS = {
 
 # A name that exists already (also when two requests create it at once).
 CONFLICT = {"409": {"$ref": "#/components/responses/Error"}}
+# An invitation that was used, revoked or has expired.
+GONE = {"410": {"$ref": "#/components/responses/Error"}}
+# Past a budget (Retry-After says when to try again).
+LIMITED = {"429": {"$ref": "#/components/responses/Error"}}
 
 def op(summary, responses, request=None, security=True, params=()):
     operation = {"summary": summary, "responses": {**responses, **ERRORS}}
@@ -58,13 +62,16 @@ schemas = {
     "Team": obj(["id", "name", "role"], id=UUID, name=S, role=ROLE),
     "CreatedToken": obj(["id", "name", "token", "prefix"], id=UUID, name=S, token=S, prefix=S),
     "Token": obj(["id", "name", "prefix"], id=UUID, name=S, prefix=S, createdAt=DATE, lastUsedAt=DATE, revokedAt=DATE),
-    "Member": obj(["name", "role"], name=S, role=ROLE, token={**S, "description": "first API token of a new account, shown once"}),
-    "App": obj(["id", "name", "platform"], id=UUID, name=S, platform=S, bundleID=S, createdAt=DATE, revokedAt=DATE,
+    "Member": obj(["name", "role"], name=S, role=ROLE,
+                  invitation={**ref("CreatedInvitation"), "description": "for a name that is not a member: the invitation made for them"}),
+    "App": obj(["id", "name", "platform", "collections"], id=UUID, name=S, platform=S, bundleID=S,
+               collections={**array(S), "description": "identifiers of the collections its devices may read"}, createdAt=DATE, revokedAt=DATE,
                credential={**S, "description": "present only when created or rotated"}),
     "ModelKeyFile": obj(["format", "id", "name", "created", "key"], format=S, id=S, name=S, created=DATE,
                         key={**S, "description": "256-bit key, base64; returned once"}),
     "ModelKey": obj(["id", "name", "team"], id=S, name=S, team=S, createdAt=DATE, revokedAt=DATE),
-    "AuditEvent": obj(["action", "actor", "target", "outcome"], at=DATE, action=S, actor=S, target=S, outcome=S, reason=S, deviceID=S),
+    "AuditEvent": obj(["action", "actor", "target", "outcome", "count"], at=DATE, action=S, actor=S, target=S, outcome=S, reason=S, deviceID=S,
+                      count={"type": "integer", "description": "identical refusals within a minute are one row"}),
     "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
     "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=UUID, credential=S, deviceID=S,
                            devicePublicKey={**S, "description": "raw X25519 public key, base64"}),
@@ -96,6 +103,13 @@ schemas = {
                       deploymentName=S, kind={"type": "string", "enum": ["activate", "rollback"]}, actor=S, at=DATE),
     "SignedManifest": obj(["payloadType", "payload", "signatures"], payloadType=S, payload={**S, "description": "base64 of the manifest JSON (docs/MANIFEST.md)"},
                           signatures=array(obj(["keyid", "sig"], keyid=S, sig=S))),
+    "CreatedInvitation": obj(["id", "team", "role", "note", "expiresAt", "code"], id=UUID, team=S, role=ROLE, note=S, expiresAt=DATE,
+                             code={**S, "description": "cfi_…, shown once; give it to the person"}),
+    "Invitation": obj(["id", "role", "note", "createdBy", "expiresAt", "state"], id=UUID, role=ROLE, note=S, createdBy=S, createdAt=DATE,
+                      expiresAt=DATE, state={"type": "string", "enum": ["pending", "accepted", "revoked", "expired"]},
+                      acceptedBy=S, acceptedAt=DATE, revokedAt=DATE),
+    "Joined": obj(["team", "role"], team=S, role=ROLE),
+    "Redeemed": obj(["name", "team", "role", "token"], name=S, team=S, role=ROLE, token={**S, "description": "the new account's first API token"}),
     "SigningKey": obj(["algorithm", "keyID", "publicKey"], algorithm=S, keyID=S, publicKey={**S, "description": "raw Ed25519 public key, base64"}),
 }
 
@@ -116,15 +130,39 @@ paths = {
     "/v1/tokens/{token}": {"delete": op("Revoke one of the caller's tokens", {"204": {"description": "revoked"}}, params=["token"])},
     "/v1/teams/{team}/members": {
         "get": op("Members (viewer)", ok("members", array(ref("Member"))), params=["team"]),
-        "post": op("Add or change a member (owner)", {**ok("added", ref("Member"), "201"), **CONFLICT}, body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+        "post": op("Change a member's role (200), or invite a name that is not a member (201, the invitation's code shown once) (owner)",
+                   {**ok("role changed", ref("Member")), **ok("invited", ref("Member"), "201"), **CONFLICT},
+                   body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+    },
+    "/v1/teams/{team}/invitations": {
+        "get": op("Invitations and their state, never their codes (owner)", ok("invitations", array(ref("Invitation"))), params=["team"]),
+        "post": op("Make an invitation; its code is returned once (owner)", ok("created", ref("CreatedInvitation"), "201"),
+                   body(obj(["role"], role=ROLE, note=S, days={"type": "number", "description": "1 day to 365; default COFFER_INVITATION_DAYS"})),
+                   params=["team"]),
+    },
+    "/v1/teams/{team}/invitations/{invitation}": {
+        "delete": op("Revoke a pending invitation (owner)", {"204": {"description": "revoked"}, **CONFLICT}, params=["team", "invitation"]),
+    },
+    "/v1/invitations/accept": {
+        "post": op("Join the invitation's team with the caller's account", {**ok("joined", ref("Joined")), **CONFLICT, **GONE, **LIMITED},
+                   body(obj(["code"], code=S))),
+    },
+    "/v1/invitations/redeem": {
+        "post": op("Make one's own account with an invitation; the account's first API token is returned once",
+                   {**ok("account made", ref("Redeemed"), "201"), **CONFLICT, **GONE, **LIMITED},
+                   body(obj(["code", "name"], code=S, name=S, email=S, password=S)), security=False),
     },
     "/v1/teams/{team}/members/{member}": {"delete": op("Remove a member (owner)", {"204": {"description": "removed"}}, params=["team", "member"])},
     "/v1/teams/{team}/apps": {
         "get": op("Apps (viewer)", ok("apps", array(ref("App"))), params=["team"]),
         "post": op("Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
-                   body(obj(["name", "platform"], name=S, platform=S, bundleID=S)), params=["team"]),
+                   body(obj(["name", "platform"], name=S, platform=S, bundleID=S, collections=array(S))), params=["team"]),
     },
-    "/v1/teams/{team}/apps/{app}": {"delete": op("Revoke an app (developer)", {"204": {"description": "revoked"}}, params=["team", "app"])},
+    "/v1/teams/{team}/apps/{app}": {
+        "delete": op("Revoke an app (developer)", {"204": {"description": "revoked"}}, params=["team", "app"]),
+        "patch": op("Choose the collections an app's devices may read, replacing the ones it had (developer)", ok("updated", ref("App")),
+                    body(obj(["collections"], collections=array(S))), params=["team", "app"]),
+    },
     "/v1/teams/{team}/apps/{app}/credential": {
         "post": op("Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")), params=["team", "app"]),
     },

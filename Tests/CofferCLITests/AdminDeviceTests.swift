@@ -18,6 +18,10 @@ struct AdminDeviceTests {
         session.cli.write("other.credential", Data((((other?["credential"] as? String) ?? "") + "\n").utf8))
         session.cli.write("model.bin", CLI.randomData(100_000))
         try session.ok("encrypt", "model.bin", "--key", "clf.modelkey")
+        // The key is released: a deployment of a collection the app is bound to uses it.
+        try session.ok("collection", "create", "Models", "--team", "Flowers", "--models", "clf")
+        try session.ok("app", "update", "--team", "Flowers", app?["id"] as? String ?? "", "--collections", "Models")
+        try session.ok("deployment", "create", "--team", "Flowers", "--collection", "Models", "--name", "one", "--model", "clf=model.bin.coffer", "--activate")
 
         let fetched = try session.coffer("device", "fetch-key", keyID, "--server", session.server.url, "--app-id", app?["id"] as? String ?? "",
                                          "--credential-file", "app.credential", "--device-id", "phone-1", "-o", "device.modelkey")

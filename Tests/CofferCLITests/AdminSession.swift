@@ -45,6 +45,23 @@ struct AdminSession {
         #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
     }
 
+    /// `coffer member add` as the logged-in owner, then `coffer invitation accept --new-account`
+    /// as the invited person, in a config folder of their own; returns their API token (read from
+    /// the credentials file it saved, as the person's other commands would).
+    func invite(_ name: String, role: String, to team: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let added = try ok("member", "add", "--team", team, "--name", name, "--role", role, sourceLocation: sourceLocation)
+        let code = added.split(separator: "\n").first { $0.hasPrefix("cfi_") }.map(String.init) ?? ""
+        #expect(!code.isEmpty, "\(added)", sourceLocation: sourceLocation)
+        cli.write(name + ".code", Data((code + "\n").utf8))
+        let folder = configFolder + "-" + name
+        let accepted = try coffer("invitation", "accept", "--code-file", name + ".code", "--new-account", name, "--server", server.url,
+                                  environment: ["COFFER_CONFIG_DIR": folder])
+        #expect(accepted.status == 0, "\(accepted.stderr)", sourceLocation: sourceLocation)
+        #expect(!accepted.stdout.contains("cft_"), sourceLocation: sourceLocation)
+        let saved = FileManager.default.contents(atPath: folder + "/credentials.json") ?? Data()
+        return (try? JSONSerialization.jsonObject(with: saved) as? [String: Any])?["token"] as? String ?? ""
+    }
+
     /// Runs a command that must succeed (as the logged-in user, or with `token`); returns stdout.
     @discardableResult
     func ok(_ arguments: String..., token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {

@@ -124,17 +124,17 @@ struct AdminTests {
         AdminSession.expectFailure(try session.coffer("app", "create", "--team", "Flowers", "--name", "X", "--platform", "amiga"), 65,
                                    "platform must be one of ios, ipados, macos, tvos, watchos, visionos, android, linux, windows, web, other (HTTP 400 invalid_request)")
 
-        // Members: a new account's first token is printed once; roles are enforced.
-        let added = try session.ok("member", "add", "--team", "Flowers", "--name", "iris", "--role", "viewer")
-        let addedLines = added.split(separator: "\n")
-        #expect(addedLines.count == 4)
-        #expect(addedLines[0] == "Added iris to team Flowers as viewer.")
-        #expect(addedLines[1] == "iris is a new account; its first API token:")
-        #expect(addedLines[3] == "Give it to them securely now: it is shown only once.")
-        let irisToken = String(addedLines[2])
+        // Members: member add prints an invitation, never a token; the person makes their own account with it.
+        let added = try session.ok("member", "add", "--team", "Flowers", "--name", "someone", "--role", "viewer")
+        #expect(added.hasPrefix("Invitation to team Flowers as viewer for someone (ID "))
+        #expect(added.contains("\ncfi_"))
+        #expect(!added.contains("cft_"))
+        let irisToken = try session.invite("iris", role: "viewer", to: "Flowers")
         #expect(irisToken.hasPrefix("cft_"))
+        // Adding a member's name again changes the role; in another team it is only an invitation.
         let again = AdminSession.object(try session.ok("member", "add", "--team", "Bee Hive", "--name", "iris", "--role", "developer", "--json"))
-        #expect(again.keys.sorted() == ["name", "role"])
+        #expect(again.keys.sorted() == ["invitation", "name", "role"])
+        #expect(try session.ok("team", "list", token: irisToken).contains("Bee Hive") == false)
         #expect(try session.ok("member", "list", "--team", "Flowers") == "NAME   ROLE\nadmin  owner\niris   viewer\n")
         #expect(AdminSession.array(try session.ok("member", "list", "--team", "Flowers", "--json")).map { $0["role"] as? String } == ["owner", "viewer"])
         #expect(try session.ok("team", "list", token: irisToken).contains("Flowers   viewer     \(flowersID)"))
@@ -241,8 +241,7 @@ struct AdminTests {
         defer { session.finish() }
         try session.login()
         try session.ok("team", "create", "Flowers")
-        let added = try session.ok("member", "add", "--team", "Flowers", "--name", "rose", "--role", "owner")
-        let rose = String(added.split(separator: "\n")[2])
+        let rose = try session.invite("rose", role: "owner", to: "Flowers")
         try session.ok("team", "create", "Roses", token: rose)
 
         AdminSession.expectFailure(try session.coffer("key", "list", "--team", "Nowhere"), 66, "team not found (HTTP 404 not_found)")

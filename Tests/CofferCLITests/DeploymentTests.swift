@@ -40,6 +40,7 @@ struct DeploymentTests {
             self.sha = sha
             try session.ok("collection", "create", "FlowerModels", "--team", "Flowers", "--models", "FlowerClassifier,FlowerStylizer",
                            "--description", "Flower recognition and styles")
+            try session.ok("app", "update", "--team", "Flowers", appID, "--collections", "FlowerModels")
         }
 
         /// `coffer manifest --json` as device `device` of class `deviceClass`: the verified payload.

@@ -534,7 +534,7 @@ struct SDKTests {
         await #expect {
             _ = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
         } throws: { error in
-            guard case .collectionUnavailable(_, .server(status: 404, _, _)) = error as? CofferError else { return false }
+            guard case .collectionUnavailable(_, .server(status: 403, _, _)) = error as? CofferError else { return false }
             return true
         }
     }

@@ -45,11 +45,11 @@ struct AuthorizationMatrixTests {
             let outsider = try await world.member("xo", role: "viewer", in: "M")
             #expect(try await outsider.call("POST", "/v1/teams", json: ["name": "X"]).status == 201)
             #expect(try await world.admin.call("DELETE", "/v1/teams/M/members/xo").status == 204)
-            let app = try await world.app(in: "M")
             let key = try await world.key(in: "M")
             let blob = try await Self.uploadBlob(world, key: key)
             #expect(try await world.admin.call("POST", "/v1/teams/M/collections", json: ["identifier": "C", "models": ["A"]]).status == 201)
             #expect(try await world.admin.call("POST", "/v1/teams/M/collections", json: ["identifier": "N", "models": ["A"]]).status == 201)
+            let app = try await world.app(in: "M", collections: ["C"])
             let first = try await world.admin.call("POST", collection + "/deployments", json: ["name": "first", "models": ["A": blob]])
             let deployment = try #require(first.object["id"] as? String)
             #expect(try await world.admin.call("POST", collection + "/deployments/\(deployment)/activate").status == 200)
@@ -109,6 +109,30 @@ struct AuthorizationMatrixTests {
             let name = "gone-\(UUID().uuidString.prefix(8))"
             _ = try await s.world.member(name, role: "viewer", in: "M")
             return Call(method: "DELETE", path: "/v1/teams/M/members/\(name)")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/invitations", access: .owner, success: 201) { _, _ in
+            Call(method: "POST", path: "/v1/teams/M/invitations", json: ["role": "viewer", "note": "matrix"])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/invitations", access: .owner, success: 200) { _, _ in Call(method: "GET", path: "/v1/teams/M/invitations") },
+        Route(method: "DELETE", path: "/v1/teams/{team}/invitations/{invitation}", access: .owner, success: 204) { s, _ in
+            let made = try await s.world.admin.call("POST", "/v1/teams/M/invitations", json: ["role": "viewer"])
+            return Call(method: "DELETE", path: "/v1/teams/M/invitations/\(made.object["id"] as? String ?? "")")
+        },
+        Route(method: "POST", path: "/v1/invitations/accept", access: .anyUser, success: 200) { s, actor in
+            // An invitation to a fresh team the caller is not in: made by the developer for the
+            // owner (who is in every team the admin makes), by the admin for everyone else.
+            let inviter = actor == .owner ? s.clients[.developer]! : s.world.admin
+            let team = "i-\(UUID().uuidString.prefix(8))"
+            _ = try await inviter.call("POST", "/v1/teams", json: ["name": team])
+            let code = try await s.world.invite(role: "viewer", to: team, by: inviter)
+            return Call(method: "POST", path: "/v1/invitations/accept", json: ["code": code])
+        },
+        Route(method: "POST", path: "/v1/invitations/redeem", access: .everyone, success: 201) { s, _ in
+            let code = try await s.world.invite(role: "viewer", to: "M")
+            return Call(method: "POST", path: "/v1/invitations/redeem", json: ["code": code, "name": "r-\(UUID().uuidString.prefix(8))"])
+        },
+        Route(method: "PATCH", path: "/v1/teams/{team}/apps/{app}", access: .developer, success: 200) { s, _ in
+            Call(method: "PATCH", path: "/v1/teams/M/apps/\(try await s.world.app(in: "M").id)", json: ["collections": ["C", "N"]])
         },
         Route(method: "POST", path: "/v1/teams/{team}/apps", access: .developer, success: 201) { _, _ in
             Call(method: "POST", path: "/v1/teams/M/apps", json: ["name": "A", "platform": "android"])
@@ -229,7 +253,11 @@ struct AuthorizationMatrixTests {
 
     @Test("every route answers every kind of caller as the table says")
     func matrix() async throws {
-        let server = try await TestServer.start { $0.deliveriesPerDevicePerMinute = 1000 }
+        // Two kinds of caller send wrong tokens on every route: more than an address's default budget.
+        let server = try await TestServer.start {
+            $0.deliveriesPerDevicePerMinute = 1000
+            $0.authFailuresPerAddressPerMinute = 10_000
+        }
         defer { Task { try? await server.stop() } }
         let setup = try await Setup.make(server)
         for route in Self.routes {

@@ -112,6 +112,17 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/revoke", access: .developer, success: 303) { s in
             ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "revoke-me").id)/revoke", [:])
         },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/collections", access: .developer, success: 303) { s in
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "bind-me").id)/collections", ["collections": "C, N"])
+        },
+        DashboardRoute(method: "GET", path: "/dashboard/join", access: .everyone, success: 200) { _ in ("/dashboard/join", nil) },
+        DashboardRoute(method: "POST", path: "/dashboard/join", access: .everyone, success: 404) { _ in
+            ("/dashboard/join", ["code": "cfi_not-a-code", "name": "j-\(UUID().uuidString.prefix(8))", "email": "j@example.com", "password": "a password long enough"])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/invitations/{invitation}/revoke", access: .owner, success: 303) { s in
+            let made = try await s.world.admin.call("POST", "/v1/teams/M/invitations", json: ["role": "viewer"])
+            return ("/dashboard/teams/M/invitations/\(made.object["id"] as? String ?? "")/revoke", [:])
+        },
         DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/members", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/members", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members", access: .owner, success: 200) { _ in
             ("/dashboard/teams/M/members", ["name": "m-\(UUID().uuidString.prefix(8))", "role": "viewer"])
@@ -155,7 +166,10 @@ extension AuthorizationMatrixTests {
 
     @Test("every dashboard route answers every kind of browser as the table says (a viewer changes nothing)")
     func dashboardMatrix() async throws {
-        let server = try await TestServer.start { $0.signInAttemptsPerMinute = 1000 }
+        let server = try await TestServer.start {
+            $0.signInAttemptsPerMinute = 1000
+            $0.authFailuresPerAddressPerMinute = 10_000
+        }
         defer { Task { try? await server.stop() } }
         let setup = try await Setup.make(server)
         // The owner sets up the dashboard; every other member chooses a sign-in with their API token.

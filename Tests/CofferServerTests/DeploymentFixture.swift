@@ -21,6 +21,7 @@ struct Flowers {
         let created = try await world.admin.call("POST", "/v1/teams/T/collections", json: [
             "identifier": "FlowerModels", "description": "flowers", "models": ["FlowerClassifier", "FlowerStylizer"]])
         #expect(created.status == 201, "\(created.text)")
+        try await world.bind(app.id, in: "T", to: ["FlowerModels"])
         return Flowers(world: world, app: app, key: key)
     }
 

@@ -18,11 +18,43 @@ struct World {
         #expect(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
     }
 
-    /// Creates an app; returns its ID and credential.
-    func app(in team: String, name: String = "Demo") async throws -> (id: String, credential: String) {
-        let reply = try await admin.call("POST", "/v1/teams/\(team)/apps", json: ["name": name, "platform": "ios", "bundleID": "com.example.demo"])
-        #expect(reply.status == 201)
+    /// Creates an app bound to `collections`; returns its ID and credential.
+    func app(in team: String, name: String = "Demo", collections: [String] = []) async throws -> (id: String, credential: String) {
+        let reply = try await admin.call("POST", "/v1/teams/\(team)/apps", json: [
+            "name": name, "platform": "ios", "bundleID": "com.example.demo", "collections": collections])
+        #expect(reply.status == 201, "\(reply.text)")
         return (reply.object["id"] as! String, reply.object["credential"] as! String)
+    }
+
+    /// Binds an app to `collections` (replacing the ones it had).
+    func bind(_ appID: String, in team: String, to collections: [String]) async throws {
+        let reply = try await admin.call("PATCH", "/v1/teams/\(team)/apps/\(appID)", json: ["collections": collections])
+        #expect(reply.status == 200, "\(reply.text)")
+    }
+
+    /// Makes `key` deliverable to `apps`: a collection of its own, a model sealed with the key, a
+    /// deployment of it activated, and the apps bound to that collection (besides what they had).
+    /// Returns the collection's identifier.
+    @discardableResult
+    func release(_ key: ModelKey, in team: String, to apps: [String]) async throws -> String {
+        let identifier = "C" + key.id.prefix(12)
+        let created = try await admin.call("POST", "/v1/teams/\(team)/collections", json: ["identifier": identifier, "description": "", "models": ["m"]])
+        #expect(created.status == 201, "\(created.text)")
+        let sealed = Data(try SealedModel.seal(Array("model of \(key.id)".utf8), name: "m", using: .modelKey(key)))
+        let address = sealed.sha256Hex
+        let upload = try await admin.call("PUT", "/v1/teams/\(team)/blobs/\(address)", body: sealed)
+        #expect(upload.status == 201 || upload.status == 200, "\(upload.text)")
+        let base = "/v1/teams/\(team)/collections/\(identifier)/deployments"
+        let draft = try await admin.call("POST", base, json: ["name": "release", "models": ["m": address]])
+        #expect(draft.status == 201, "\(draft.text)")
+        let activated = try await admin.call("POST", base + "/\(draft.object["id"] as? String ?? "")/activate")
+        #expect(activated.status == 200, "\(activated.text)")
+        let list = try await admin.call("GET", "/v1/teams/\(team)/apps")
+        for app in apps {
+            let had = list.array.first { $0["id"] as? String == app }?["collections"] as? [String] ?? []
+            try await bind(app, in: team, to: had + [identifier])
+        }
+        return identifier
     }
 
     /// Creates a model key; returns the `.modelkey` file contents parsed.
@@ -33,11 +65,20 @@ struct World {
         return try ModelKey(fileRepresentation: reply.body)
     }
 
-    /// A user with `role` in `team`; returns an HTTP client with that user's token.
+    /// A user with `role` in `team`, invited by the admin and making their own account with the
+    /// invitation; returns an HTTP client with that user's first token.
     func member(_ name: String, role: String, in team: String) async throws -> HTTP {
-        let reply = try await admin.call("POST", "/v1/teams/\(team)/members", json: ["name": name, "role": role])
-        #expect(reply.status == 201)
-        return HTTP(base: server.base, token: reply.object["token"] as? String)
+        let code = try await invite(role: role, to: team, note: name)
+        let redeemed = try await HTTP(base: server.base).call("POST", "/v1/invitations/redeem", json: ["code": code, "name": name])
+        #expect(redeemed.status == 201, "\(redeemed.text)")
+        return HTTP(base: server.base, token: redeemed.object["token"] as? String)
+    }
+
+    /// An invitation to `team` made by the admin; returns its code.
+    func invite(role: String, to team: String, note: String = "", by owner: HTTP? = nil) async throws -> String {
+        let reply = try await (owner ?? admin).call("POST", "/v1/teams/\(team)/invitations", json: ["role": role, "note": note])
+        #expect(reply.status == 201, "\(reply.text)")
+        return reply.object["code"] as? String ?? ""
     }
 }
 

@@ -15,6 +15,7 @@ struct KeyDeliveryTests {
         let app = try await world.app(in: "Flowers")
         let otherApp = try await world.app(in: "Weeds")
         let modelKey = try await world.key(in: "Flowers")
+        try await world.release(modelKey, in: "Flowers", to: [app.id])
 
         // A model sealed with the server-created key opens with the .modelkey copy.
         let plaintext = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -69,6 +70,7 @@ struct KeyDeliveryTests {
         try await world.team("T")
         let app = try await world.app(in: "T")
         let key = try await world.key(in: "T")
+        try await world.release(key, in: "T", to: [app.id])
         let device = Device()
 
         for _ in 0..<3 { #expect(try await device.request(key.id, app: app, on: server).status == 200) }
@@ -87,6 +89,7 @@ struct KeyDeliveryTests {
         #expect(try await Device().request(key.id, app: (app.id, newCredential), on: server).errorCode == "key_revoked")
 
         let key2 = try await world.key(in: "T", name: "second")
+        try await world.release(key2, in: "T", to: [app.id])
         #expect(try await world.admin.call("DELETE", "/v1/teams/T/apps/\(app.id)").status == 204)
         #expect(try await Device().request(key2.id, app: (app.id, newCredential), on: server).errorCode == "app_revoked")
 
@@ -132,7 +135,7 @@ struct TeamTests {
         #expect(try await world.admin.call("POST", "/v1/teams/T/members", json: ["name": "admin", "role": "viewer"]).status == 409)
         #expect(try await world.admin.call("DELETE", "/v1/teams/T/members/admin").status == 409)
         _ = try await world.member("second", role: "owner", in: "T")
-        #expect(try await world.admin.call("POST", "/v1/teams/T/members", json: ["name": "admin", "role": "viewer"]).status == 201)
+        #expect(try await world.admin.call("POST", "/v1/teams/T/members", json: ["name": "admin", "role": "viewer"]).status == 200)
         for name in [".", ".."] {
             #expect(try await world.admin.call("POST", "/v1/teams", json: ["name": name]).status == 400)
         }

@@ -13,6 +13,7 @@ struct MasterKeyTests {
         try await world.team("T")
         let app = try await world.app(in: "T")
         let keys = [try await world.key(in: "T", name: "a"), try await world.key(in: "T", name: "b")]
+        for key in keys { try await world.release(key, in: "T", to: [app.id]) }
         let oldMaster = try String(contentsOfFile: server.dataDirectory + "/master.key", encoding: .utf8)
         try await server.stop(removingData: false)
         defer { try? FileManager.default.removeItem(atPath: server.dataDirectory) }
@@ -60,6 +61,7 @@ struct MasterKeyTests {
         try await world.team("Shared")
         let app = try await world.app(in: "Shared")
         let key = try await world.key(in: "Shared")
+        try await world.release(key, in: "Shared", to: [app.id])
         let sealed = Data(try SealedModel.seal(Array(repeating: 7, count: 10_000), name: "m", using: .modelKey(key)))
         #expect(try await world.admin.call("PUT", "/v1/teams/Shared/blobs/\(sealed.sha256Hex)", body: sealed).status == 201)
 

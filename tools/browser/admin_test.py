@@ -130,11 +130,14 @@ class AdminRun(Run):
         self.click(owner, owner.find_element(By.LINK_TEXT, "Members"))
         self.fill(owner, {"name": "vera"})
         owner.find_element(By.CSS_SELECTOR, "#role option[value='viewer']").click()
-        self.submit(owner, "Add member")
-        vera = self.value(owner, "shown-token")
-        check(vera.startswith("cft_"), "the new member's first API token is shown once")
+        self.submit(owner, "Invite")
+        vera = self.value(owner, "shown-code")
+        check(vera.startswith("cfi_"), "the invitation's code is shown once")
+        check("cft_" not in owner.page_source, "no API token is made for the invited person")
         self.secrets.append(vera)
-        check("vera" in owner.find_element(By.CSS_SELECTOR, "table.list").text, "vera is listed")
+        tables = owner.find_elements(By.CSS_SELECTOR, "table.list")
+        check("vera" not in tables[0].text, "vera is not a member until she accepts")
+        check(len(tables) == 2 and "pending" in tables[1].text, "the invitation is listed as pending")
         self.shoot(owner, "admin-05-members")
 
         print("API tokens", flush=True)
@@ -162,6 +165,7 @@ class AdminRun(Run):
         sealed = os.path.join(self.work, "classifier.coffer")
         self.cli("encrypt", model, "--key", path, "--output", sealed, "--quiet")
         self.cli("collection", "create", "FlowerModels", "--team", "Flowers", "--models", "FlowerClassifier")
+        self.cli("app", "update", "--team", "Flowers", app_id, "--collections", "FlowerModels")
         self.cli("deployment", "create", "--collection", "FlowerModels", "--name", "spring", "--model", "FlowerClassifier=" + sealed, "--activate")
         with urllib.request.urlopen(self.base + "/v1/signing-key", timeout=30) as reply:
             public_key = json.load(reply)["publicKey"]
@@ -199,10 +203,10 @@ class AdminRun(Run):
 
         print("a viewer", flush=True)
         viewer = self.browser()
-        self.open(viewer, "/dashboard/welcome")
-        self.fill(viewer, {"token": vera, "email": VIEWER_EMAIL, "password": VIEWER_PASSWORD})
-        self.submit(viewer, "Save and sign in")
-        check(viewer.current_url.endswith("/dashboard"), "the viewer signed in with the token the owner handed over")
+        self.open(viewer, "/dashboard/join")
+        self.fill(viewer, {"code": vera, "name": "vera", "email": VIEWER_EMAIL, "password": VIEWER_PASSWORD})
+        self.submit(viewer, "Join")
+        check(viewer.current_url.endswith("/dashboard"), "the viewer made her own account with the invitation and is signed in")
         for page in ["keys", "apps", "members", "activity"]:
             self.open(viewer, TEAM + "/" + page)
             check(not viewer.find_elements(By.CSS_SELECTOR, "main form[method='post']"), f"a viewer gets no change forms on {page}")

@@ -237,7 +237,7 @@ class Run:
         self.fill(owner, {"name": "Flowers"})
         self.submit(owner, "Create team")
         check(owner.current_url.endswith("/dashboard"), "the new team's collections are shown")
-        vera = json.loads(self.cli("member", "add", "--team", "Flowers", "--name", "vera", "--role", "viewer", "--json"))["token"]
+        vera = json.loads(self.cli("member", "add", "--team", "Flowers", "--name", "vera", "--role", "viewer", "--json"))["invitation"]["code"]
         check("No collections yet" in self.text(owner), "the empty team says what to do next")
         self.shoot(owner, "02-collections-empty")
         self.click(owner, owner.find_element(By.CSS_SELECTOR, "button.link"))
@@ -375,10 +375,10 @@ class Run:
 
         print("a viewer", flush=True)
         viewer = self.browser()
-        self.open(viewer, "/dashboard/welcome")
-        self.fill(viewer, {"token": vera, "email": VIEWER_EMAIL, "password": VIEWER_PASSWORD})
-        self.submit(viewer, "Save and sign in")
-        check(viewer.current_url.endswith("/dashboard"), "the viewer chose a sign-in with their API token")
+        self.open(viewer, "/dashboard/join")
+        self.fill(viewer, {"code": vera, "name": "vera", "email": VIEWER_EMAIL, "password": VIEWER_PASSWORD})
+        self.submit(viewer, "Join")
+        check(viewer.current_url.endswith("/dashboard"), "the viewer made her own account with the invitation")
         check("New collection" not in self.text(viewer), "a viewer gets no New collection button")
         self.open(viewer, page)
         check("spring-tablets" in self.text(viewer), "a viewer sees the deployments")

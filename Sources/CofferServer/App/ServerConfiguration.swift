@@ -66,6 +66,17 @@ public struct ServerConfiguration: Sendable {
     /// database (COFFER_USAGE_FLUSH_SECONDS; default 60). They are also flushed at shutdown.
     public var usageFlushInterval: TimeInterval = 60
 
+    /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES); nil: unlimited.
+    public var teamQuotaBytes: Int64?
+    /// Key requests allowed per client address per minute, before anything is looked up or written
+    /// (COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE; default 1200).
+    public var deviceRequestsPerAddressPerMinute = 1200
+    /// Failed API-token and invitation-code attempts allowed per client address per minute
+    /// (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE; default 60).
+    public var authFailuresPerAddressPerMinute = 60
+    /// How long an invitation can be redeemed (COFFER_INVITATION_DAYS; default 7 days).
+    public var invitationLifetime: TimeInterval = 7 * 24 * 3600
+
     /// The defaults.
     public init(
         dataDirectory: String = "coffer-data",

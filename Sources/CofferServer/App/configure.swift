@@ -23,6 +23,12 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 
     let metrics = ServerMetrics()
     let usage = UsageCounter()
+    // Refused device requests are audited one row a minute per kind; the repeats are added often.
+    let refusals = RefusalLog()
+    app.refusals = refusals
+    app.lifecycle.use(PeriodicWork(every: 10, failure: "refusal counts not written; kept for the next try",
+                                   atShutdown: { db, _ in try await refusals.flush(on: db) }) { db, _ in try await refusals.flush(on: db) })
+    let authFailures = RateLimiter(perMinute: configuration.authFailuresPerAddressPerMinute)
     // Usage counts are flushed periodically and at shutdown; what is not flushed stays for the next try.
     app.lifecycle.use(PeriodicWork(every: configuration.usageFlushInterval, failure: "usage counts not flushed; kept for the next try",
                                    atShutdown: { db, _ in try await usage.flush(on: db) }) { db, _ in try await usage.flush(on: db) })
@@ -41,26 +47,31 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.middleware.use(APIErrorMiddleware())
 
     try app.register(collection: SystemController(metrics: metrics))
+    let credentials = AppCredentials()
     try app.register(collection: DeliveryController(
-        masterKey: masterKey,
+        masterKey: masterKey, credentials: credentials,
+        perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
         perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.deliveriesPerDevicePerMinute),
-        metrics: metrics, usage: usage))
-    let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, metrics: metrics, usage: usage)
+        refusals: refusals, metrics: metrics, usage: usage))
+    let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
+                               metrics: metrics, usage: usage)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
+    let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)
+    try app.register(collection: InvitationController.PublicRoutes(controller: invitations))
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
-    let credentials = AppCredentials()
-    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, metrics: metrics)
+    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics)
     try app.register(collection: ManifestController(endpoint: endpoint))
     if let devicePort = configuration.devicePort {
         try await DeviceListener.start(app, endpoint: endpoint, hostname: configuration.hostname, port: devicePort,
                                    idleTimeout: configuration.idleTimeAmount)
     }
 
-    let authenticated = app.grouped(TokenAuthenticator())
+    let authenticated = app.grouped(TokenAuthenticator(failures: authFailures))
     try authenticated.register(collection: TeamController())
     try authenticated.register(collection: TokenController())
-    try authenticated.register(collection: MemberController())
+    try authenticated.register(collection: MemberController(invitationLifetime: configuration.invitationLifetime))
+    try authenticated.register(collection: InvitationController.TeamRoutes(controller: invitations))
     let apps = AppController(credentials: credentials), keys = KeyController(masterKey: masterKey)
     try authenticated.register(collection: apps)
     try authenticated.register(collection: keys)
@@ -72,7 +83,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: deployments)
 
     try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
-                           admin: AdminPages(keys: keys, apps: apps, usage: usage))
+                           admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime),
+                           invitations: invitations)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
@@ -94,6 +106,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateModelFacts())
     app.migrations.add(AddDashboardAccounts())
     app.migrations.add(CreateUsageDaily())
+    app.migrations.add(AddTrustBoundaries())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

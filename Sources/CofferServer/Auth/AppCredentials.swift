@@ -5,15 +5,31 @@ import NIOConcurrencyHelpers
 /// Checks a device's app ID and credential, from a short-lived cache of the app's row so a busy
 /// manifest endpoint does not read the database per request. A credential that does not match
 /// the cached row is checked against the database before it is refused (it may be new), so a
-/// rotation takes effect at once; a revocation at once on the instance that made it (``forget(_:)``)
-/// and within `freshness` on the others.
+/// rotation takes effect at once; a revocation or a change of the app's collections at once on the
+/// instance that made it (``forget(_:)``) and within `freshness` on the others.
 final class AppCredentials: Sendable {
+    /// What the cache keeps of an app.
     struct App: Sendable {
+        let id: UUID
         let teamID: UUID
         let credentialHash: String
         let previousCredentialHash: String?
         let revoked: Bool
+        /// The identifiers of the collections the app is bound to.
+        let collections: Set<String>
         var age: CacheAge
+    }
+
+    /// How a presented credential compares with the app's row.
+    enum Verdict: Sendable {
+        /// The app's current credential, and the app is not revoked.
+        case valid(App)
+        /// No such app, or a credential it never had.
+        case unknown
+        /// The credential a rotation replaced.
+        case rotatedAway(App)
+        /// The current credential of a revoked app.
+        case revoked(App)
     }
 
     let freshness: TimeInterval
@@ -21,40 +37,56 @@ final class AppCredentials: Sendable {
 
     init(freshness: TimeInterval = 1) { self.freshness = freshness }
 
-    /// The app's team from the cache alone when its row is fresh and the credential matches it; nil
-    /// sends the caller to ``authenticate(appID:credential:on:)``. No database, no task.
+    /// The app's team from the cache alone when its row is fresh, the credential matches it and the
+    /// app is bound to `collection`; nil sends the caller to ``authenticate(appID:credential:on:)``.
+    /// No database, no task.
     ///
     /// When the row is older than `freshness`, one request goes to the database to refresh it while
     /// the others keep using the cached row (``CacheAge``), so a busy endpoint sends
     /// one query per app per `freshness`, not a burst of them.
-    func cachedTeam(appID: UUID, credential: String) -> UUID? {
+    func cachedTeam(appID: UUID, credential: String, collection: String) -> UUID? {
         let now = Date()
         let app: App? = cache.withLockedValue { cache in
             cache[appID]?.age.admit(now: now, within: freshness) == true ? cache[appID] : nil
         }
-        guard let app, !app.revoked, Secrets.matches(credential, hash: app.credentialHash) else { return nil }
+        guard let app, !app.revoked, app.collections.contains(collection), Secrets.matches(credential, hash: app.credentialHash) else { return nil }
         return app.teamID
     }
 
-    /// The app's team; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
-    /// credential or a revoked app. Comparisons are constant time.
-    func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> UUID {
+    /// Compares a credential with the app's row (from the cache when it is fresh and matches, else
+    /// from the database). Comparisons are constant time.
+    func check(appID: UUID, credential: String, on db: any Database) async throws -> Verdict {
         var app = cache.withLockedValue { $0[appID] }
         if app == nil || !app!.age.isFresh(now: Date(), within: freshness) || !Secrets.matches(credential, hash: app!.credentialHash) {
             app = try await load(appID, on: db)
         }
-        guard let app else { throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential") }
+        guard let app else { return .unknown }
         if !Secrets.matches(credential, hash: app.credentialHash) {
-            if let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) {
-                throw APIError.forbidden("credential_revoked", "this app credential was rotated; use the current one")
-            }
-            throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential")
+            if let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) { return .rotatedAway(app) }
+            return .unknown
         }
-        guard !app.revoked else { throw APIError.forbidden("app_revoked", "this app is revoked") }
-        return app.teamID
+        return app.revoked ? .revoked(app) : .valid(app)
     }
 
-    /// Drops an app's cached row (after a revocation or rotation on this instance).
+    /// The app; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
+    /// credential or a revoked app.
+    func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> App {
+        switch try await check(appID: appID, credential: credential, on: db) {
+        case .valid(let app): return app
+        case .unknown: throw AppCredentials.invalid
+        case .rotatedAway: throw AppCredentials.rotatedAway
+        case .revoked: throw AppCredentials.appRevoked
+        }
+    }
+
+    /// 401 for an unknown app or a wrong credential: one answer for both.
+    static let invalid = APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential")
+    /// 403 for the credential a rotation replaced.
+    static let rotatedAway = APIError.forbidden("credential_revoked", "this app credential was rotated; use the current one")
+    /// 403 for a revoked app.
+    static let appRevoked = APIError.forbidden("app_revoked", "this app is revoked")
+
+    /// Drops an app's cached row (after a revocation, rotation or change of collections on this instance).
     func forget(_ appID: UUID) {
         _ = cache.withLockedValue { $0.removeValue(forKey: appID) }
     }
@@ -64,8 +96,9 @@ final class AppCredentials: Sendable {
             cache.withLockedValue { $0[appID] = nil }
             return nil
         }
-        let app = App(teamID: row.$team.id, credentialHash: row.credentialHash, previousCredentialHash: row.previousCredentialHash,
-                      revoked: row.revokedAt != nil, age: CacheAge())
+        let collections = try await AppCollections.identifiers(of: appID, on: db)
+        let app = App(id: appID, teamID: row.$team.id, credentialHash: row.credentialHash, previousCredentialHash: row.previousCredentialHash,
+                      revoked: row.revokedAt != nil, collections: Set(collections), age: CacheAge())
         cache.withLockedValue { cache in
             if cache.count > 100_000 { cache.removeAll() }
             cache[appID] = app

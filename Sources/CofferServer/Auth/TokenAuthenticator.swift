@@ -10,8 +10,16 @@ struct AuthenticatedUser: Authenticatable {
 }
 
 /// Looks up `Authorization: Bearer <token>` by the token's hash; records when it was last used.
+///
+/// A client address that sent more than its budget of unknown or revoked tokens in a minute
+/// (``failures``) is answered 429 before any look-up, until the minute is over.
 struct TokenAuthenticator: AsyncBearerAuthenticator {
+    /// Failed attempts per client address.
+    let failures: RateLimiter
+
     func authenticate(bearer: BearerAuthorization, for request: Request) async throws {
+        let address = "address:" + request.clientAddress
+        if let wait = failures.exhausted(address) { throw Self.tooMany(wait) }
         let hash = Secrets.hash(bearer.token)
         guard let token = try await TokenRecord.query(on: request.db)
             .filter(\.$tokenHash == hash)
@@ -19,10 +27,21 @@ struct TokenAuthenticator: AsyncBearerAuthenticator {
             .with(\.$user)
             .first(),
             let tokenID = token.id
-        else { return }
+        else {
+            _ = failures.acquire(address)
+            return
+        }
         token.lastUsedAt = Date()
         try await token.update(on: request.db)
         request.auth.login(AuthenticatedUser(userID: try token.user.requireID(), name: token.user.name, tokenID: tokenID))
+    }
+}
+
+extension TokenAuthenticator {
+    /// 429 with the seconds to wait, for a client address past its failure budget.
+    static func tooMany(_ wait: Int) -> APIError {
+        APIError(.tooManyRequests, "rate_limited", "too many failed attempts from this address; retry in \(wait) s",
+                 headers: ["Retry-After": "\(wait)"])
     }
 }
 

@@ -3,9 +3,17 @@ import Vapor
 
 /// `/v1/teams/:team/apps`: a team's apps and their device credentials (returned once).
 struct AppController: RouteCollection {
-    struct CreateApp: Content { let name: String; let platform: String; let bundleID: String? }
+    struct CreateApp: Content {
+        let name: String; let platform: String; let bundleID: String?
+        /// The identifiers of the team's collections the app may read; none when absent.
+        var collections: [String]?
+    }
+    /// A change to an app: the collections it may read, replacing the ones it had.
+    struct UpdateApp: Content { let collections: [String] }
     struct AppView: Content {
         let id: UUID; let name: String; let platform: String; let bundleID: String?
+        /// The identifiers of the collections its devices may read, sorted.
+        let collections: [String]
         let createdAt: Date?; let revokedAt: Date?
         /// Present only in the answer that created or rotated it.
         let credential: String?
@@ -20,6 +28,7 @@ struct AppController: RouteCollection {
         let apps = routes.grouped("v1", "teams", ":team", "apps")
         apps.post(use: create)
         apps.get(use: list)
+        apps.patch(":app", use: update)
         apps.post(":app", "credential", use: rotate)
         apps.delete(":app", use: revoke)
     }
@@ -40,19 +49,51 @@ struct AppController: RouteCollection {
         let credential = Secrets.make(prefix: "cfa_")
         let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
                             bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
-        // The app and its audit row are one transaction: if the audit fails, no app exists whose
-        // credential nobody was shown.
+        let identifiers = body.collections ?? []
+        let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
+        // The app, its collections and its audit row are one transaction: if the audit fails, no
+        // app exists whose credential nobody was shown.
         try await db.transaction { db in
             try await app.create(on: db)
-            try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor, target: "\(try app.requireID())", outcome: "ok")
+            try await AppCollections.bind(app.requireID(), to: collections, on: db)
+            try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor,
+                                   target: "\(try app.requireID()) collections: \(Self.describe(collections))", outcome: "ok")
         }
-        return try Self.view(app, credential: credential)
+        return try Self.view(app, collections: collections.map(\.identifier).sorted(), credential: credential)
     }
 
     func list(req: Request) async throws -> [AppView] {
         let (team, _) = try await req.team(requiring: .viewer)
-        return try await AppRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).sort(\.$createdAt).all()
-            .map { try Self.view($0, credential: nil) }
+        let apps = try await AppRecord.query(on: req.db).filter(\.$team.$id == team.requireID()).sort(\.$createdAt).all()
+        let collections = try await AppCollections.identifiers(of: apps.map { try $0.requireID() }, on: req.db)
+        return try apps.map { try Self.view($0, collections: collections[try $0.requireID()] ?? [], credential: nil) }
+    }
+
+    func update(req: Request) async throws -> AppView {
+        let (team, app) = try await Self.app(req, requiring: .developer)
+        let body = try req.content.decode(UpdateApp.self)
+        return try await Self.update(app, in: team, collections: body.collections, actor: try req.user().name, on: req.db, credentials: credentials)
+    }
+
+    /// Binds `app` to exactly `identifiers` (collections of `team`), audited; the API's and the
+    /// dashboard's way. The cached credential check forgets the app, so the change holds at once
+    /// on this instance and within a second on the others.
+    static func update(_ app: AppRecord, in team: TeamRecord, collections identifiers: [String], actor: String,
+                       on db: any Database, credentials: AppCredentials) async throws -> AppView {
+        let appID = try app.requireID()
+        let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
+        try await db.transaction { db in
+            try await AppCollections.bind(appID, to: collections, on: db)
+            try await Audit.record(on: db, teamID: team.id, action: "app.update", actor: actor,
+                                   target: "\(appID) collections: \(Self.describe(collections))", outcome: "ok")
+        }
+        credentials.forget(appID)
+        return try Self.view(app, collections: collections.map(\.identifier).sorted(), credential: nil)
+    }
+
+    /// `A, B` or `none`, for the audit log.
+    static func describe(_ collections: [CollectionRecord]) -> String {
+        collections.isEmpty ? "none" : String(collections.map(\.identifier).sorted().joined(separator: ", ").prefix(500))
     }
 
     func rotate(req: Request) async throws -> AppView {
@@ -78,7 +119,7 @@ struct AppController: RouteCollection {
         app.credentialHash = fresh
         app.credentialRotatedAt = rotatedAt
         credentials.forget(appID)
-        return try Self.view(app, credential: credential)
+        return try Self.view(app, collections: try await AppCollections.identifiers(of: appID, on: req.db), credential: credential)
     }
 
     func revoke(req: Request) async throws -> HTTPStatus {
@@ -103,8 +144,8 @@ struct AppController: RouteCollection {
         return (team, app)
     }
 
-    static func view(_ app: AppRecord, credential: String?) throws -> AppView {
-        AppView(id: try app.requireID(), name: app.name, platform: app.platform, bundleID: app.bundleID,
+    static func view(_ app: AppRecord, collections: [String], credential: String?) throws -> AppView {
+        AppView(id: try app.requireID(), name: app.name, platform: app.platform, bundleID: app.bundleID, collections: collections,
                 createdAt: app.createdAt, revokedAt: app.revokedAt, credential: credential)
     }
 }

@@ -6,6 +6,9 @@ struct AuditController: RouteCollection {
     struct EventView: Content {
         let at: Date?; let action: String; let actor: String; let target: String
         let outcome: String; let reason: String?; let deviceID: String?
+        /// How many identical events the row stands for: refusals repeated within a minute are one
+        /// row (``RefusalLog``).
+        let count: Int64
     }
 
     func boot(routes: any RoutesBuilder) throws {
@@ -23,7 +26,7 @@ struct AuditController: RouteCollection {
         }
         return try await query.sort(\.$at, .descending).limit(1000).all().map {
             EventView(at: $0.at, action: $0.action, actor: $0.actor, target: $0.target, outcome: $0.outcome,
-                      reason: $0.reason, deviceID: $0.deviceID)
+                      reason: $0.reason, deviceID: $0.deviceID, count: max(1, $0.repeatCount ?? 1))
         }
     }
 }

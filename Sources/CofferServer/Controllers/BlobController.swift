@@ -17,6 +17,8 @@ struct BlobController: Sendable {
 
     let store: BlobStore
     let maximumSize: Int64
+    /// The most bytes of blobs one team may store (nil: unlimited); see ``TeamQuota``.
+    let teamQuota: Int64?
     let metrics: ServerMetrics
     /// Counts downloads for the dashboard's charts (in memory; flushed in the background).
     let usage: UsageCounter
@@ -38,8 +40,12 @@ struct BlobController: Sendable {
         guard let size = req.headers.first(name: .contentLength).flatMap(Int64.init) else {
             throw APIError(.lengthRequired, "length_required", "state the blob's size in Content-Length")
         }
+        guard size >= 0 else { throw APIError.invalid("Content-Length must not be negative") }
         guard size <= maximumSize else {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
+        }
+        if let teamQuota, !store.exists(address) {
+            try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
         }
         // The lease comes before looking for the file: blob collection never removes a leased blob.
         let lease = UploadLeaseRecord.forUpload(of: address)
@@ -59,7 +65,9 @@ struct BlobController: Sendable {
             guard stored == size else {
                 throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
             }
-            try await Self.register(address, size: size, team: team, on: req.db)
+            // The bytes were not sent: the grace period is not restarted (anyone who knows an address
+            // and size, which manifests publish, could otherwise keep an unused blob for ever).
+            try await Self.register(address, size: size, team: team, uploaded: false, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
         let incoming = store.incomingPath()
@@ -84,9 +92,11 @@ struct BlobController: Sendable {
         }
     }
 
-    /// Records the blob (once) and its latest upload time, which restarts its grace period.
-    static func register(_ address: String, size: Int64, team: TeamRecord, on db: any Database) async throws {
+    /// Records the blob (once) and, when its bytes were `uploaded`, the time, which restarts its
+    /// grace period.
+    static func register(_ address: String, size: Int64, team: TeamRecord, uploaded: Bool = true, on db: any Database) async throws {
         if let existing = try await BlobRecord.find(address, on: db) {
+            guard uploaded else { return }
             existing.lastUploadedAt = Date()
             try await existing.update(on: db)
             return

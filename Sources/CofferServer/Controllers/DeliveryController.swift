@@ -4,7 +4,14 @@ import Fluent
 import Vapor
 
 /// `POST /v1/device/keys/:key`: a device of an app obtains a model key, sealed to its own public
-/// key (``KeyDelivery`` in CofferFormat), so the key never travels or rests in the clear. Only apps of the key's team get it. Every delivery and refusal is audited.
+/// key (``KeyDelivery`` in CofferFormat), so the key never travels or rests in the clear.
+///
+/// A key goes only to an app of its team that is bound to a collection whose activated deployments
+/// use it (``CollectionKeys``). Refusals come in an order that keeps them cheap and fair: the
+/// client address's budget first (nothing written), then the credential (an old or revoked one is
+/// refused before the app's budget is charged, so a leaked, rotated credential cannot starve the
+/// app), then the app's and the device's budgets, then the key. Refusals are audited through
+/// ``RefusalLog`` (identical ones in a minute are one row); deliveries are audited one by one.
 struct DeliveryController: RouteCollection {
     struct DeliveryRequest: Content {
         let appID: UUID
@@ -21,10 +28,12 @@ struct DeliveryController: RouteCollection {
         let ciphertext: String
     }
 
-
     let masterKey: MasterKey
+    let credentials: AppCredentials
+    let perAddress: RateLimiter
     let perApp: RateLimiter
     let perDevice: RateLimiter
+    let refusals: RefusalLog
     let metrics: ServerMetrics
     /// Counts deliveries per key and day for the dashboard's charts.
     let usage: UsageCounter
@@ -34,51 +43,63 @@ struct DeliveryController: RouteCollection {
     }
 
     func deliver(req: Request) async throws -> DeliveryResponse {
+        let client = req.clientAddress
+        if let wait = perAddress.acquire("address:" + client) {
+            metrics.keyDeliveries(outcome: "rate_limited_address")
+            throw Self.tooMany(wait)
+        }
         let body = try req.content.decode(DeliveryRequest.self)
         let keyID = req.parameters.get("key") ?? ""
-        guard (1...200).contains(body.deviceID.count), !body.deviceID.contains("|") else {
-            throw APIError.invalid("deviceID must be 1 to 200 characters without '|'")
+        guard (1...200).contains(body.deviceID.utf8.count), !body.deviceID.contains("|") else {
+            throw APIError.invalid("deviceID must be 1 to 200 bytes without '|'")
         }
         guard let rawKey = Data(base64Encoded: body.devicePublicKey),
               let devicePublicKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: rawKey)
         else { throw APIError.invalid("devicePublicKey must be a base64 raw X25519 public key (32 bytes)") }
 
-        guard let app = try await AppRecord.find(body.appID, on: req.db),
-              Secrets.matches(body.credential, hash: app.credentialHash) || app.previousCredentialHash.map({ Secrets.matches(body.credential, hash: $0) }) == true
-        else {
-            try await refuse(req, teamID: nil, app: body.appID, keyID: keyID, device: body.deviceID, reason: "invalid_credential")
-            throw APIError(.unauthorized, "invalid_credential", "unknown app or wrong credential")
+        let app: AppCredentials.App
+        switch try await credentials.check(appID: body.appID, credential: body.credential, on: req.db) {
+        case .valid(let valid):
+            app = valid
+        case .unknown:
+            // Keyed by client address alone: made-up app IDs do not make new rows.
+            try await refuse(req, nil, body, keyID, "invalid_credential", key: "invalid_credential|" + client)
+            throw AppCredentials.invalid
+        case .rotatedAway(let known):
+            try await refuse(req, known, body, keyID, "credential_revoked")
+            throw AppCredentials.rotatedAway
+        case .revoked(let known):
+            try await refuse(req, known, body, keyID, "app_revoked")
+            throw AppCredentials.appRevoked
         }
-        let appTeam = app.$team.id
-        if let wait = perApp.acquire("app:\(body.appID)") ?? perDevice.acquire("device:\(body.appID):\(body.deviceID)") {
-            try await refuse(req, teamID: appTeam, app: body.appID, keyID: keyID, device: body.deviceID, reason: "rate_limited")
-            throw APIError(.tooManyRequests, "rate_limited", "too many key requests; retry in \(wait) s", headers: ["Retry-After": "\(wait)"])
-        }
-        if !Secrets.matches(body.credential, hash: app.credentialHash) {
-            try await refuse(req, teamID: appTeam, app: body.appID, keyID: keyID, device: body.deviceID, reason: "credential_revoked")
-            throw APIError.forbidden("credential_revoked", "this app credential was rotated; use the current one")
-        }
-        if app.revokedAt != nil {
-            try await refuse(req, teamID: appTeam, app: body.appID, keyID: keyID, device: body.deviceID, reason: "app_revoked")
-            throw APIError.forbidden("app_revoked", "this app is revoked")
+        if let wait = perApp.acquire("app:\(app.id)") ?? perDevice.acquire("device:\(app.id):\(body.deviceID)") {
+            try await refuse(req, app, body, keyID, "rate_limited")
+            throw Self.tooMany(wait)
         }
         guard let key = try await KeyRecord.find(keyID, on: req.db) else {
-            try await refuse(req, teamID: appTeam, app: body.appID, keyID: keyID, device: body.deviceID, reason: "unknown_key")
+            try await refuse(req, app, body, keyID, "unknown_key")
             throw APIError.notFound("key")
         }
-        guard key.$team.id == appTeam else {
+        guard key.$team.id == app.teamID else {
             // Recorded for the key's team: its owners want to see who asks for their keys.
-            try await refuse(req, teamID: key.$team.id, app: body.appID, keyID: keyID, device: body.deviceID, reason: "other_team")
+            try await refusals.record(.init(teamID: key.$team.id, action: "key.deliver", actor: "app:\(app.id)", target: keyID,
+                                            reason: "other_team", deviceID: body.deviceID, key: "other_team|\(app.id)"), on: req.db)
+            metrics.keyDeliveries(outcome: "other_team")
             throw APIError.forbidden("other_team", "this key belongs to another team")
         }
         if key.revokedAt != nil {
-            try await refuse(req, teamID: appTeam, app: body.appID, keyID: keyID, device: body.deviceID, reason: "key_revoked")
+            try await refuse(req, app, body, keyID, "key_revoked")
             throw APIError.forbidden("key_revoked", "this key is revoked")
         }
+        guard try await CollectionKeys.isDeliverable(keyID, to: app.id, on: req.db) else {
+            try await refuse(req, app, body, keyID, "not_in_app_collections")
+            throw APIError.forbidden("not_in_app_collections",
+                                     "no activated deployment of a collection this app is bound to uses this key (coffer app update --collections)")
+        }
 
-        let material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: appTeam)
+        let material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: app.teamID)
         let sealed = try KeyDelivery.seal(material, keyID: keyID, deviceID: body.deviceID, to: devicePublicKey)
-        try await Audit.record(on: req.db, teamID: appTeam, action: "key.deliver", actor: "app:\(body.appID)",
+        try await Audit.record(on: req.db, teamID: app.teamID, action: "key.deliver", actor: "app:\(app.id)",
                                target: keyID, outcome: "delivered", deviceID: body.deviceID)
         metrics.keyDeliveries(outcome: "delivered")
         usage.count(.keyDelivery, keyID)
@@ -86,9 +107,18 @@ struct DeliveryController: RouteCollection {
                                 ciphertext: sealed.ciphertext.base64EncodedString())
     }
 
-    private func refuse(_ req: Request, teamID: UUID?, app: UUID, keyID: String, device: String, reason: String) async throws {
+    /// Audits a refusal of a known app's request (or an unknown one's, with an explicit key): one row
+    /// a minute per app and reason, naming the first key asked for.
+    private func refuse(_ req: Request, _ app: AppCredentials.App?, _ body: DeliveryRequest, _ keyID: String, _ reason: String,
+                        key: String? = nil) async throws {
         metrics.keyDeliveries(outcome: reason)
-        try await Audit.record(on: req.db, teamID: teamID, action: "key.deliver", actor: "app:\(app)",
-                               target: String(keyID.prefix(100)), outcome: "refused", reason: reason, deviceID: device)
+        let actor = app.map { "app:\($0.id)" } ?? "app:\(body.appID) from \(req.clientAddress)"
+        try await refusals.record(.init(teamID: app?.teamID, action: "key.deliver", actor: actor, target: String(keyID.prefix(100)),
+                                        reason: reason, deviceID: body.deviceID,
+                                        key: key ?? "\(reason)|\(app.map { "\($0.id)" } ?? "")"), on: req.db)
+    }
+
+    static func tooMany(_ wait: Int) -> APIError {
+        APIError(.tooManyRequests, "rate_limited", "too many key requests; retry in \(wait) s", headers: ["Retry-After": "\(wait)"])
     }
 }

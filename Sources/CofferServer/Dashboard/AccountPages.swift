@@ -134,7 +134,7 @@ struct AccountPages: RouteCollection {
         guard let record = try await TokenRecord.query(on: req.db).filter(\.$tokenHash == Secrets.hash(token))
             .filter(\.$revokedAt == nil).with(\.$user).first() else {
             return try await form(req, "welcome", title: "Choose your sign-in", email: email,
-                                  error: "That API token is not valid. Use the one coffer member add printed, or one from coffer token create.",
+                                  error: "That API token is not valid. Use one from coffer token create or coffer invitation accept.",
                                   status: .forbidden)
         }
         let user = record.user
@@ -178,10 +178,6 @@ struct AccountPages: RouteCollection {
     }
 
     private func signedIn(_ req: Request, user: UserRecord) async throws -> Response {
-        let cookie = try await sessions.start(for: user.requireID(), on: req.db)
-        let response = req.seeOther("/dashboard")
-        response.cookies[DashboardSessions.cookieName] = cookie
-        response.cookies[DashboardSessions.preSessionCookieName] = sessions.expired()
-        return response
+        try await sessions.signedIn(req, user: user, to: "/dashboard")
     }
 }

@@ -8,11 +8,13 @@ struct AdminPages: RouteCollection {
     let keys: KeyController
     let apps: AppController
     let usage: UsageCounter
+    /// How long the invitations made on the members page are valid.
+    let invitationLifetime: TimeInterval
 
     func boot(routes: any RoutesBuilder) throws {
         try routes.register(collection: KeyPages(keys: keys))
         try routes.register(collection: AppPages(apps: apps))
-        try routes.register(collection: MemberPages())
+        try routes.register(collection: MemberPages(invitationLifetime: invitationLifetime))
         try routes.register(collection: ActivityPage(usage: usage))
     }
 }

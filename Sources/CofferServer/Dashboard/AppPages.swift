@@ -1,7 +1,7 @@
 import Vapor
 
-/// `/dashboard/teams/TEAM/apps`: the team's apps; registering one, rotating its credential,
-/// revoking it. Each change runs the API's code (``AppController``).
+/// `/dashboard/teams/TEAM/apps`: the team's apps; registering one, choosing the collections it may
+/// read, rotating its credential, revoking it. Each change runs the API's code (``AppController``).
 ///
 /// A new or rotated credential is shown once, in the page that answers the form (never in a
 /// URL, never stored: only its hash is); the page is `no-store`, so after leaving it the
@@ -15,8 +15,11 @@ struct AppPages: RouteCollection {
         let created: String
         let revoked: String
         let live: Bool
+        /// The collections it may read, comma-separated ("" for none).
+        let collections: String
         let rotatePath: String
         let revokePath: String
+        let collectionsPath: String
     }
     /// A credential shown once, with what the app needs beside it.
     struct Shown: Encodable, Sendable {
@@ -29,6 +32,9 @@ struct AppPages: RouteCollection {
         let name: String
         let platform: String
         let bundleID: String
+        var collections = ""
+
+        static let empty = Form(name: "", platform: "ios", bundleID: "")
     }
     struct Page: Encodable, Sendable {
         let chrome: Chrome
@@ -51,10 +57,16 @@ struct AppPages: RouteCollection {
         team.on(.POST, body: .collect(maxSize: "16kb"), use: register)
         team.on(.POST, ":app", "rotate", body: .collect(maxSize: "16kb"), use: rotate)
         team.on(.POST, ":app", "revoke", body: .collect(maxSize: "16kb"), use: revoke)
+        team.on(.POST, ":app", "collections", body: .collect(maxSize: "16kb"), use: bind)
+    }
+
+    /// `A, B` → `["A", "B"]`: the collections field of the forms.
+    static func collectionList(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     func show(req: Request) async throws -> Response {
-        try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: nil, error: nil)
+        try await page(req, form: .empty, shown: nil, error: nil)
     }
 
     func register(req: Request) async throws -> Response {
@@ -62,12 +74,14 @@ struct AppPages: RouteCollection {
         let fields = FormFields(request: req)
         let form = Form(name: try fields.text("name", label: "The app name", limit: 100),
                         platform: try fields.text("platform", label: "The platform", limit: 20),
-                        bundleID: try fields.text("bundleID", label: "The bundle identifier", limit: 100))
+                        bundleID: try fields.text("bundleID", label: "The bundle identifier", limit: 100),
+                        collections: try fields.text("collections", label: "The collections", limit: 10_000))
         do {
-            let body = AppController.CreateApp(name: form.name, platform: form.platform, bundleID: form.bundleID.isEmpty ? nil : form.bundleID)
+            let body = AppController.CreateApp(name: form.name, platform: form.platform, bundleID: form.bundleID.isEmpty ? nil : form.bundleID,
+                                               collections: Self.collectionList(form.collections))
             let app = try await AppController.register(body, in: team, actor: try req.user().name, on: req.db)
             try await req.renewCSRF()
-            return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: Self.shown(app, heading: "\(app.name) is registered"), error: nil)
+            return try await page(req, form: .empty, shown: Self.shown(app, heading: "\(app.name) is registered"), error: nil)
         } catch let error as APIError where error.status != .forbidden {
             return try await page(req, form: form, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
@@ -78,12 +92,22 @@ struct AppPages: RouteCollection {
         do {
             app = try await apps.rotate(req: req)
         } catch let error as APIError where error.status == .conflict {
-            return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""), shown: nil,
-                                  error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+            return try await page(req, form: .empty, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
         try await req.renewCSRF()
-        return try await page(req, form: Form(name: "", platform: "ios", bundleID: ""),
-                              shown: Self.shown(app, heading: "New credential for \(app.name)"), error: nil)
+        return try await page(req, form: .empty, shown: Self.shown(app, heading: "New credential for \(app.name)"), error: nil)
+    }
+
+    func bind(req: Request) async throws -> Response {
+        let (team, app) = try await AppController.app(req, requiring: .developer)
+        let text = try FormFields(request: req).text("collections", label: "The collections", limit: 10_000)
+        do {
+            _ = try await AppController.update(app, in: team, collections: Self.collectionList(text), actor: try req.user().name,
+                                               on: req.db, credentials: apps.credentials)
+        } catch let error as APIError where error.status == .badRequest {
+            return try await page(req, form: .empty, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        return req.seeOther(TeamTabs.path(team.name, "apps"))
     }
 
     func revoke(req: Request) async throws -> Response {
@@ -103,7 +127,8 @@ struct AppPages: RouteCollection {
             let id = app.id.uuidString.lowercased()
             return Row(id: id, name: app.name, platform: app.platform, bundleID: app.bundleID ?? "", created: CollectionPage.date(app.createdAt),
                        revoked: CollectionPage.date(app.revokedAt), live: app.revokedAt == nil,
-                       rotatePath: "\(base)/\(id)/rotate", revokePath: "\(base)/\(id)/revoke")
+                       collections: app.collections.joined(separator: ", "),
+                       rotatePath: "\(base)/\(id)/rotate", revokePath: "\(base)/\(id)/revoke", collectionsPath: "\(base)/\(id)/collections")
         }
         return try await req.page("apps", Page(
             chrome: try Chrome.make(req, title: "Apps · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "apps"),

@@ -12,7 +12,7 @@ enum Dashboard {
     /// Sets up Leaf and Bcrypt and registers the dashboard's routes.
     static func register(
         _ app: Application, configuration: ServerConfiguration, store: BlobStore,
-        deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages
+        deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages, invitations: InvitationController
     ) throws {
         DashboardResources.configureLeaf(app)
         app.passwords.use(.bcrypt)
@@ -39,6 +39,7 @@ enum Dashboard {
 
         let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware())
         try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
+        try pages.register(collection: JoinPage(sessions: sessions, failures: invitations.failures))
         try pages.register(collection: CollectionPages(store: store))
         try pages.register(collection: DeploymentPages(deployments: deployments))
         try pages.register(collection: DevicePage())
@@ -56,6 +57,6 @@ enum Dashboard {
         pages.get("dashboard", "**") { _ -> Response in throw Abort(.notFound) }
         let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
                                   CSRFMiddleware(streamedForms: true))
-        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize))
+        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes))
     }
 }

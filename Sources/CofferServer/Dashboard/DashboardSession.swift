@@ -61,3 +61,15 @@ struct DashboardSessions: Sendable {
                           isSecure: secureCookies, isHTTPOnly: true, sameSite: .strict)
     }
 }
+
+extension DashboardSessions {
+    /// Starts a session for `user` and sends the browser to `path` with its cookie (the pre-sign-in
+    /// CSRF cookie is dropped).
+    func signedIn(_ req: Request, user: UserRecord, to path: String) async throws -> Response {
+        let cookie = try await start(for: user.requireID(), on: req.db)
+        let response = req.seeOther(path)
+        response.cookies[DashboardSessions.cookieName] = cookie
+        response.cookies[DashboardSessions.preSessionCookieName] = expired()
+        return response
+    }
+}

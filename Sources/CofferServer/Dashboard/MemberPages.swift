@@ -1,13 +1,12 @@
 import Fluent
 import Vapor
 
-/// `/dashboard/teams/TEAM/members`: who is in the team with which role; an owner adds members,
-/// changes roles and removes members with the API's code and rules (``MemberController``: the
-/// last owner can be neither demoted nor removed).
+/// `/dashboard/teams/TEAM/members`: who is in the team with which role; an owner invites members,
+/// changes roles, revokes invitations and removes members with the API's code and rules
+/// (``MemberController``, ``Invitations``: the last owner can be neither demoted nor removed).
 ///
-/// Adding a name that has no account yet makes one, and the page that answers shows its first
-/// API token once (as `coffer member add` prints it), to hand to that person for
-/// `/dashboard/welcome`.
+/// Inviting makes an invitation; the page that answers shows its code once, to hand to the person,
+/// who redeems it at `/dashboard/join` with their own account or a new one.
 struct MemberPages: RouteCollection {
     struct Row: Encodable, Sendable {
         let name: String
@@ -20,8 +19,20 @@ struct MemberPages: RouteCollection {
         let removePath: String
     }
     struct Shown: Encodable, Sendable {
-        let name: String
-        let token: String
+        let note: String
+        let role: String
+        let code: String
+        let expires: String
+    }
+    struct InvitationRow: Encodable, Sendable {
+        let note: String
+        let role: String
+        let state: String
+        let createdBy: String
+        let expires: String
+        let acceptedBy: String
+        let pending: Bool
+        let revokePath: String
     }
     struct Page: Encodable, Sendable {
         let chrome: Chrome
@@ -30,6 +41,7 @@ struct MemberPages: RouteCollection {
         let canChange: Bool
         let action: String
         let members: [Row]
+        let invitations: [InvitationRow]
         let roles: [String]
         let name: String
         let role: String
@@ -44,7 +56,11 @@ struct MemberPages: RouteCollection {
         team.on(.POST, body: .collect(maxSize: "16kb"), use: add)
         team.on(.POST, ":member", "role", body: .collect(maxSize: "16kb"), use: changeRole)
         team.on(.POST, ":member", "remove", body: .collect(maxSize: "16kb"), use: remove)
+        routes.on(.POST, "dashboard", "teams", ":team", "invitations", ":invitation", "revoke", body: .collect(maxSize: "16kb"), use: revokeInvitation)
     }
+
+    /// How long the invitations made here are valid.
+    let invitationLifetime: TimeInterval
 
     func show(req: Request) async throws -> Response {
         try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: nil)
@@ -59,11 +75,17 @@ struct MemberPages: RouteCollection {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: "Choose a role: viewer, developer or owner.", status: .badRequest)
         }
         do {
-            let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name, on: req.db)
-            let shown = member.token.map { Shown(name: member.name, token: $0) }
-            if shown != nil { try await req.renewCSRF() }
-            let notice = shown == nil ? "\(member.name) is now \(Self.article(role)) \(role.rawValue) of \(team.name)." : nil
-            return try await page(req, name: "", role: Role.developer.rawValue, shown: shown, notice: notice, error: nil)
+            let actor = try req.user().name
+            try Names.validate(name, what: "member name")
+            if try await MemberController.membership(of: name, in: team, on: req.db) != nil {
+                try await MemberController.changeRole(of: name, to: role, in: team, actor: actor, on: req.db)
+                return try await page(req, name: "", role: Role.developer.rawValue, shown: nil,
+                                      notice: "\(name) is now \(Self.article(role)) \(role.rawValue) of \(team.name).", error: nil)
+            }
+            let invitation = try await Invitations.create(in: team, role: role, note: name, lifetime: invitationLifetime, actor: actor, on: req.db)
+            try await req.renewCSRF()
+            let shown = Shown(note: name, role: role.rawValue, code: invitation.code, expires: CollectionPage.date(invitation.expiresAt))
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: shown, notice: nil, error: nil)
         } catch let error as APIError where error.status != .forbidden {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
@@ -75,9 +97,8 @@ struct MemberPages: RouteCollection {
         guard let role = Role(rawValue: try FormFields(request: req).text("role", label: "The role", limit: 20)) else {
             throw DashboardError.invalidForm("Choose a role: viewer, developer or owner.")
         }
-        guard try await Self.membership(of: name, in: team, on: req.db) != nil else { throw APIError.notFound("member") }
         do {
-            _ = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name, on: req.db)
+            try await MemberController.changeRole(of: name, to: role, in: team, actor: try req.user().name, on: req.db)
         } catch let error as APIError where error.status == .conflict {
             return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
@@ -87,7 +108,7 @@ struct MemberPages: RouteCollection {
     func remove(req: Request) async throws -> Response {
         let team = try req.parameters.require("team")
         do {
-            _ = try await MemberController().remove(req: req)
+            _ = try await MemberController(invitationLifetime: invitationLifetime).remove(req: req)
         } catch let error as APIError where error.status == .conflict {
             return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
@@ -96,10 +117,15 @@ struct MemberPages: RouteCollection {
         return req.seeOther(leftTeam ? "/dashboard" : TeamTabs.path(team, "members"))
     }
 
-    static func membership(of name: String, in team: TeamRecord, on db: any Database) async throws -> MembershipRecord? {
-        try await MembershipRecord.query(on: db).filter(\.$team.$id == team.requireID())
-            .join(UserRecord.self, on: \MembershipRecord.$user.$id == \UserRecord.$id)
-            .filter(UserRecord.self, \.$name == name).first()
+    func revokeInvitation(req: Request) async throws -> Response {
+        let (team, _) = try await req.team(requiring: .owner)
+        guard let id = req.parameters.get("invitation", as: UUID.self) else { throw APIError.notFound("invitation") }
+        do {
+            try await Invitations.revoke(id, in: team, actor: try req.user().name, on: req.db)
+        } catch let error as APIError where error.status == .conflict {
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        return req.seeOther(TeamTabs.path(team.name, "members"))
     }
 
     static func article(_ role: Role) -> String { role == .owner ? "an" : "a" }
@@ -118,9 +144,15 @@ struct MemberPages: RouteCollection {
                            isYou: membership.$user.id == me.userID,
                            isLastOwner: membership.role == .owner && owners == 1, rolePath: path + "/role", removePath: path + "/remove")
             }
+        let invitations = myRole == .owner ? try await Invitations.list(in: team, on: req.db).prefix(50).map { invitation in
+            InvitationRow(note: invitation.note, role: invitation.role.rawValue, state: invitation.state, createdBy: invitation.createdBy,
+                          expires: CollectionPage.date(invitation.expiresAt), acceptedBy: invitation.acceptedBy ?? "",
+                          pending: invitation.state == "pending",
+                          revokePath: TeamTabs.path(team.name, "invitations") + "/\(invitation.id.uuidString.lowercased())/revoke")
+        } : []
         return try await req.page("members", Page(
             chrome: try Chrome.make(req, title: "Members · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "members"),
-            team: team.name, canChange: myRole == .owner, action: base, members: rows, roles: Role.allCases.map(\.rawValue),
+            team: team.name, canChange: myRole == .owner, action: base, members: rows, invitations: invitations, roles: Role.allCases.map(\.rawValue),
             name: name, role: role, shown: shown, notice: notice, error: error), status: status)
     }
 }

@@ -23,6 +23,8 @@ struct ModelUploadPage: RouteCollection {
 
     let store: BlobStore
     let maximumSize: Int64
+    /// The team storage quota (nil: unlimited), checked before an upload is kept.
+    var teamQuota: Int64? = nil
 
     func boot(routes: any RoutesBuilder) throws {
         routes.on(.POST, "dashboard", "teams", ":team", "collections", ":collection", "models", ":model", body: .stream, use: upload)
@@ -133,6 +135,9 @@ struct ModelUploadPage: RouteCollection {
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
     private func publish(_ incoming: String, as address: String, size: Int64, req: Request) async throws {
+        if let teamQuota, !store.exists(address) {
+            try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
+        }
         let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease

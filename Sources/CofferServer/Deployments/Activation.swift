@@ -25,6 +25,10 @@ enum Activation {
                 .filter(\.$id == deploymentID)
                 .set(\.$status, to: .active).set(\.$activatedAt, to: now).update()
             try await ActivationRecord(collectionID: collectionID, deploymentID: deploymentID, sequence: sequence, kind: kind, actor: actor).create(on: tx)
+            // The keys it uses become deliverable to the collection's apps with the activation, not before.
+            if let deployment = try await DeploymentRecord.find(deploymentID, on: tx) {
+                try await CollectionKeys.record(deployment, on: tx)
+            }
             return sequence
         }
     }

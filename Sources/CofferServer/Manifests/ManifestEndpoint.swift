@@ -6,6 +6,8 @@ import Vapor
 struct ManifestEndpoint: Sendable {
     let manifests: ManifestService
     let credentials: AppCredentials
+    /// Audits requests for collections the app is not bound to.
+    let refusals: RefusalLog
     let metrics: ServerMetrics
 
     /// A request, checked: who asks, for what, as which device.
@@ -49,14 +51,24 @@ struct ManifestEndpoint: Sendable {
 
     /// The answer from memory, or nil when the database must be asked (``answer(_:on:)``).
     func cachedAnswer(_ request: Request) throws -> ManifestService.Answer? {
-        guard let teamID = credentials.cachedTeam(appID: request.appID, credential: request.credential) else { return nil }
+        guard let teamID = credentials.cachedTeam(appID: request.appID, credential: request.credential, collection: request.identifier)
+        else { return nil }
         return try manifests.cachedManifest(teamID: teamID, identifier: request.identifier, device: request.device)
     }
 
-    /// The answer, asking the database as needed.
+    /// The answer, asking the database as needed. An app gets manifests only of the collections it
+    /// is bound to: any other identifier, whether the team has such a collection or not, is 403
+    /// `collection_not_bound`, audited (one row a minute per app).
     func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
-        let teamID = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
-        guard let answer = try await manifests.manifest(teamID: teamID, identifier: request.identifier, device: request.device, on: db) else {
+        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        guard app.collections.contains(request.identifier) else {
+            metrics.manifests(status: 403)
+            try await refusals.record(.init(teamID: app.teamID, action: "manifest", actor: "app:\(app.id)",
+                                            target: String(request.identifier.prefix(100)), reason: "collection_not_bound",
+                                            deviceID: request.device.deviceID, key: "collection_not_bound|\(app.id)"), on: db)
+            throw APIError.forbidden("collection_not_bound", "this app is not bound to that collection (coffer app update --collections)")
+        }
+        guard let answer = try await manifests.manifest(teamID: app.teamID, identifier: request.identifier, device: request.device, on: db) else {
             throw APIError(.notFound, "not_found", "no active deployment of a collection \(request.identifier.prefix(100)) for this app")
         }
         return answer

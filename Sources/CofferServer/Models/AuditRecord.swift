@@ -14,6 +14,8 @@ final class AuditRecord: Model, @unchecked Sendable {
     @OptionalField(key: "reason") var reason: String?
     @OptionalField(key: "device_id") var deviceID: String?
     @Timestamp(key: "at", on: .create) var at: Date?
+    /// How many identical events this row stands for (``RefusalLog``); nil for one.
+    @OptionalField(key: "repeat_count") var repeatCount: Int64?
 
     init() {}
 

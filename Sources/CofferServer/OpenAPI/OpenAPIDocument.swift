@@ -59,6 +59,13 @@ enum OpenAPIDocument {
      "bundleID": {
       "type": "string"
      },
+     "collections": {
+      "description": "identifiers of the collections its devices may read",
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     },
      "createdAt": {
       "format": "date-time",
       "type": "string"
@@ -85,7 +92,8 @@ enum OpenAPIDocument {
     "required": [
      "id",
      "name",
-     "platform"
+     "platform",
+     "collections"
     ],
     "type": "object"
    },
@@ -100,6 +108,10 @@ enum OpenAPIDocument {
      "at": {
       "format": "date-time",
       "type": "string"
+     },
+     "count": {
+      "description": "identical refusals within a minute are one row",
+      "type": "integer"
      },
      "deviceID": {
       "type": "string"
@@ -118,7 +130,8 @@ enum OpenAPIDocument {
      "action",
      "actor",
      "target",
-     "outcome"
+     "outcome",
+     "count"
     ],
     "type": "object"
    },
@@ -182,6 +195,45 @@ enum OpenAPIDocument {
      "description",
      "models",
      "sequence"
+    ],
+    "type": "object"
+   },
+   "CreatedInvitation": {
+    "properties": {
+     "code": {
+      "description": "cfi_\u2026, shown once; give it to the person",
+      "type": "string"
+     },
+     "expiresAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "id": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "note": {
+      "type": "string"
+     },
+     "role": {
+      "enum": [
+       "viewer",
+       "developer",
+       "owner"
+      ],
+      "type": "string"
+     },
+     "team": {
+      "type": "string"
+     }
+    },
+    "required": [
+     "id",
+     "team",
+     "role",
+     "note",
+     "expiresAt",
+     "code"
     ],
     "type": "object"
    },
@@ -388,9 +440,35 @@ enum OpenAPIDocument {
     ],
     "type": "object"
    },
-   "Member": {
+   "Invitation": {
     "properties": {
-     "name": {
+     "acceptedAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "acceptedBy": {
+      "type": "string"
+     },
+     "createdAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "createdBy": {
+      "type": "string"
+     },
+     "expiresAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "id": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "note": {
+      "type": "string"
+     },
+     "revokedAt": {
+      "format": "date-time",
       "type": "string"
      },
      "role": {
@@ -401,8 +479,61 @@ enum OpenAPIDocument {
       ],
       "type": "string"
      },
-     "token": {
-      "description": "first API token of a new account, shown once",
+     "state": {
+      "enum": [
+       "pending",
+       "accepted",
+       "revoked",
+       "expired"
+      ],
+      "type": "string"
+     }
+    },
+    "required": [
+     "id",
+     "role",
+     "note",
+     "createdBy",
+     "expiresAt",
+     "state"
+    ],
+    "type": "object"
+   },
+   "Joined": {
+    "properties": {
+     "role": {
+      "enum": [
+       "viewer",
+       "developer",
+       "owner"
+      ],
+      "type": "string"
+     },
+     "team": {
+      "type": "string"
+     }
+    },
+    "required": [
+     "team",
+     "role"
+    ],
+    "type": "object"
+   },
+   "Member": {
+    "properties": {
+     "invitation": {
+      "$ref": "#/components/schemas/CreatedInvitation",
+      "description": "for a name that is not a member: the invitation made for them"
+     },
+     "name": {
+      "type": "string"
+     },
+     "role": {
+      "enum": [
+       "viewer",
+       "developer",
+       "owner"
+      ],
       "type": "string"
      }
     },
@@ -564,6 +695,35 @@ enum OpenAPIDocument {
     "required": [
      "identifier",
      "models"
+    ],
+    "type": "object"
+   },
+   "Redeemed": {
+    "properties": {
+     "name": {
+      "type": "string"
+     },
+     "role": {
+      "enum": [
+       "viewer",
+       "developer",
+       "owner"
+      ],
+      "type": "string"
+     },
+     "team": {
+      "type": "string"
+     },
+     "token": {
+      "description": "the new account's first API token",
+      "type": "string"
+     }
+    },
+    "required": [
+     "name",
+     "team",
+     "role",
+     "token"
     ],
     "type": "object"
    },
@@ -987,6 +1147,129 @@ enum OpenAPIDocument {
     "summary": "A device obtains a model key sealed to its public key (HPKE)"
    }
   },
+  "/v1/invitations/accept": {
+   "post": {
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "properties": {
+         "code": {
+          "type": "string"
+         }
+        },
+        "required": [
+         "code"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Joined"
+        }
+       }
+      },
+      "description": "joined"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "410": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Join the invitation's team with the caller's account"
+   }
+  },
+  "/v1/invitations/redeem": {
+   "post": {
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "properties": {
+         "code": {
+          "type": "string"
+         },
+         "email": {
+          "type": "string"
+         },
+         "name": {
+          "type": "string"
+         },
+         "password": {
+          "type": "string"
+         }
+        },
+        "required": [
+         "code",
+         "name"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Redeemed"
+        }
+       }
+      },
+      "description": "account made"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "410": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "security": [],
+    "summary": "Make one's own account with an invitation; the account's first API token is returned once"
+   }
+  },
   "/v1/keys/{key}": {
    "delete": {
     "parameters": [
@@ -1189,6 +1472,12 @@ enum OpenAPIDocument {
          "bundleID": {
           "type": "string"
          },
+         "collections": {
+          "items": {
+           "type": "string"
+          },
+          "type": "array"
+         },
          "name": {
           "type": "string"
          },
@@ -1271,6 +1560,72 @@ enum OpenAPIDocument {
      }
     },
     "summary": "Revoke an app (developer)"
+   },
+   "patch": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "app",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "properties": {
+         "collections": {
+          "items": {
+           "type": "string"
+          },
+          "type": "array"
+         }
+        },
+        "required": [
+         "collections"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/App"
+        }
+       }
+      },
+      "description": "updated"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Choose the collections an app's devices may read, replacing the ones it had (developer)"
    }
   },
   "/v1/teams/{team}/apps/{app}/credential": {
@@ -2270,6 +2625,158 @@ enum OpenAPIDocument {
     "summary": "Re-activate the deployment that was active before the current one (developer)"
    }
   },
+  "/v1/teams/{team}/invitations": {
+   "get": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "items": {
+          "$ref": "#/components/schemas/Invitation"
+         },
+         "type": "array"
+        }
+       }
+      },
+      "description": "invitations"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Invitations and their state, never their codes (owner)"
+   },
+   "post": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "schema": {
+        "properties": {
+         "days": {
+          "description": "1 day to 365; default COFFER_INVITATION_DAYS",
+          "type": "number"
+         },
+         "note": {
+          "type": "string"
+         },
+         "role": {
+          "enum": [
+           "viewer",
+           "developer",
+           "owner"
+          ],
+          "type": "string"
+         }
+        },
+        "required": [
+         "role"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/CreatedInvitation"
+        }
+       }
+      },
+      "description": "created"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Make an invitation; its code is returned once (owner)"
+   }
+  },
+  "/v1/teams/{team}/invitations/{invitation}": {
+   "delete": {
+    "parameters": [
+     {
+      "in": "path",
+      "name": "team",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "in": "path",
+      "name": "invitation",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     }
+    ],
+    "responses": {
+     "204": {
+      "description": "revoked"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Revoke a pending invitation (owner)"
+   }
+  },
   "/v1/teams/{team}/keys": {
    "get": {
     "parameters": [
@@ -2447,6 +2954,16 @@ enum OpenAPIDocument {
      "required": true
     },
     "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Member"
+        }
+       }
+      },
+      "description": "role changed"
+     },
      "201": {
       "content": {
        "application/json": {
@@ -2455,7 +2972,7 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "added"
+      "description": "invited"
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2473,7 +2990,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      }
     },
-    "summary": "Add or change a member (owner)"
+    "summary": "Change a member's role (200), or invite a name that is not a member (201, the invitation's code shown once) (owner)"
    }
   },
   "/v1/teams/{team}/members/{member}": {

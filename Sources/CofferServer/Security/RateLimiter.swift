@@ -15,6 +15,15 @@ final class RateLimiter: @unchecked Sendable {
         self.window = window
     }
 
+    /// The seconds to wait when `key` has used its budget, without counting an event; nil if it has not.
+    /// For limits on failures: look before the attempt, count (``acquire(_:now:)``) only when it fails.
+    func exhausted(_ key: String, now: Date = Date()) -> Int? {
+        lock.withLock {
+            guard let entry = counts[key], now.timeIntervalSince(entry.start) < window, entry.count >= limit else { return nil }
+            return max(1, Int((window - now.timeIntervalSince(entry.start)).rounded(.up)))
+        }
+    }
+
     /// Counts one event for `key`; returns nil if allowed, or the seconds to wait.
     func acquire(_ key: String, now: Date = Date()) -> Int? {
         lock.withLock {

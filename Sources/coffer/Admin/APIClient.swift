@@ -76,6 +76,11 @@ struct APIClient: Sendable {
         try decode(type, from: try await send(request("POST", segments, json: body)))
     }
 
+    /// `PATCH` a JSON body and decode the answer.
+    func patch<Value: Decodable>(_ type: Value.Type, _ segments: [String], json body: any Encodable) async throws -> Value {
+        try decode(type, from: try await send(request("PATCH", segments, json: body)))
+    }
+
     /// `DELETE`; the answer has no body.
     func delete(_ segments: String...) async throws {
         _ = try await send(request("DELETE", segments))

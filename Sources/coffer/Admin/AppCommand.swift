@@ -5,7 +5,7 @@ struct AppCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app",
         abstract: "Register apps and manage their device credentials.",
-        subcommands: [Create.self, List.self, RotateCredential.self, Revoke.self]
+        subcommands: [Create.self, List.self, Update.self, RotateCredential.self, Revoke.self]
     )
 
     /// `coffer app create --team T --name N --platform P [--bundle-id B]`.
@@ -26,16 +26,48 @@ struct AppCommand: ParsableCommand {
         @Option(help: ArgumentHelp("The app's bundle identifier.", valueName: "ID"))
         var bundleID: String?
 
+        @Option(help: ArgumentHelp("The collections its devices may read, comma-separated (default: none).", valueName: "A,B"))
+        var collections: String?
+
         @Flag(help: "Print the app, with its credential, as JSON.")
         var json = false
 
         func run() async throws {
             let client = try APIClient.configured()
             let app = try await client.post(API.App.self, ["v1", "teams", team, "apps"],
-                                            json: API.NewApp(name: name, platform: platform, bundleID: bundleID))
+                                            json: API.NewApp(name: name, platform: platform, bundleID: bundleID,
+                                                             collections: AppCommand.list(collections ?? "")))
             if json { return print(JSONOutput.render(app)) }
-            Printable.say("Created app \(app.name) (\(app.platform)) in team \(team).")
+            Printable.say("Created app \(app.name) (\(app.platform)) in team \(team), \(AppCommand.describe(app.collections ?? [])).")
             AppCommand.printCredential(of: app)
+        }
+    }
+
+    /// `coffer app update --team T APP_ID --collections A,B`.
+    struct Update: NetworkCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Choose the collections an app's devices may read (replaces the ones it had).",
+            discussion: "Its devices get manifests of these collections only, and only keys their activated deployments use. An empty list (--collections '') binds it to none."
+        )
+
+        @Option(help: "The team.")
+        var team: String
+
+        @Argument(help: ArgumentHelp("The app's ID.", valueName: "APP_ID"))
+        var id: String
+
+        @Option(help: ArgumentHelp("The collections its devices may read, comma-separated.", valueName: "A,B"))
+        var collections: String
+
+        @Flag(help: "Print the app as JSON.")
+        var json = false
+
+        func run() async throws {
+            let client = try APIClient.configured()
+            let app = try await client.patch(API.App.self, ["v1", "teams", team, "apps", id],
+                                             json: API.AppUpdate(collections: AppCommand.list(collections)))
+            if json { return print(JSONOutput.render(app)) }
+            Printable.say("App \(app.name) is \(AppCommand.describe(app.collections ?? [])).")
         }
     }
 
@@ -53,8 +85,11 @@ struct AppCommand: ParsableCommand {
             let client = try APIClient.configured()
             let apps = try await client.get([API.App].self, "v1", "teams", team, "apps")
             if json { return print(JSONOutput.render(apps)) }
-            var table = TextTable("ID", "NAME", "PLATFORM", "BUNDLE ID", "CREATED", "REVOKED")
-            for app in apps { table.add(app.id, app.name, app.platform, app.bundleID, app.createdAt, app.revokedAt) }
+            var table = TextTable("ID", "NAME", "PLATFORM", "BUNDLE ID", "COLLECTIONS", "CREATED", "REVOKED")
+            for app in apps {
+                let collections = (app.collections ?? []).isEmpty ? "(none)" : (app.collections ?? []).joined(separator: ",")
+                table.add(app.id, app.name, app.platform, app.bundleID, collections, app.createdAt, app.revokedAt)
+            }
             print(table.render())
         }
     }
@@ -99,6 +134,18 @@ struct AppCommand: ParsableCommand {
             try await client.delete("v1", "teams", team, "apps", id)
             Printable.say("Revoked app \(id).")
         }
+    }
+
+    /// `A, B` → `["A", "B"]`.
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// "bound to A, B" or "bound to no collection (…)".
+    static func describe(_ collections: [String]) -> String {
+        collections.isEmpty
+            ? "bound to no collection (its devices get nothing until coffer app update --collections)"
+            : "bound to " + collections.joined(separator: ", ")
     }
 
     static func printCredential(of app: API.App) {

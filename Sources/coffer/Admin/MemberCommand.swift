@@ -4,7 +4,7 @@ import ArgumentParser
 struct MemberCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "member",
-        abstract: "Add, list and remove a team's members.",
+        abstract: "Invite, list and remove a team's members, and change their roles.",
         subcommands: [Add.self, List.self, Remove.self]
     )
 
@@ -16,14 +16,18 @@ struct MemberCommand: ParsableCommand {
     /// `coffer member add --team T --name N --role R`.
     struct Add: NetworkCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a member to a team, or change a member's role (owners only).",
-            discussion: "A name with no account yet gets one; its first API token is printed once."
+            abstract: "Invite someone to a team, or change a member's role (owners only).",
+            discussion: """
+                A NAME that is already a member gets ROLE. Anyone else gets an invitation: its code is \
+                printed once, for you to give them privately; they run coffer invitation accept with \
+                their own account (or --new-account). No account is made for them, and no token.
+                """
         )
 
         @Option(help: "The team.")
         var team: String
 
-        @Option(help: "The member's account name.")
+        @Option(help: "The member's account name, or who the invitation is for.")
         var name: String
 
         @Option(help: "owner, developer or viewer.")
@@ -37,14 +41,10 @@ struct MemberCommand: ParsableCommand {
             let member = try await client.post(API.Member.self, ["v1", "teams", team, "members"],
                                                json: API.NewMember(name: name, role: role.rawValue))
             if json { return print(JSONOutput.render(member)) }
-            Printable.say("Added \(member.name) to team \(team) as \(member.role).")
-            if let token = member.token {
-                Printable.say("""
-                    \(member.name) is a new account; its first API token:
-                    \(token)
-                    Give it to them securely now: it is shown only once.
-                    """)
+            guard let invitation = member.invitation else {
+                return Printable.say("\(member.name) is now \(member.role) in team \(team).")
             }
+            InvitationCommand.printCode(of: invitation)
         }
     }
 

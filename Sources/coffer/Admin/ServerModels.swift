@@ -26,8 +26,43 @@ enum API {
     struct Member: Codable {
         let name: String
         let role: String
-        /// The first API token of an account the request created; shown once.
-        let token: String?
+        /// For a name that is not a member yet: the invitation made for them (code shown once).
+        let invitation: CreatedInvitation?
+    }
+
+    struct CreatedInvitation: Codable {
+        let id: String
+        let team: String
+        let role: String
+        let note: String
+        let expiresAt: String
+        /// The code to give the person; shown once.
+        let code: String
+    }
+
+    struct Invitation: Codable {
+        let id: String
+        let role: String
+        let note: String
+        let createdBy: String
+        let createdAt: String?
+        let expiresAt: String
+        let state: String
+        let acceptedBy: String?
+        let acceptedAt: String?
+        let revokedAt: String?
+    }
+
+    struct Joined: Codable {
+        let team: String
+        let role: String
+    }
+
+    struct Redeemed: Codable {
+        let name: String
+        let team: String
+        let role: String
+        let token: String
     }
 
     struct App: Codable {
@@ -35,6 +70,8 @@ enum API {
         let name: String
         let platform: String
         let bundleID: String?
+        /// The collections its devices may read.
+        let collections: [String]?
         let createdAt: String?
         let revokedAt: String?
         /// Present only in the answer that created or rotated it.
@@ -68,5 +105,9 @@ enum API {
     /// Request bodies.
     struct Name: Encodable { let name: String }
     struct NewMember: Encodable { let name: String; let role: String }
-    struct NewApp: Encodable { let name: String; let platform: String; let bundleID: String? }
+    struct NewApp: Encodable { let name: String; let platform: String; let bundleID: String?; let collections: [String]? }
+    struct AppUpdate: Encodable { let collections: [String] }
+    struct NewInvitation: Encodable { let role: String; let note: String?; let days: Double? }
+    struct InvitationCode: Encodable { let code: String }
+    struct Redemption: Encodable { let code: String; let name: String }
 }

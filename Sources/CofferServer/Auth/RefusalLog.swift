@@ -1,0 +1,129 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+import SQLKit
+import Vapor
+
+/// Audits refusals of device requests (key deliveries, manifests) without letting a flood of them
+/// grow the database: identical refusals within a minute are one audit row whose `repeat_count`
+/// says how many there were, and at most ``maximumRowsPerMinute`` rows are written a minute in all
+/// (past that, one `audit.suppressed` row counts the rest).
+///
+/// What makes refusals "identical" is the caller's ``Refusal/key``, which leaves out what a caller
+/// can vary at will (device IDs, made-up app IDs and key IDs). The counts of repeats are kept in
+/// memory and added to their rows by ``flush(on:)`` (every few seconds and at shutdown).
+final class RefusalLog: Sendable {
+    /// One refusal to audit.
+    struct Refusal: Sendable {
+        let teamID: UUID?
+        let action: String
+        let actor: String
+        let target: String
+        let reason: String
+        let deviceID: String?
+        /// What identical refusals share (e.g. reason, app and key, or reason and client address).
+        let key: String
+    }
+
+    /// The most rows written per minute, all refusals together.
+    let maximumRowsPerMinute: Int
+
+    private struct Row {
+        let id: UUID
+        var written = false
+        /// Repeats counted since the row was written or last flushed.
+        var repeats: Int64 = 0
+    }
+
+    private struct State {
+        var minute: Int64 = .min
+        var rows: [String: Row] = [:]
+        /// Repeats of rows of earlier minutes, waiting for the next flush.
+        var pending: [UUID: Int64] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    init(maximumRowsPerMinute: Int = 100) { self.maximumRowsPerMinute = maximumRowsPerMinute }
+
+    /// Audits `refusal`: writes a row when it is the first of its kind this minute, else counts it.
+    func record(_ refusal: Refusal, on db: any Database, now: Date = Date()) async throws {
+        let minute = Int64((now.timeIntervalSince1970 / 60).rounded(.down))
+        let suppressedKey = "\u{0}suppressed"
+        let decision: (id: UUID, key: String, suppressed: Bool)? = state.withLockedValue { state in
+            if state.minute != minute {
+                for row in state.rows.values where row.written && row.repeats > 0 { state.pending[row.id, default: 0] += row.repeats }
+                state.rows.removeAll(keepingCapacity: true)
+                state.minute = minute
+            }
+            for key in [refusal.key, suppressedKey] {
+                if state.rows[key] != nil {
+                    state.rows[key]!.repeats += 1
+                    return nil
+                }
+                // The suppressed row takes the last place.
+                if state.rows.count < maximumRowsPerMinute - 1 || key == suppressedKey {
+                    let id = UUID()
+                    state.rows[key] = Row(id: id)
+                    return (id, key, key == suppressedKey)
+                }
+            }
+            return nil
+        }
+        guard let decision else { return }
+        let record = decision.suppressed
+            ? AuditRecord(teamID: nil, action: "audit.suppressed", actor: "server",
+                          target: "refusals past \(maximumRowsPerMinute) kinds in a minute", outcome: "refused",
+                          reason: "too many kinds of refusal", deviceID: nil)
+            : AuditRecord(teamID: refusal.teamID, action: refusal.action, actor: String(refusal.actor.prefix(200)),
+                          target: String(refusal.target.prefix(200)), outcome: "refused", reason: refusal.reason,
+                          deviceID: refusal.deviceID.map { String($0.prefix(200)) })
+        record.id = decision.id
+        record.repeatCount = 1
+        do {
+            try await record.create(on: db)
+            state.withLockedValue { state in
+                if state.rows[decision.key]?.id == decision.id { state.rows[decision.key]?.written = true }
+            }
+        } catch {
+            // Not written: the next identical refusal tries again.
+            state.withLockedValue { state in
+                if state.rows[decision.key]?.id == decision.id { state.rows[decision.key] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// Adds the repeats counted so far to their rows.
+    func flush(on db: any Database) async throws {
+        let counts: [UUID: Int64] = state.withLockedValue { state in
+            var counts = state.pending
+            state.pending.removeAll()
+            for (key, row) in state.rows where row.written && row.repeats > 0 {
+                counts[row.id, default: 0] += row.repeats
+                state.rows[key]!.repeats = 0
+            }
+            return counts
+        }
+        guard !counts.isEmpty, let sql = db as? any SQLDatabase else { return }
+        for (id, count) in counts {
+            do {
+                try await sql.raw("UPDATE audit_events SET repeat_count = COALESCE(repeat_count, 1) + \(bind: count) WHERE id = \(bind: id)").run()
+            } catch {
+                // Kept for the next flush.
+                state.withLockedValue { $0.pending[id, default: 0] += count }
+                throw error
+            }
+        }
+    }
+}
+
+extension Application {
+    private struct RefusalLogKey: StorageKey { typealias Value = RefusalLog }
+
+    /// The server's refusal log (set by `configure`), for flushing it from outside.
+    var refusals: RefusalLog? {
+        get { storage[RefusalLogKey.self] }
+        set { storage[RefusalLogKey.self] = newValue }
+    }
+}
