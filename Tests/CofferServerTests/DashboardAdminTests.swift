@@ -62,7 +62,9 @@ struct DashboardAdminTests {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let (flowers, browser) = try await Self.owner(server)
-        let made = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App", "platform": "ios", "bundleID": ""])
+        try await flowers.world.release(flowers.key, in: "T", to: [])
+        let released = "C" + flowers.key.id.prefix(12)
+        let made = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App", "platform": "ios", "bundleID": "", "collections": released])
         #expect(made.status == 200)
         #expect(made.header("Cache-Control") == "no-store")
         let credential = try #require(Self.field("shown-credential", in: made.html))
@@ -71,7 +73,12 @@ struct DashboardAdminTests {
         let device = Device()
         #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 200)
         let page = try await browser.get("/dashboard/teams/T/apps")
-        #expect(page.html.contains("Flower App") && page.html.contains(id))
+        #expect(page.html.contains("Flower App") && page.html.contains(id) && page.html.contains(released))
+        // Its collections change on the page: bound to none, its devices get no key.
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": ""]).status == 303)
+        #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).errorCode == "not_in_app_collections")
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": "Nope"]).status == 400)
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": released]).status == 303)
         #expect(!page.html.contains(credential), "the credential is shown again")
 
         _ = try await browser.get("/dashboard/teams/T/apps")
@@ -102,18 +109,29 @@ struct DashboardAdminTests {
         #expect(try await browser.post("/dashboard/teams/T/apps/\(UUID())/revoke", [:]).status == 404)
     }
 
-    @Test("members: adding shows the first token once; roles change with the API's rules; the last owner stays")
+    @Test("members: inviting shows the code once, the person joins with their own account; roles change with the API's rules; the last owner stays")
     func members() async throws {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let (flowers, browser) = try await Self.owner(server)
         let added = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
         #expect(added.status == 200)
-        let token = try #require(Self.field("shown-token", in: added.html))
-        #expect(token.hasPrefix("cft_"))
-        #expect(try await HTTP(base: server.base, token: token).call("GET", "/v1/teams/T/members").status == 200)
+        #expect(!added.html.contains("cft_"), "no token is made for the invited person")
+        let code = try #require(Self.field("shown-code", in: added.html))
+        #expect(code.hasPrefix("cfi_"))
         let page = try await browser.get("/dashboard/teams/T/members")
-        #expect(page.html.contains("carol") && !page.html.contains(token))
+        #expect(page.html.contains("pending") && !page.html.contains(code))
+        // Carol joins on /dashboard/join with an account of her own and is signed in to it.
+        let carol = Browser(base: server.base)
+        _ = try await carol.get("/dashboard/join")
+        let joined = try await carol.post("/dashboard/join", ["code": code, "name": "carol", "email": "carol@example.com", "password": "carol's own password"])
+        #expect(joined.status == 303 && joined.location == "/dashboard", "\(joined.status)")
+        #expect(try await carol.get("/dashboard/teams/T/members").status == 200)
+        // The code works once.
+        let again = Browser(base: server.base)
+        _ = try await again.get("/dashboard/join")
+        let reused = try await again.post("/dashboard/join", ["code": code, "name": "mallory", "email": "m@example.com", "password": "a password long enough"])
+        #expect(reused.status == 410 && reused.html.contains("already used"))
 
         #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "developer"]).status == 303)
         let listed = try await flowers.admin.call("GET", "/v1/teams/T/members")
@@ -127,15 +145,15 @@ struct DashboardAdminTests {
         #expect(leave.status == 409)
         #expect(leave.html.contains("cannot be removed"))
 
-        // An existing user is added without a new token.
+        // A member's name changes the role, without an invitation.
         let existing = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
-        #expect(existing.status == 200 && Self.field("shown-token", in: existing.html) == nil)
+        #expect(existing.status == 200 && Self.field("shown-code", in: existing.html) == nil)
         #expect(existing.html.contains("carol is now a viewer of T."))
         #expect(try await browser.post("/dashboard/teams/T/members/carol/remove", [:]).status == 303)
         #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.allSatisfy { $0["name"] as? String != "carol" })
         #expect(try await browser.post("/dashboard/teams/T/members/nobody/remove", [:]).status == 404)
         // With a second owner the first may leave; the team's pages are then not theirs to see.
-        #expect(try await browser.post("/dashboard/teams/T/members", ["name": "olga", "role": "owner"]).status == 200)
+        _ = try await flowers.world.member("olga", role: "owner", in: "T")
         let left = try await browser.post("/dashboard/teams/T/members/admin/remove", [:])
         #expect(left.location == "/dashboard")
         #expect(try await browser.get("/dashboard/teams/T/members").status == 403)

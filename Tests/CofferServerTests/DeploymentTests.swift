@@ -224,13 +224,14 @@ struct DeploymentTests {
         #expect(anonymous.status == 401)
         #expect(try await flowers.manifest([:]).status == 400)
         #expect(try await flowers.manifest(["deviceID": "d", "memoryGiB": "lots"]).status == 400)
-        #expect(try await flowers.manifest(device, collection: "NoSuchModels").status == 404)
+        // A collection the app is not bound to (here: none such) is 403, whether it exists or not.
+        #expect(try await flowers.manifest(device, collection: "NoSuchModels").errorCode == "collection_not_bound")
 
         // Another team's app cannot see this team's collection; a revoked app gets 403.
         try await flowers.world.team("Other")
         let other = try await flowers.world.app(in: "Other")
         let foreign = try await flowers.manifest(device, app: other)
-        #expect(foreign.status == 404)
+        #expect(foreign.status == 403)
         #expect(!foreign.text.contains(models["FlowerClassifier"]!))
         #expect(try await flowers.admin.call("DELETE", "/v1/teams/T/apps/\(flowers.app.id)").status == 204)
         let revoked = try await flowers.manifest(device)
@@ -271,7 +272,7 @@ struct DeploymentTests {
         #expect(try await flowers.manifest(device, app: (flowers.app.id, "cfa_wrong"), base: lean).errorCode == "invalid_credential")
         #expect(try await HTTP(base: lean).call("GET", "/v1/device/collections/FlowerModels/manifest?deviceID=x").status == 401)
         #expect(try await flowers.manifest(["deviceID": "d", "memoryGiB": "lots"], base: lean).errorCode == "invalid_request")
-        #expect(try await flowers.manifest(device, collection: "Nope", base: lean).status == 404)
+        #expect(try await flowers.manifest(device, collection: "Nope", base: lean).errorCode == "collection_not_bound")
         #expect(try await HTTP(base: lean).call("GET", "/v1/teams").status == 404)
         #expect(try await HTTP(base: lean).call("POST", "/v1/device/collections/FlowerModels/manifest?deviceID=x", json: [:]).status == 404)
 
