@@ -27,6 +27,10 @@ public enum SealedFieldsError: Error, Equatable, Sendable, CustomStringConvertib
     case noBlindIndex(table: String, column: String)
     /// The database's SealedFields tables are missing parts or hold values that cannot be right.
     case corruptKeyTables
+    /// The scrypt parameters (stored in the database, or given for a new store) need more than
+    /// 256 MiB of memory (128 · r · N bytes), the limit CofferFormat also enforces. Refused before
+    /// anything is derived or allocated.
+    case scryptCostTooHigh
     /// A passphrase must not be empty.
     case emptyPassphrase
     /// A raw key must be 32 bytes.
@@ -57,6 +61,8 @@ public enum SealedFieldsError: Error, Equatable, Sendable, CustomStringConvertib
             return "\(table).\(column) has no blind index"
         case .corruptKeyTables:
             return "the SealedFields key tables are damaged"
+        case .scryptCostTooHigh:
+            return "the scrypt parameters need more than 256 MiB of memory (128 · r · N); refused before deriving"
         case .emptyPassphrase:
             return "the passphrase is empty"
         case .invalidRawKey:

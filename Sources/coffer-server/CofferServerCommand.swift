@@ -18,11 +18,23 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Data folder: SQLite database, blobs, master key (env COFFER_DATA_DIR; default ./coffer-data).")
     var dataDir: String?
 
-    func configuration() -> ServerConfiguration {
-        var configuration = ServerConfiguration.fromEnvironment()
-        if let dataDir { configuration.dataDirectory = dataDir }
-        return configuration
+    /// The configuration from COFFER_* variables and these flags plus `flags` (flag name → text).
+    ///
+    /// A setting that is not valid prints one line naming it and what it accepts, and exits with
+    /// ``exitInvalidSetting`` before anything is written (no data folder is made).
+    func configuration(flags: [String: String?] = [:]) throws -> ServerConfiguration {
+        var given = flags.compactMapValues { $0 }
+        if let dataDir { given["--data-dir"] = dataDir }
+        do {
+            return try ServerConfiguration.fromEnvironment(flags: given)
+        } catch {
+            FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
+            throw ExitCode(Self.exitInvalidSetting)
+        }
     }
+
+    /// The exit code for a setting that is not valid: 78, sysexits' EX_CONFIG.
+    static let exitInvalidSetting: Int32 = 78
 }
 
 /// `coffer-server serve`: listens until SIGINT or SIGTERM.
@@ -34,17 +46,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on (env COFFER_HOSTNAME; default 127.0.0.1).")
     var hostname: String?
 
-    @Option(help: "Port to listen on (env COFFER_PORT; default 8080).")
-    var port: Int?
+    // Text, read by the same strict rules as the variables (one line on a bad value, not a usage screen).
+    @Option(help: "Port to listen on, 0...65535 (env COFFER_PORT; default 8080).")
+    var port: String?
 
     @Option(help: "Also serve devices' manifest requests on this port, through a lean handler (env COFFER_DEVICE_PORT; default: none).")
-    var devicePort: Int?
+    var devicePort: String?
 
     func run() async throws {
-        var configuration = options.configuration()
-        if let hostname { configuration.hostname = hostname }
-        if let port { configuration.port = port }
-        if let devicePort { configuration.devicePort = devicePort }
+        let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort])
         do {
             try await Server.run(configuration)
         } catch {
@@ -71,11 +81,12 @@ struct RotateMasterKey: AsyncParsableCommand {
     var newKeyFile: String
 
     func run() async throws {
+        let configuration = try options.configuration()
         guard let data = FileManager.default.contents(atPath: newKeyFile) else {
             throw ValidationError("cannot read \(newKeyFile)")
         }
         do {
-            print(try await Server.rotateMasterKey(options.configuration(), newKeyBase64: String(decoding: data, as: UTF8.self)))
+            print(try await Server.rotateMasterKey(configuration, newKeyBase64: String(decoding: data, as: UTF8.self)))
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(1)
@@ -93,11 +104,10 @@ struct CollectBlobs: AsyncParsableCommand {
     @OptionGroup var options: ServerOptions
 
     @Option(help: "Keep unreferenced blobs uploaded within this many hours (env COFFER_BLOB_GRACE_HOURS; default 168).")
-    var graceHours: Double?
+    var graceHours: String?
 
     func run() async throws {
-        var configuration = options.configuration()
-        if let graceHours { configuration.blobGracePeriod = graceHours * 3600 }
+        let configuration = try options.configuration(flags: ["--grace-hours": graceHours])
         do {
             print(try await Server.collectBlobs(configuration))
         } catch {
@@ -121,8 +131,9 @@ struct PublicKey: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        let configuration = try options.configuration()
         do {
-            let key = try await Server.signingPublicKey(options.configuration())
+            let key = try await Server.signingPublicKey(configuration)
             if json {
                 print("{\"algorithm\":\"ed25519\",\"keyID\":\"\(key.keyID)\",\"publicKey\":\"\(key.publicKey)\"}")
             } else {

@@ -93,14 +93,14 @@ struct AdminTests {
         // Apps: the credential is printed once, at creation and rotation.
         let app = AdminSession.object(try session.ok("app", "create", "--team", "Flowers", "--name", "Petals",
                                                      "--platform", "ios", "--bundle-id", "com.example.petals", "--json"))
-        #expect(app.keys.sorted() == ["bundleID", "createdAt", "credential", "id", "name", "platform"])
+        #expect(app.keys.sorted() == ["bundleID", "collections", "createdAt", "credential", "id", "name", "platform"])
         let appID = try #require(app["id"] as? String)
         let credential = try #require(app["credential"] as? String)
         #expect(credential.hasPrefix("cfa_"))
         let human = try session.ok("app", "create", "--team", "Bee Hive", "--name", "Buzz", "--platform", "android")
         let lines = human.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 5)
-        #expect(lines[0] == "Created app Buzz (android) in team Bee Hive.")
+        #expect(lines[0] == "Created app Buzz (android) in team Bee Hive, bound to no collection (its devices get nothing until coffer app update --collections).")
         #expect(lines[1].hasPrefix("App ID:     ") && lines[1].count == 12 + 36)
         #expect(lines[2].hasPrefix("Credential: cfa_"))
         #expect(lines[3] == "Store the credential now: it is shown only once (coffer app rotate-credential makes a new one).")
@@ -110,10 +110,17 @@ struct AdminTests {
         #expect(listed.first?["credential"] == nil)
         let createdAt = try #require(listed.first?["createdAt"] as? String)
         #expect(try session.ok("app", "list", "--team", "Flowers") == """
-            ID                                    NAME    PLATFORM  BUNDLE ID           CREATED               REVOKED
-            \(appID)  Petals  ios       com.example.petals  \(createdAt)  -
+            ID                                    NAME    PLATFORM  BUNDLE ID           COLLECTIONS  CREATED               REVOKED
+            \(appID)  Petals  ios       com.example.petals  (none)       \(createdAt)  -
 
             """)
+        // Bound to a collection of its team only; the list shows it.
+        try session.ok("collection", "create", "Petalled", "--team", "Flowers", "--models", "M")
+        #expect(try session.ok("app", "update", "--team", "Flowers", appID, "--collections", "Petalled") == "App Petals is bound to Petalled.\n")
+        #expect(AdminSession.array(try session.ok("app", "list", "--team", "Flowers", "--json")).first?["collections"] as? [String] == ["Petalled"])
+        AdminSession.expectFailure(try session.coffer("app", "update", "--team", "Flowers", appID, "--collections", "Nope"), 65,
+                                   "the team has no collection Nope; create it first or leave it out (HTTP 400 unknown_collection)")
+        try session.ok("app", "update", "--team", "Flowers", appID, "--collections", "")
         let rotated = AdminSession.object(try session.ok("app", "rotate-credential", "--team", "Flowers", appID, "--json"))
         #expect(rotated["id"] as? String == appID)
         #expect((rotated["credential"] as? String).map { $0.hasPrefix("cfa_") && $0 != credential } == true)

@@ -45,9 +45,10 @@ struct CLI {
     }
 
     @discardableResult
-    func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil) throws -> Result {
+    func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil,
+             binary: URL = Self.binary, terminateAfter timeout: Double? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = folder
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -56,6 +57,9 @@ struct CLI {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        if let timeout {  // a process that should have stopped on its own, but did not
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if process.isRunning { process.terminate() } }
+        }
         if let interruptAfter {
             Thread.sleep(forTimeInterval: interruptAfter)
             process.interrupt()

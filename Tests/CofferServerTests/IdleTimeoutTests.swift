@@ -66,11 +66,11 @@ struct IdleTimeoutTests {
         #expect(kept, "three attempts in a row were held back longer than the timeout")
     }
 
-    @Test("COFFER_IDLE_TIMEOUT_SECONDS sets it; 0 turns it off")
-    func environment() {
-        #expect(ServerConfiguration.fromEnvironment([:]).idleTimeout == 75)
-        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "5"]).idleTimeout == 5)
-        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "0"]).idleTimeout == 0)
-        #expect(ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "soon"]).idleTimeout == 75)
+    @Test("COFFER_IDLE_TIMEOUT_SECONDS sets it; 0 turns it off; anything else stops the start")
+    func environment() throws {
+        #expect(try ServerConfiguration.fromEnvironment([:]).idleTimeout == 75)
+        #expect(try ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "5"]).idleTimeout == 5)
+        #expect(try ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "0"]).idleTimeout == 0)
+        #expect(throws: SettingError.self) { try ServerConfiguration.fromEnvironment(["COFFER_IDLE_TIMEOUT_SECONDS": "soon"]) }
     }
 }

@@ -40,6 +40,9 @@ final class RawConnection: Sendable {
         }
     }
 
+    /// Every byte that arrived so far, exactly (``wait(seconds:until:)`` decodes them as text).
+    var receivedBytes: [UInt8] { received.withLockedValue { $0.bytes } }
+
     func close() async {
         try? await channel.close()
     }

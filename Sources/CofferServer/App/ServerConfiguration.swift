@@ -2,7 +2,8 @@ import Foundation
 import NIOCore
 import Vapor
 
-/// Everything `coffer-server` needs to start, from flags and environment variables.
+/// Everything `coffer-server` needs to start, from flags and environment variables
+/// (``fromEnvironment(_:flags:)``, which refuses a value it cannot use).
 ///
 /// Defaults give a working single-process server: 127.0.0.1:8080, SQLite and blobs under
 /// `./coffer-data`, a master key created in the data folder on first start.
@@ -66,16 +67,18 @@ public struct ServerConfiguration: Sendable {
     /// database (COFFER_USAGE_FLUSH_SECONDS; default 60). They are also flushed at shutdown.
     public var usageFlushInterval: TimeInterval = 60
 
-    /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES); nil: unlimited.
+    /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES, a whole number of bytes,
+    /// at least 1). nil, the default: no limit.
     public var teamQuotaBytes: Int64?
-    /// Key requests allowed per client address per minute, before anything is looked up or written
-    /// (COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE; default 1200).
+    /// Requests to the device routes allowed per client address per minute
+    /// (COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE; at least 1; default 1200).
     public var deviceRequestsPerAddressPerMinute = 1200
-    /// Failed API-token and invitation-code attempts allowed per client address per minute
-    /// (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE; default 60).
+    /// Failed authentications allowed per client address per minute, whatever the credential
+    /// (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE; at least 1; default 60).
     public var authFailuresPerAddressPerMinute = 60
-    /// How long an invitation can be redeemed (COFFER_INVITATION_DAYS; default 7 days).
-    public var invitationLifetime: TimeInterval = 7 * 24 * 3600
+    /// How long a team invitation can be redeemed (COFFER_INVITATION_DAYS, in days: above 0, at
+    /// most 365; default 7 days).
+    public var invitationLifetime: TimeInterval = 7 * 86_400
 
     /// The defaults.
     public init(
@@ -100,33 +103,6 @@ public struct ServerConfiguration: Sendable {
         self.maximumBlobSize = maximumBlobSize
         self.deliveriesPerAppPerMinute = deliveriesPerAppPerMinute
         self.deliveriesPerDevicePerMinute = deliveriesPerDevicePerMinute
-    }
-
-    /// The defaults overridden by COFFER_* environment variables.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        if let value = environment["COFFER_DATA_DIR"], !value.isEmpty { configuration.dataDirectory = value }
-        if let value = environment["COFFER_HOSTNAME"], !value.isEmpty { configuration.hostname = value }
-        if let value = environment["COFFER_PORT"].flatMap(Int.init) { configuration.port = value }
-        if let value = environment["COFFER_DATABASE_URL"], !value.isEmpty { configuration.databaseURL = value }
-        if let value = environment["COFFER_MASTER_KEY"], !value.isEmpty { configuration.masterKeyBase64 = value }
-        if let value = environment["COFFER_BOOTSTRAP_TOKEN"], !value.isEmpty { configuration.bootstrapToken = value }
-        if let value = environment["COFFER_BLOB_DIR"], !value.isEmpty { configuration.blobDirectory = value }
-        if let value = environment["COFFER_MAX_BLOB_SIZE"].flatMap(Int64.init) { configuration.maximumBlobSize = value }
-        if let value = environment["COFFER_BLOB_GRACE_HOURS"].flatMap(Double.init) { configuration.blobGracePeriod = value * 3600 }
-        if let value = environment["COFFER_BLOB_COLLECT_MINUTES"].flatMap(Double.init) { configuration.blobCollectionInterval = value * 60 }
-        if let value = environment["COFFER_MANIFEST_LIFETIME_HOURS"].flatMap(Double.init), value > 0 { configuration.manifestLifetime = value * 3600 }
-        if let value = environment["COFFER_DEVICE_PORT"].flatMap(Int.init) { configuration.devicePort = value }
-        if let value = environment["COFFER_IDLE_TIMEOUT_SECONDS"].flatMap(Double.init), value >= 0, value.isFinite { configuration.idleTimeout = value }
-        if let value = environment["COFFER_PUBLIC_URL"], !value.isEmpty {
-            configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
-            configuration.secureCookies = value.lowercased().hasPrefix("https://")
-        }
-        if let value = environment["COFFER_SECURE_COOKIES"], !value.isEmpty { configuration.secureCookies = ["1", "true", "yes"].contains(value.lowercased()) }
-        if let value = environment["COFFER_USAGE_FLUSH_SECONDS"].flatMap(Double.init), value > 0 { configuration.usageFlushInterval = value }
-        if let value = environment["COFFER_TRUSTED_PROXIES"], !value.isEmpty { configuration.trustedProxies = value }
-        if let value = environment["COFFER_SESSION_HOURS"].flatMap(Double.init), value > 0 { configuration.sessionLifetime = value * 3600 }
-        return configuration
     }
 
     /// ``idleTimeout`` for SwiftNIO (nil when 0: never), at most about 30 years.

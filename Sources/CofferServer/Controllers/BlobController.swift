@@ -111,35 +111,9 @@ struct BlobController: Sendable {
         }
     }
 
+    /// `GET /v1/blobs/:sha256`: the blob, or the part its Range names (206), or 416.
     func download(req: Request) async throws -> Response {
-        let address = try Self.address(req)
-        let path = store.path(of: address)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 else {
-            throw APIError.notFound("blob")
-        }
-        let etag = "\"\(address)\""
-        if let match = req.headers.first(name: .ifNoneMatch), match == etag || match == "*" {
-            let response = Response(status: .notModified)
-            Self.addCacheHeaders(to: response, etag: etag)
-            return response
-        }
-        let response: Response
-        switch ByteRangeRequest(header: req.headers.first(name: .range), size: size) {
-        case .unsatisfiable:
-            response = Response(status: .rangeNotSatisfiable)
-            response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
-            try response.content.encode(ErrorBody(error: "range_not_satisfiable", reason: "the blob has \(size) bytes"), as: .json)
-        case .whole:
-            usage.countDownload(address, from: 0)
-            response = Self.stream(path, range: 0..<size, status: .ok, metrics: metrics)
-        case .range(let range):
-            usage.countDownload(address, from: range.lowerBound)
-            response = Self.stream(path, range: range, status: .partialContent, metrics: metrics)
-            response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
-        }
-        response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
-        Self.addCacheHeaders(to: response, etag: etag)
-        return response
+        try answer(req, withBody: true)
     }
 
     /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster
@@ -168,16 +142,55 @@ struct BlobController: Sendable {
         return response
     }
 
+    /// `HEAD /v1/blobs/:sha256`: the status and headers a GET with the same Range gets, without a body.
     func head(req: Request) async throws -> Response {
+        try answer(req, withBody: false)
+    }
+
+    /// A GET's or HEAD's answer: the Range header (hostile numbers included, see ``ByteRangeRequest``)
+    /// decides 200, 206 or 416; HEAD carries the same status, Content-Range and Content-Length.
+    private func answer(_ req: Request, withBody: Bool) throws -> Response {
         let address = try Self.address(req)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: store.path(of: address)),
-              let size = attributes[.size] as? Int
-        else { throw APIError.notFound("blob") }
-        let response = Response(status: .ok)
-        response.headers.replaceOrAdd(name: .contentLength, value: "\(size)")
-        response.headers.replaceOrAdd(name: .contentType, value: "application/octet-stream")
+        let path = store.path(of: address)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 else {
+            throw APIError.notFound("blob")
+        }
+        let etag = "\"\(address)\""
+        if let match = req.headers.first(name: .ifNoneMatch), match == etag || match == "*" {
+            let response = Response(status: .notModified)
+            Self.addCacheHeaders(to: response, etag: etag)
+            return response
+        }
+        let response: Response
+        switch ByteRangeRequest(header: req.headers.first(name: .range), size: size) {
+        case .unsatisfiable:
+            response = Response(status: .rangeNotSatisfiable)
+            response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
+            if withBody {
+                try response.content.encode(ErrorBody(error: "range_not_satisfiable", reason: "the blob has \(size) bytes"), as: .json)
+            } else {
+                response.headers.replaceOrAdd(name: .contentLength, value: "0")
+            }
+        case .whole:
+            response = withBody ? Self.stream(path, range: 0..<size, status: .ok, metrics: metrics) : Self.head(of: 0..<size, status: .ok)
+            if withBody { usage.countDownload(address, from: 0) }
+        case .range(let range):
+            response = withBody ? Self.stream(path, range: range, status: .partialContent, metrics: metrics)
+                : Self.head(of: range, status: .partialContent)
+            if withBody { usage.countDownload(address, from: range.lowerBound) }
+            // The range is never empty and ends at most at `size`: upperBound - 1 cannot trap.
+            response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
+        }
         response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
-        Self.addCacheHeaders(to: response, etag: "\"\(address)\"")
+        Self.addCacheHeaders(to: response, etag: etag)
+        return response
+    }
+
+    /// A HEAD answer for `range` of a blob: the length a GET would send, no body.
+    private static func head(of range: Range<Int64>, status: HTTPResponseStatus) -> Response {
+        let response = Response(status: status)
+        response.headers.replaceOrAdd(name: .contentLength, value: "\(range.count)")
+        response.headers.replaceOrAdd(name: .contentType, value: "application/octet-stream")
         return response
     }
 

@@ -62,7 +62,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let keepAlive = head.isKeepAlive && head.version == .http1_1
         let (path, query) = Self.split(head.uri)
         guard head.method == .GET, let identifier = Self.collection(in: path) else {
-            return write(error: APIError.notFound("route"), keepAlive: keepAlive, context: context)
+            // An answer to HEAD has no body (RFC 9110 §9.3.2): a body would be read as the next answer.
+            return write(error: APIError.notFound("route"), keepAlive: keepAlive, withBody: head.method != .HEAD, context: context)
         }
         let request: ManifestEndpoint.Request
         do {
@@ -110,13 +111,14 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// The API's error body, mapped as the Vapor side maps it (``APIErrorMiddleware``).
-    private func write(error: any Error, keepAlive: Bool, context: ChannelHandlerContext) {
+    private func write(error: any Error, keepAlive: Bool, withBody: Bool = true, context: ChannelHandlerContext) {
         let (status, errorBody, extra) = APIErrorMiddleware.describe(error, logger: logger)
         var headers = extra
         headers.contentType = .json
         let body = (try? JSONEncoder().encode(errorBody)) ?? Data()
         headers.replaceOrAdd(name: "content-length", value: String(body.count))
-        write(status: status, headers: headers, body: context.channel.allocator.buffer(bytes: body), keepAlive: keepAlive, context: context)
+        write(status: status, headers: headers, body: withBody ? context.channel.allocator.buffer(bytes: body) : nil,
+              keepAlive: keepAlive, context: context)
     }
 
     /// `headers` must carry Content-Length when there is a body (a 304 has neither).

@@ -34,8 +34,11 @@ struct BlobIntake {
 
     /// Takes the next bytes; throws as soon as the upload is known to be too long or not a container.
     mutating func accept(_ chunk: ByteBuffer) throws {
-        received += Int64(chunk.readableBytes)
-        guard received <= limit else {
+        // Saturating: a limit near Int64.max (COFFER_MAX_BLOB_SIZE, a stated Content-Length) must
+        // give "too long", never an overflow trap.
+        let (sum, overflow) = received.addingReportingOverflow(Int64(chunk.readableBytes))
+        received = overflow ? .max : sum
+        guard !overflow, received <= limit else {
             throw exact ? APIError.invalid("the body is longer than its Content-Length")
                 : APIError(.payloadTooLarge, "too_large", "blobs are limited to \(limit) bytes")
         }

@@ -77,8 +77,9 @@ struct UploadHeaderCheck {
         let length = try ContainerHeader.encodedLength(fromPrefix: prefix)
         guard prefix.count >= length else { return }
         let parsed = try ContainerHeader(parsing: Array(prefix.prefix(length)))
-        if let declaredSize, parsed.sealedLength != UInt64(declaredSize) {
-            throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(declaredSize))
+        // `exactly:`: a negative stated size is a mismatch, not a conversion trap.
+        if let declaredSize, UInt64(exactly: declaredSize) != parsed.sealedLength {
+            throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(clamping: declaredSize))
         }
         header = parsed
         prefix = []

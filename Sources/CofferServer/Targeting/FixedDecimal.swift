@@ -18,10 +18,13 @@ struct FixedDecimal: Sendable, Equatable, CustomStringConvertible {
     init?(_ text: Substring, decimals: Int, maximum: Int) {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard Self.isDigits(parts[0]) else { return nil }
+        // Checked arithmetic: the digits come from a request, and no `maximum` may let them trap.
         var whole = 0
         for byte in parts[0].utf8 {
-            whole = whole * 10 + Int(byte - UInt8(ascii: "0"))
-            guard whole <= maximum else { return nil }
+            let (times10, overflow1) = whole.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2, sum <= maximum else { return nil }
+            whole = sum
         }
         var fraction = parts.count == 2 ? parts[1] : ""
         if parts.count == 2 {
@@ -30,7 +33,10 @@ struct FixedDecimal: Sendable, Equatable, CustomStringConvertible {
             guard fraction.count <= decimals else { return nil }
         }
         let padded = fraction + String(repeating: "0", count: decimals - fraction.count)
-        self.init(units: whole * Self.scale(decimals) + (Int(padded) ?? 0), decimals: decimals)
+        let (scaled, overflow1) = whole.multipliedReportingOverflow(by: Self.scale(decimals))
+        let (units, overflow2) = scaled.addingReportingOverflow(Int(padded) ?? 0)
+        guard !overflow1, !overflow2 else { return nil }
+        self.init(units: units, decimals: decimals)
     }
 
     /// Whether `text` is a non-empty run of ASCII digits.

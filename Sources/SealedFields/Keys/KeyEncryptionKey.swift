@@ -26,7 +26,8 @@ struct KeyEncryptionKey: Sendable {
         switch source {
         case .passphrase(let passphrase, _):
             guard !passphrase.isEmpty else { throw SealedFieldsError.emptyPassphrase }
-            guard let scrypt, scrypt.isAcceptable else { throw SealedFieldsError.corruptKeyTables }
+            guard let scrypt else { throw SealedFieldsError.corruptKeyTables }
+            try scrypt.checkLimits()
             material = try KDF.Scrypt.deriveKey(
                 // NFC, so that "é" typed as one code point or as e + accent is the same passphrase.
                 from: Array(passphrase.precomposedStringWithCanonicalMapping.utf8), salt: salt, outputByteCount: 32,

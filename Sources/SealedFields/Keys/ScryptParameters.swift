@@ -20,7 +20,28 @@ public struct ScryptParameters: Sendable, Equatable {
     /// N = 2^15, r = 8, p = 1: 32 MiB and about 0.1 s on a current phone or laptop core.
     public static let `default` = ScryptParameters(logN: 15)
 
-    /// Whether the parameters are ones SealedFields accepts from a database (bounded, so that a damaged
-    /// file cannot make opening take hours or gigabytes).
-    var isAcceptable: Bool { (1...22).contains(logN) && (1...32).contains(r) && (1...16).contains(p) }
+    /// The most memory scrypt may need: 256 MiB, the same limit CofferFormat's readers enforce on
+    /// passphrase containers (`CofferFormat.ScryptParameters.checkLimits()`, docs/FORMAT.md).
+    static let maximumMemoryBytes: UInt64 = 256 << 20
+
+    /// Memory scrypt needs, 128 · r · N bytes (its V array), or nil when that does not fit in 64 bits.
+    ///
+    /// Computed with overflow checks: the values come from a database file that may be hostile.
+    var memoryBytes: UInt64? {
+        guard logN < 64 else { return nil }
+        let perBlock = 128 * UInt64(r)  // at most 2^39: cannot overflow
+        let (product, overflow) = perBlock.multipliedReportingOverflow(by: 1 << UInt64(logN))
+        return overflow ? nil : product
+    }
+
+    /// Checks the parameters before anything is derived, so that a damaged or hostile database file
+    /// cannot make opening take hours or gigabytes: memory (128 · r · N) at most 256 MiB, then
+    /// logN 1...22, r 1...32, p 1...16.
+    ///
+    /// - Throws: ``SealedFieldsError/scryptCostTooHigh`` when the memory is over the limit,
+    ///   ``SealedFieldsError/corruptKeyTables`` when a value is out of its range.
+    func checkLimits() throws(SealedFieldsError) {
+        guard let memory = memoryBytes, memory <= Self.maximumMemoryBytes else { throw .scryptCostTooHigh }
+        guard (1...22).contains(logN), (1...32).contains(r), (1...16).contains(p) else { throw .corruptKeyTables }
+    }
 }

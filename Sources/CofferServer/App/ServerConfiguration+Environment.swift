@@ -1,0 +1,126 @@
+import FluentPostgresDriver
+import Foundation
+
+extension ServerConfiguration {
+    /// The flags `coffer-server` has for settings, and the variable each one stands for.
+    public static let flagVariables: KeyValuePairs<String, String> = [
+        "--data-dir": "COFFER_DATA_DIR", "--hostname": "COFFER_HOSTNAME", "--port": "COFFER_PORT",
+        "--device-port": "COFFER_DEVICE_PORT", "--grace-hours": "COFFER_BLOB_GRACE_HOURS",
+    ]
+
+    /// The defaults overridden by COFFER_* environment variables, then by `flags` (keyed by flag
+    /// name, e.g. `["--port": "8081"]`; see ``flagVariables``).
+    ///
+    /// Strict: a value the setting does not accept throws, naming the flag or variable and what it
+    /// accepts, before anything is written (docs/operations.md lists the rules). A variable set to
+    /// the empty string counts as unset.
+    ///
+    /// - Throws: ``SettingError`` for the first setting (in the order below) that is not valid.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment, flags: [String: String] = [:]
+    ) throws(SettingError) -> ServerConfiguration {
+        let settings = SettingSource(environment: environment, flags: flags)
+        var configuration = ServerConfiguration()
+        if let value = try settings.value("COFFER_DATA_DIR", .text) { configuration.dataDirectory = value }
+        if let value = try settings.value("COFFER_HOSTNAME", .text) { configuration.hostname = value }
+        if let value = try settings.value("COFFER_PORT", .port) { configuration.port = value }
+        if let value = try settings.value("COFFER_DATABASE_URL", .postgresURL) { configuration.databaseURL = value }
+        if let value = try settings.value("COFFER_MASTER_KEY", .masterKey) { configuration.masterKeyBase64 = value }
+        if let value = try settings.value("COFFER_BOOTSTRAP_TOKEN", .bootstrapToken) { configuration.bootstrapToken = value }
+        if let value = try settings.value("COFFER_BLOB_DIR", .text) { configuration.blobDirectory = value }
+        if let value = try settings.value("COFFER_MAX_BLOB_SIZE", .bytes) { configuration.maximumBlobSize = value }
+        if let value = try settings.value("COFFER_BLOB_GRACE_HOURS", .duration("hours", of: 3600, zero: "remove at once")) {
+            configuration.blobGracePeriod = value
+        }
+        if let value = try settings.value("COFFER_BLOB_COLLECT_MINUTES", .duration("minutes", of: 60, zero: "never")) {
+            configuration.blobCollectionInterval = value
+        }
+        if let value = try settings.value("COFFER_MANIFEST_LIFETIME_HOURS", .duration("hours", of: 3600)) {
+            configuration.manifestLifetime = value
+        }
+        if let value = try settings.value("COFFER_DEVICE_PORT", .port) { configuration.devicePort = value }
+        if let value = try settings.value("COFFER_IDLE_TIMEOUT_SECONDS", .duration("seconds", of: 1, zero: "never")) {
+            configuration.idleTimeout = value
+        }
+        if let value = try settings.value("COFFER_PUBLIC_URL", .publicURL) {
+            configuration.publicURL = String(value.reversed().drop(while: { $0 == "/" }).reversed())
+            configuration.secureCookies = value.lowercased().hasPrefix("https://")
+        }
+        if let value = try settings.value("COFFER_SECURE_COOKIES", .boolean) { configuration.secureCookies = value }
+        if let value = try settings.value("COFFER_USAGE_FLUSH_SECONDS", .duration("seconds", of: 1)) {
+            configuration.usageFlushInterval = value
+        }
+        if let value = try settings.value("COFFER_TRUSTED_PROXIES", .trustedProxies) { configuration.trustedProxies = value }
+        if let value = try settings.value("COFFER_SESSION_HOURS", .duration("hours", of: 3600)) { configuration.sessionLifetime = value }
+        if let value = try settings.value("COFFER_TEAM_QUOTA_BYTES", .bytes) { configuration.teamQuotaBytes = value }
+        if let value = try settings.value("COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE", .count(atLeast: 1)) {
+            configuration.deviceRequestsPerAddressPerMinute = value
+        }
+        if let value = try settings.value("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", .count(atLeast: 1)) {
+            configuration.authFailuresPerAddressPerMinute = value
+        }
+        if let value = try settings.value("COFFER_INVITATION_DAYS", .duration("days", of: 86_400, maximum: 365)) {
+            configuration.invitationLifetime = value
+        }
+        return configuration
+    }
+}
+
+/// Where a setting's text comes from: its flag when given, else its COFFER_* variable.
+struct SettingSource {
+    let environment: [String: String]
+    let flags: [String: String]
+
+    /// The value of `variable` read by `rule`, nil when it is not set; throws naming the flag or
+    /// variable the text came by.
+    func value<Value>(_ variable: String, _ rule: SettingRule<Value>) throws(SettingError) -> Value? {
+        let name: String, text: String
+        if let flag = ServerConfiguration.flagVariables.first(where: { $0.value == variable })?.key, let given = flags[flag] {
+            (name, text) = (flag, given)
+        } else if let given = environment[variable], !given.isEmpty {
+            (name, text) = (variable, given)
+        } else {
+            return nil
+        }
+        guard let value = rule.read(text) else { throw SettingError(setting: name, accepts: rule.accepts) }
+        return value
+    }
+}
+
+extension SettingRule where Value == String {
+    /// A PostgreSQL URL the driver accepts.
+    static var postgresURL: SettingRule {
+        SettingRule(accepts: "a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE (optionally ?sslmode=require)") { text in
+            guard !text.contains(where: \.isWhitespace), let url = URL(string: text),
+                  (try? SQLPostgresConfiguration(url: url)) != nil
+            else { return nil }
+            return text
+        }
+    }
+
+    /// The server's public address: http or https, a host, an optional path.
+    static var publicURL: SettingRule {
+        url(schemes: ["http", "https"], "an http:// or https:// URL with a host, such as https://models.example.com")
+    }
+
+    /// 32 bytes in base64.
+    static var masterKey: SettingRule {
+        SettingRule(accepts: "32 bytes in base64 (make one with: openssl rand -base64 32)") { text in
+            (try? MasterKey(base64: text)) != nil ? text : nil
+        }
+    }
+
+    /// A secret of at least 128 bits as ``SecretStrength`` estimates them.
+    static var bootstrapToken: SettingRule {
+        SettingRule(accepts: "a random token of at least 128 bits, not short or repetitive (make one with: openssl rand -base64 32)") { text in
+            SecretStrength.estimatedBits(text) >= SecretStrength.minimumBits && !text.contains(where: \.isWhitespace) ? text : nil
+        }
+    }
+
+    /// Addresses and CIDR ranges, as ``TrustedProxies`` reads them.
+    static var trustedProxies: SettingRule {
+        SettingRule(accepts: "IP addresses or CIDR ranges such as 10.0.0.0/8, separated by commas") { text in
+            (try? TrustedProxies(parsing: text)) != nil ? text : nil
+        }
+    }
+}
