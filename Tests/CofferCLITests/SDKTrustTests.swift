@@ -80,6 +80,13 @@ struct SDKTrustTests {
         #expect(crossed.origin.isStale(Self.refusedForTeam), "\(crossed.origin)")
         #expect(crossed.entries["FlowerClassifier"]?.sha256 == fleet.flowers.sha["classifier"])
 
+        // A cache of T is not there for an app configured for U: nothing to serve.
+        var otherTeamsCache = try fleet.configuration(cache, policy: .cachedOnly)
+        otherTeamsCache.teamID = weeds.teamID
+        await #expect(throws: CofferError.collectionUnavailable(identifier: "FlowerModels", cause: .notCached)) {
+            _ = try await CofferClient(configuration: otherTeamsCache).beginAccessing(identifier: "FlowerModels")
+        }
+
         // (3) Configured for T (any case): refused on the very first sync, with nothing cached.
         var pinned = try fleet.configuration(fleet.folder("pinned-cache"), server: proxy.url)
         pinned.teamID = flowersTeam.uppercased()
