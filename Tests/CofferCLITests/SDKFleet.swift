@@ -41,6 +41,23 @@ struct SDKFleet {
         return configuration
     }
 
+    /// A proxy in front of the server that passes everything on and keeps each manifest answered
+    /// with 200, as sent (``recordingManifests(into:)``).
+    func manifestRecordingProxy() throws -> (proxy: TamperingProxy, recorded: Recorded) {
+        let proxy = try TamperingProxy(upstreamPort: session.server.port)
+        let recorded = Recorded()
+        proxy.setRule(Self.recordingManifests(into: recorded))
+        return (proxy, recorded)
+    }
+
+    /// A proxy rule that forwards everything and keeps each manifest answered with 200 in `recorded`.
+    static func recordingManifests(into recorded: Recorded) -> TamperingProxy.Rule {
+        { _, path, _, status, body in
+            if path.contains("/manifest"), status == 200 { recorded.add(body) }
+            return .forward
+        }
+    }
+
     /// Creates and activates a deployment with `classifier` (a model file name) and the stylizer.
     func deploy(_ name: String, classifier: String) throws {
         try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,

@@ -345,16 +345,12 @@ struct SDKTests {
         guard let fleet = try SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.05"]) else { return }
         defer { fleet.finish() }
         try fleet.deploy("spring", classifier: "classifier")
-        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        let (proxy, recorded) = try fleet.manifestRecordingProxy()
         defer { proxy.stop() }
-        let recorded = Recorded()
-        proxy.setRule { _, path, _, status, body in
-            if path.contains("/manifest"), status == 200 { recorded.add(body) }
-            return .forward
-        }
         let cache = fleet.folder("manifest-cache")
         let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 1)
+        let fresh = try await client.beginAccessing(identifier: "FlowerModels")
+        #expect(fresh.sequence == 1 && !fresh.isExpired)
         let first = try #require(recorded.last)
 
         // Tampered: one character of the signed payload changed.
@@ -371,10 +367,7 @@ struct SDKTests {
         #expect(tampered.sequence == 1)
 
         // Older: after sequence 2, the recorded sequence-1 manifest is replayed.
-        proxy.setRule { _, path, _, status, body in
-            if path.contains("/manifest"), status == 200 { recorded.add(body) }
-            return .forward
-        }
+        proxy.setRule(SDKFleet.recordingManifests(into: recorded))
         try fleet.deploy("summer", classifier: "classifier-large")
         #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 2)
         let second = try #require(recorded.last)
@@ -406,6 +399,7 @@ struct SDKTests {
         #expect(expired.origin.isStale { if case .manifestRefused(let reason) = $0 { return reason.contains("expired") } else { return false } },
                 "\(expired.origin)")
         #expect(expired.sequence == 2)
+        #expect(expired.isExpired, "the collection says its manifest has expired while the cache serves it")
         #expect(try await expired.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
 
         // A forged 304 to a request that named no ETag (the cached manifest is past its expiry, so

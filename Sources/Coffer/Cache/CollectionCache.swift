@@ -24,13 +24,17 @@ import Darwin
 struct CollectionCache: Sendable {
     let identifier: String
     let folder: String
+    /// The team the app is configured for (``CofferConfiguration/teamID``): a cached manifest of
+    /// another team is not there for this cache (neither served nor the floor for updates).
+    let teamID: String?
 
     /// The folder for `identifier` under `root`; the identifier is checked, since it names a folder.
-    init(root: URL, identifier: String) throws(CofferError) {
+    init(root: URL, identifier: String, teamID: String? = nil) throws(CofferError) {
         guard Self.isValidIdentifier(identifier) else {
             throw .invalidConfiguration("a collection identifier is 1 to 100 ASCII letters, digits, '.', '_' or '-'")
         }
         self.identifier = identifier
+        self.teamID = teamID
         folder = root.appendingPathComponent("collections", isDirectory: true).appendingPathComponent(identifier, isDirectory: true).path
     }
 
@@ -51,7 +55,7 @@ struct CollectionCache: Sendable {
     func lock() async throws -> FileLock { try await FileLock.acquire(folder + "/lock") }
 
     /// The cached state, verified with `publicKey` (its expiry is not checked: an expired manifest
-    /// still describes models the device may keep using offline) and complete: every model it
+    /// still describes models the device may keep using offline), of ``teamID`` when one is set, and complete: every model it
     /// names is in `blobs/` with its size. Nil when there is none or it cannot be used.
     func loadState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
         guard let state = loadVerifiedState(publicKey: publicKey) else { return nil }
@@ -68,7 +72,7 @@ struct CollectionCache: Sendable {
               let bytes = try? file.read(count: Int(size), at: 0),
               let stored = try? Self.decoder.decode(CacheState.Stored.self, from: Data(bytes)), stored.format == 1,
               let manifest = try? SignedManifest.verify(stored.envelope, using: publicKey, now: nil),
-              manifest.collection == identifier
+              manifest.collection == identifier, teamID.map({ $0.lowercased() == manifest.teamID.lowercased() }) ?? true
         else { return nil }
         return CacheState(stored: stored, manifest: manifest)
     }

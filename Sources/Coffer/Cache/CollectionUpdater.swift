@@ -44,7 +44,8 @@ struct CollectionUpdater: Sendable {
         defer { lock.release() }
         let current = cache.loadState(publicKey: configuration.publicKey)
         // The newest manifest this cache verified, even when one of its models has since gone:
-        // no older manifest is accepted after it.
+        // no older manifest, no other team's and no other content under its sequence is accepted
+        // after it (ManifestTrust).
         let floor = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
         let now = Date()
         let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
@@ -65,11 +66,9 @@ struct CollectionUpdater: Sendable {
         } catch {
             throw .manifestRefused("\(error)")
         }
-        guard manifest.collection == cache.identifier else {
-            throw .manifestRefused("it is for collection \(DeviceAPI.printable(manifest.collection, limit: 100)), not \(cache.identifier)")
-        }
-        if let floor, manifest.sequence < floor.manifest.sequence {
-            throw .manifestRefused("its sequence \(manifest.sequence) is older than the cached \(floor.manifest.sequence)")
+        if let refusal = ManifestTrust.refusal(of: manifest, collection: cache.identifier,
+                                               configuredTeamID: configuration.teamID, trusted: floor?.manifest) {
+            throw .manifestRefused(refusal)
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)

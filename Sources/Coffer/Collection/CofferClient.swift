@@ -60,7 +60,7 @@ public final class CofferClient: Sendable {
     /// Throws ``CofferError/collectionUnavailable(identifier:cause:)`` when nothing can be served,
     /// ``CofferError/invalidConfiguration(_:)`` for a bad identifier.
     public func beginAccessing(identifier: String, progress: Foundation.Progress? = nil) async throws -> ModelCollection {
-        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier)
+        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
         let cached = cache.loadState(publicKey: configuration.publicKey)
         let collection: ModelCollection
         switch (configuration.updatePolicy, cached) {
@@ -102,7 +102,7 @@ public final class CofferClient: Sendable {
     /// (after an update in flight, if any, has switched).
     public func endAccessing(identifier: String) async {
         await hub.releaseAll(identifier)
-        guard let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: identifier),
+        guard let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID),
               let lock = try? await cache.lock()
         else { return }
         defer { lock.release() }
@@ -132,7 +132,7 @@ public final class CofferClient: Sendable {
 
     /// The cached collection without any request, or nil when nothing usable is cached.
     public func cachedCollection(identifier: String) throws -> ModelCollection? {
-        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier)
+        let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
         return cache.loadState(publicKey: configuration.publicKey).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
     }
 

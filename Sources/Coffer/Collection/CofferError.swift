@@ -41,8 +41,9 @@ public enum UnavailableCause: Sendable, Equatable, CustomStringConvertible {
     /// The server answered with an error, such as 401 (`invalid_credential`), 403 (`app_revoked`)
     /// or 404 (no such collection, or nothing active).
     case server(status: Int, code: String, reason: String)
-    /// The manifest was refused: bad signature, expired, older than the cached one, or for another
-    /// collection.
+    /// The manifest was refused: bad signature, expired, older than the cached one, for another
+    /// collection, signed for another team than the one the app trusts, or the cached sequence
+    /// with other content (a repository error: the network or the server is not to be trusted).
     case manifestRefused(String)
     /// A model's download was refused: its size or SHA-256 differs from what the manifest says.
     case modelRefused(name: String, reason: String)

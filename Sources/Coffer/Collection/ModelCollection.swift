@@ -31,6 +31,11 @@ public struct ModelCollection: Sendable {
     public let sequence: UInt64?
     /// When the manifest stops being valid without a new check; nil for bundled models.
     public let expiresAt: Date?
+    /// Whether the manifest these models come from has expired (``expiresAt`` has passed): the
+    /// server has not sent a newer one in time — the device was offline, or someone in between
+    /// held back the server's answers (a freeze attack). The cache keeps serving these models;
+    /// the app decides whether to use them. False for bundled models.
+    public var isExpired: Bool { expiresAt.map { $0 <= Date() } ?? false }
     /// The models by name.
     public let entries: [String: Entry]
     /// Where this collection came from.

@@ -13,6 +13,11 @@ public struct CofferConfiguration: Sendable {
     public var credential: String
     /// The server's manifest-signing public key, pinned in the app (`coffer-server public-key`).
     public var publicKey: Curve25519.Signing.PublicKey
+    /// The ID of the team whose collections this app reads (`coffer team list` shows it), pinned:
+    /// a manifest signed for any other team is refused, even one the server signed validly (one
+    /// server signs for all its tenants). Nil: the team of the first manifest the cache accepts
+    /// for a collection is trusted from then on (trust on first use). Compared without regard to case.
+    public var teamID: String?
     /// How the device describes itself to targeting rules; detected by default.
     public var deviceAttributes: DeviceAttributes
     /// The device's ID, which places it in rollouts. Nil: a random ID made once and kept in the
@@ -108,6 +113,7 @@ public struct CofferConfiguration: Sendable {
         if let refusal = PlainHTTPPolicy.refusal(serverURL, allowed: allowsInsecureHTTP) { throw CofferError.invalidConfiguration(refusal) }
         guard UUID(uuidString: appID) != nil else { throw CofferError.invalidConfiguration("the app ID is not a UUID") }
         guard !credential.isEmpty else { throw CofferError.invalidConfiguration("the credential is empty") }
+        if let teamID, UUID(uuidString: teamID) == nil { throw CofferError.invalidConfiguration("the team ID is not a UUID") }
         if let deviceID, deviceID.isEmpty || deviceID.utf8.count > 200 || deviceID.contains("|") {
             throw CofferError.invalidConfiguration("a device ID is 1 to 200 bytes without '|'")
         }

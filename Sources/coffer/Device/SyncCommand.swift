@@ -42,6 +42,11 @@ struct SyncCommand: NetworkCommand {
     @Option(help: ArgumentHelp("This device's ID, which places it in rollouts (default: a random ID kept in DIR/keys).", valueName: "ID"))
     var deviceID: String?
 
+    @Option(help: ArgumentHelp(
+        "The team whose manifests to accept (coffer team list shows its ID); default: the team of the first manifest this cache accepted.",
+        valueName: "TEAM_ID"))
+    var teamID: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -50,7 +55,7 @@ struct SyncCommand: NetworkCommand {
         let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
         var attributes = DeviceAttributes.current
         for (name, value) in try device.deviceAttributes().queryItems { _ = attributes.set(name, to: value) }
-        let settings = SyncSettings(server: server, appID: device.app, publicKey: publicKey, deviceID: deviceID,
+        let settings = SyncSettings(server: server, appID: device.app, publicKey: publicKey, deviceID: deviceID, teamID: teamID,
                                     attributes: Dictionary(attributes.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
         var configuration = try settings.configuration(cache: cacheURL, credential: secret)
         configuration.updatePolicy = .waitForLatest
@@ -99,6 +104,8 @@ struct SyncReport: Encodable {
     let collection: String
     let deploymentID: String?
     let sequence: UInt64?
+    /// Whether the manifest served has expired (``ModelCollection/isExpired``).
+    let expired: Bool
     let source: String
     let reason: String?
     let models: [Model]
@@ -107,6 +114,7 @@ struct SyncReport: Encodable {
         self.collection = collection.identifier
         deploymentID = collection.deploymentID
         sequence = collection.sequence
+        expired = collection.isExpired
         switch collection.origin {
         case .server: (source, reason) = ("server", nil)
         case .cache(let cause): (source, reason) = ("cache", cause?.description)
@@ -118,7 +126,7 @@ struct SyncReport: Encodable {
     }
 
     var text: String {
-        let from = source == "server" ? "from the server" : "from the cache"
+        let from = (source == "server" ? "from the server" : "from the cache") + (expired ? "; its manifest has expired" : "")
         var lines = ["Collection \(collection): deployment \(deploymentID ?? "-"), sequence \(sequence.map(String.init) ?? "-") (\(from))"]
         var table = TextTable("NAME", "VERSION", "SHA-256", "SIZE", "PATH")
         for model in models { table.add(model.name, model.version, model.sha256, String(model.size), model.path) }

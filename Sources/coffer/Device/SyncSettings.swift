@@ -10,6 +10,8 @@ struct SyncSettings: Codable {
     var appID: String
     var publicKey: String
     var deviceID: String?
+    /// The team pinned with `--team-id`; nil (and absent from older files): trust on first use.
+    var teamID: String?
     var attributes: [String: String]
 
     static let credentialName = "app-credential"
@@ -50,6 +52,7 @@ struct SyncSettings: Codable {
         var configuration = try CofferConfiguration(serverURL: url, appID: appID, credential: credential, publicKey: publicKey,
                                                     cacheDirectory: cache, keyStore: Self.keyStore(cache))
         configuration.deviceID = deviceID
+        configuration.teamID = teamID
         configuration.allowsInsecureHTTP = PlainHTTPPolicy.allowedByEnvironment()
         var device = DeviceAttributes()
         for (name, value) in attributes { _ = device.set(name, to: value) }
