@@ -25,6 +25,7 @@ struct SDKTrustTests {
         try session.ok("collection", "create", "FlowerModels", "--team", "Weeds", "--models", "FlowerClassifier,FlowerStylizer")
         try session.ok("deployment", "create", "--team", "Weeds", "--collection", "FlowerModels", "--name", "weeds",
                        "--model", "FlowerClassifier=weed.coffer", "--model", "FlowerStylizer=weed.coffer", "--activate")
+        try session.ok("app", "update", "--team", "Weeds", try #require(app["id"] as? String), "--collections", "FlowerModels")
         return OtherTenant(teamID: try teamID("Weeds", session), appID: try #require(app["id"] as? String),
                            credential: try #require(app["credential"] as? String))
     }
