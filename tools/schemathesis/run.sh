@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs schemathesis against a real coffer-server: generated requests (examples, coverage, fuzzing
+# and the stateful phase, which follows the document's links) with an owner's token, judged by
+#   not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance.
+# Exits non-zero on any failure and prints a short summary.
+#
+#   bash tools/schemathesis/run.sh                     # uses .build/debug/coffer-server
+#   COFFER_SERVER_BIN=path SCHEMATHESIS_MAX_EXAMPLES=N SCHEMATHESIS_SEED=S bash tools/schemathesis/run.sh
+#   SCHEMATHESIS_SCHEMA=file.json bash tools/schemathesis/run.sh   # another document against this server
+#
+# The server runs on a free loopback port with a temporary data folder and a fresh random bootstrap
+# token (256 bits) that is never printed. The report (JUnit) is left in .build/schemathesis.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+here=tools/schemathesis
+server_bin=${COFFER_SERVER_BIN:-.build/debug/coffer-server}
+venv=.build/venv-schemathesis
+version=4.32.5
+max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-25}
+seed=${SCHEMATHESIS_SEED:-14}
+report_dir=.build/schemathesis
+checks=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance
+
+[ -x "$server_bin" ] || { echo "schemathesis: no server binary at $server_bin (swift build first)" >&2; exit 1; }
+if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q " $version\$"; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "schemathesis==$version"
+fi
+
+data=$(mktemp -d)
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+COFFER_SCHEMATHESIS_TOKEN=$(python3 -c 'import secrets; print("cft_" + secrets.token_urlsafe(32))')
+export COFFER_SCHEMATHESIS_TOKEN
+server_pid=
+stop() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$data"
+}
+trap stop EXIT
+
+# The token reaches the server through its environment only (never argv), and only that process.
+COFFER_BOOTSTRAP_TOKEN=$COFFER_SCHEMATHESIS_TOKEN COFFER_DATA_DIR=$data COFFER_HOSTNAME=127.0.0.1 COFFER_PORT=$port \
+  COFFER_BLOB_COLLECT_MINUTES=0 "$server_bin" serve >"$data/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { echo "schemathesis: the server did not start:" >&2; tail -n 20 "$data/server.log" >&2; exit 1; }
+  sleep 0.2
+done
+
+# The ID of the token itself, which tools/schemathesis/hooks.py keeps from being revoked mid-run.
+COFFER_SCHEMATHESIS_TOKEN_ID=$(python3 - "$port" <<'PY'
+import json, os, sys, urllib.request
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/tokens",
+                                 headers={"Authorization": "Bearer " + os.environ["COFFER_SCHEMATHESIS_TOKEN"]})
+print(next(token["id"] for token in json.load(urllib.request.urlopen(request)) if token["name"] == "bootstrap"))
+PY
+)
+export COFFER_SCHEMATHESIS_TOKEN_ID SCHEMATHESIS_HOOKS=$here/hooks.py
+
+rm -rf "$report_dir"
+started=$(date +%s)
+status=0
+schema=${SCHEMATHESIS_SCHEMA:-http://127.0.0.1:$port/openapi.json}
+"$venv/bin/schemathesis" --config-file "$here/schemathesis.toml" run "$schema" --url "http://127.0.0.1:$port" \
+  --checks "$checks" \
+  --phases examples,coverage,fuzzing,stateful \
+  --max-examples "$max_examples" --seed "$seed" \
+  --workers 2 --request-timeout 30 --no-color \
+  --suppress-health-check too_slow,filter_too_much \
+  --report junit --report-dir "$report_dir" \
+  2>&1 | python3 "$here/redact.py" >"$report_dir.log" || status=$?
+seconds=$(( $(date +%s) - started ))
+
+# The server must have survived the whole run, and answered no 5xx.
+alive=yes; kill -0 "$server_pid" 2>/dev/null || alive=no
+grep -F -q "$COFFER_SCHEMATHESIS_TOKEN" "$data/server.log" && { echo "schemathesis: the server log contains the token" >&2; status=1; }
+if [ "$status" -ne 0 ] || [ "$alive" = no ]; then
+  # Failures with their reproductions (tokens masked), without the progress lines.
+  sed -n '/FAILURES\|ERRORS/,$p' "$report_dir.log" | head -n 200
+fi
+echo "schemathesis $version: $(grep -E '^(Test cases|API operations|Test Phases|  [✅❌⏭🚫]|[0-9]+ (passed|failed))' "$report_dir.log" | head -n 12 | tr '\n' ' ')"
+tail -n 3 "$report_dir.log"
+echo "schemathesis: exit $status, server alive: $alive, ${seconds}s, max examples $max_examples, seed $seed (full log $report_dir.log)"
+[ "$alive" = yes ] && [ "$status" -eq 0 ]
