@@ -1,11 +1,25 @@
 #!/usr/bin/env python3
-"""Writes Sources/CofferServer/OpenAPI/OpenAPIDocument.swift (the document served at /openapi.json).
+"""Writes Sources/CofferServer/OpenAPI/OpenAPIDocument.swift (the document served at /openapi.json)
+and docs/openapi.json.
 
     python3 tools/make_openapi.py
 
 The API is described here once, in Python data; CofferServerTests checks that every route the
-server registers is in the document and every path of the document is a registered route, and CI
-validates the document with openapi-spec-validator.
+server registers is in the document and every path of the document is a registered route, CI
+validates the document with openapi-spec-validator and runs schemathesis against a real server
+with it (tools/schemathesis/run.sh), which fails on any status, content type or body the
+document does not describe.
+
+Adding a route: one `op(...)` under `paths` with
+  - an operationId (lowerCamelCase, unique): links and generated clients name it;
+  - its success responses (`ok(...)`, or a plain dict for bodiless ones);
+  - `request=body(schema)` when it takes JSON (413 and 415 are then added by itself);
+  - `errors=(...)` for the statuses it answers beyond the common ones (`COMMON`, `TOKEN`, `BODY`
+    below), e.g. `errors=("409", "422")`;
+  - `auth="none"` for a public route, `auth="app"` for a device's (HTTP Basic) route.
+Path parameters come from the path itself; each `{name}` must be in `PATH_PARAMETERS`, which says
+what a valid value looks like. A route that creates something other routes address goes in
+`PRODUCERS`, and links to those routes are made for it (schemathesis' stateful phase follows them).
 """
 import json
 import os
@@ -22,26 +36,6 @@ def ok(description, schema=None, status="200"):
         response["content"] = {"application/json": {"schema": schema}}
     return {status: response}
 
-ERRORS = {
-    "400": {"$ref": "#/components/responses/Error"},
-    "401": {"$ref": "#/components/responses/Error"},
-    "403": {"$ref": "#/components/responses/Error"},
-    "404": {"$ref": "#/components/responses/Error"},
-}
-
-# A name that exists already (also when two requests create it at once).
-CONFLICT = {"409": {"$ref": "#/components/responses/Error"}}
-
-def op(summary, responses, request=None, security=True, params=()):
-    operation = {"summary": summary, "responses": {**responses, **ERRORS}}
-    if request is not None:
-        operation["requestBody"] = request
-    if not security:
-        operation["security"] = []
-    if params:
-        operation["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]
-    return operation
-
 def array(schema):
     return {"type": "array", "items": schema}
 
@@ -52,6 +46,61 @@ S = {"type": "string"}
 DATE = {"type": "string", "format": "date-time"}
 UUID = {"type": "string", "format": "uuid"}
 ROLE = {"type": "string", "enum": ["viewer", "developer", "owner"]}
+
+# --- What valid values look like (request side only: answers are described without patterns) ---
+
+# Team, member, app, key, token, model and deployment names (`Names.validate` in the server, which
+# also takes non-ASCII letters and digits): 1 to 100 characters, no space at either end.
+NAME = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$"}
+# A collection identifier (what apps name in code).
+IDENTIFIER = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^[A-Za-z0-9._-]{1,100}$"}
+# A model key ID (docs/FORMAT.md; keys made by the server have 32 hex digits).
+KEY_ID = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[A-Za-z0-9._-]{1,64}$"}
+# A blob address: the SHA-256 of its bytes, lowercase hex.
+SHA256 = {"type": "string", "minLength": 64, "maxLength": 64, "pattern": r"^[0-9a-f]{64}$"}
+ID = {"type": "string", "format": "uuid", "pattern": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}
+PLATFORM = {"type": "string", "enum": ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]}
+
+PATH_PARAMETERS = {
+    "team": NAME, "member": NAME, "model": NAME,
+    "collection": IDENTIFIER, "key": KEY_ID, "sha256": SHA256,
+    "app": ID, "token": ID, "deployment": ID,
+}
+
+# --- Statuses: every answer below is `{"error": CODE, "reason": TEXT}` as application/json ---
+
+ERROR = {"$ref": "#/components/responses/Error"}
+
+def errors(*statuses):
+    return {status: ERROR for status in statuses}
+
+# Every operation: a malformed address or query (400), nothing there (404).
+COMMON = ("400", "404")
+# An API token is required (401) and must have the role (403).
+TOKEN = ("401", "403")
+# A JSON body: larger than the route takes (413), not `application/json` (415).
+BODY = ("413", "415")
+
+def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=()):
+    """One operation; see the module's docstring."""
+    statuses = COMMON + (TOKEN if auth == "token" else ()) + (BODY if request is not None else ()) + tuple(errors)
+    operation = {"operationId": operation_id, "summary": summary,
+                 "responses": {**responses, **{status: ERROR for status in statuses}}}
+    if request is not None:
+        operation["requestBody"] = request
+    if auth == "none":
+        operation["security"] = []
+    elif auth == "app":
+        operation["security"] = [{"app": []}]
+    if query:
+        operation["parameters"] = list(query)
+    return operation
+
+def query(name, schema, description=None):
+    parameter = {"name": name, "in": "query", "required": False, "schema": schema}
+    if description:
+        parameter["description"] = description
+    return parameter
 
 schemas = {
     "Error": obj(["error", "reason"], error=S, reason=S),
@@ -66,13 +115,15 @@ schemas = {
     "ModelKey": obj(["id", "name", "team"], id=S, name=S, team=S, createdAt=DATE, revokedAt=DATE),
     "AuditEvent": obj(["action", "actor", "target", "outcome"], at=DATE, action=S, actor=S, target=S, outcome=S, reason=S, deviceID=S),
     "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
-    "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=UUID, credential=S, deviceID=S,
-                           devicePublicKey={**S, "description": "raw X25519 public key, base64"}),
+    "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=ID, credential=S,
+                           deviceID={"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^|]+$"},
+                           devicePublicKey={"type": "string", "pattern": r"^[A-Za-z0-9+/]{43}=$", "description": "raw X25519 public key, base64"}),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
     "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
                       models=array(S), sequence={"type": "integer", "description": "grows with every activation"},
                       activeDeploymentID=UUID, createdAt=DATE),
-    "NewCollection": obj(["identifier", "models"], identifier=S, description=S, models=array(S)),
+    "NewCollection": obj(["identifier", "models"], identifier=IDENTIFIER, description={"type": "string", "maxLength": 1000},
+                         models={**array(NAME), "minItems": 1, "maxItems": 100, "uniqueItems": True}),
     "ModelVersion": obj(["versionID", "sha256", "size", "keyID"], versionID=UUID, sha256=S, size={"type": "integer"}, keyID=S,
                         facts=ref("ModelFacts")),
     "ModelFacts": {"type": "object", "required": ["format", "size", "notes"],
@@ -89,9 +140,11 @@ schemas = {
                       rules=array(obj(["condition", "models"], condition=S, models={"type": "object", "additionalProperties": ref("ModelVersion")})),
                       createdBy=S, createdAt=DATE, activatedAt=DATE,
                       problems={**array(S), "description": "why it cannot be activated; empty when it can"}),
-    "DeploymentInput": obj([], name=S, models={"type": "object", "additionalProperties": S, "description": "model name → blob SHA-256"},
-                           rules=array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
-                                           models={"type": "object", "additionalProperties": S}))),
+    "DeploymentInput": obj([], name=NAME, models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256,
+                                                  "description": "model name → blob SHA-256"},
+                           rules={**array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
+                                              models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256})),
+                                  "maxItems": 50}),
     "Activation": obj(["sequence", "deploymentID", "deploymentName", "kind", "actor"], sequence={"type": "integer"}, deploymentID=UUID,
                       deploymentName=S, kind={"type": "string", "enum": ["activate", "rollback"]}, actor=S, at=DATE),
     "SignedManifest": obj(["payloadType", "payload", "signatures"], payloadType=S, payload={**S, "description": "base64 of the manifest JSON (docs/MANIFEST.md)"},
@@ -102,129 +155,183 @@ schemas = {
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 paths = {
-    "/healthz": {"get": op("Health check", ok("healthy"), security=False)},
-    "/metrics": {"get": op("Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, security=False)},
-    "/openapi.json": {"get": op("This document", {"200": {"description": "OpenAPI 3.1 document"}}, security=False)},
+    "/healthz": {"get": op("health", "Health check", ok("healthy"), auth="none")},
+    "/metrics": {"get": op("metrics", "Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, auth="none")},
+    "/openapi.json": {"get": op("openAPI", "This document", {"200": {"description": "OpenAPI 3.1 document"}}, auth="none")},
     "/v1/teams": {
-        "get": op("Teams of the caller", ok("teams", array(ref("Team")))),
-        "post": op("Create a team; the caller becomes its owner", {**ok("created", ref("Team"), "201"), **CONFLICT}, body(obj(["name"], name=S))),
+        "get": op("listTeams", "Teams of the caller", ok("teams", array(ref("Team")))),
+        "post": op("createTeam", "Create a team; the caller becomes its owner", ok("created", ref("Team"), "201"),
+                   body(obj(["name"], name=NAME)), errors=["409"]),
     },
     "/v1/tokens": {
-        "get": op("The caller's API tokens", ok("tokens", array(ref("Token")))),
-        "post": op("Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"), body(obj(["name"], name=S))),
+        "get": op("listTokens", "The caller's API tokens", ok("tokens", array(ref("Token")))),
+        "post": op("createToken", "Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"),
+                   body(obj(["name"], name=NAME))),
     },
-    "/v1/tokens/{token}": {"delete": op("Revoke one of the caller's tokens", {"204": {"description": "revoked"}}, params=["token"])},
+    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/members": {
-        "get": op("Members (viewer)", ok("members", array(ref("Member"))), params=["team"]),
-        "post": op("Add or change a member (owner)", {**ok("added", ref("Member"), "201"), **CONFLICT}, body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+        "get": op("listMembers", "Members (viewer)", ok("members", array(ref("Member")))),
+        "post": op("addMember", "Add or change a member (owner)", ok("added", ref("Member"), "201"),
+                   body(obj(["name", "role"], name=NAME, role=ROLE)), errors=["409"]),
     },
-    "/v1/teams/{team}/members/{member}": {"delete": op("Remove a member (owner)", {"204": {"description": "removed"}}, params=["team", "member"])},
+    "/v1/teams/{team}/members/{member}": {"delete": op("removeMember", "Remove a member (owner)", {"204": {"description": "removed"}}, errors=["409"])},
     "/v1/teams/{team}/apps": {
-        "get": op("Apps (viewer)", ok("apps", array(ref("App"))), params=["team"]),
-        "post": op("Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
-                   body(obj(["name", "platform"], name=S, platform=S, bundleID=S)), params=["team"]),
+        "get": op("listApps", "Apps (viewer)", ok("apps", array(ref("App")))),
+        "post": op("createApp", "Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
+                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME))),
     },
-    "/v1/teams/{team}/apps/{app}": {"delete": op("Revoke an app (developer)", {"204": {"description": "revoked"}}, params=["team", "app"])},
+    "/v1/teams/{team}/apps/{app}": {"delete": op("revokeApp", "Revoke an app (developer)", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/apps/{app}/credential": {
-        "post": op("Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")), params=["team", "app"]),
+        "post": op("rotateAppCredential", "Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/keys": {
-        "get": op("Model keys, without material (viewer)", ok("keys", array(ref("ModelKey"))), params=["team"]),
-        "post": op("Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
-                   body(obj(["name"], name=S)), params=["team"]),
+        "get": op("listKeys", "Model keys, without material (viewer)", ok("keys", array(ref("ModelKey")))),
+        "post": op("createKey", "Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
+                   body(obj(["name"], name=NAME))),
     },
-    "/v1/keys/{key}": {"delete": op("Revoke a model key (developer of its team)", {"204": {"description": "revoked"}}, params=["key"])},
+    "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/audit": {
-        "get": {**op("Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))), params=["team"]),
-                "parameters": [{"name": "team", "in": "path", "required": True, "schema": S},
-                               {"name": "since", "in": "query", "required": False, "schema": DATE}]},
+        "get": op("listAuditEvents", "Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))),
+                  query=[query("since", DATE)]),
     },
     "/v1/teams/{team}/blobs/{sha256}": {
-        "put": {**op("Upload a sealed model (developer); Content-Length is its stated size", {
-                    **ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201"),
-                    "411": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                    "422": {"$ref": "#/components/responses/Error"}},
-                    {"required": True, **binary}, params=["team", "sha256"])},
+        "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
+                     {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
+                     errors=["411", "413", "422"]),
+                "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {
-        "put": {**op("Record what is inside an uploaded sealed model, at most 256 KiB (developer)", {
-                    "204": {"description": "recorded (replacing the team's earlier facts for this blob)"},
-                    "413": {"$ref": "#/components/responses/Error"}},
-                    body(ref("ModelFacts")), params=["team", "sha256"])},
+        "put": op("recordModelFacts", "Record what is inside an uploaded sealed model, at most 256 KiB (developer)",
+                  {"204": {"description": "recorded (replacing the team's earlier facts for this blob)"}}, body(ref("ModelFacts"))),
     },
     "/v1/blobs/{sha256}": {
-        "get": op("Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
+        "get": op("downloadBlob", "Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"}},
-                  security=False, params=["sha256"]),
-        "head": op("A blob's size and ETag", {"200": {"description": "exists"}}, security=False, params=["sha256"]),
+                  auth="none", errors=["416"]),
+        "head": op("blobHead", "A blob's size and ETag", {"200": {"description": "exists"}}, auth="none"),
     },
     "/v1/device/keys/{key}": {
-        "post": {**op("A device obtains a model key sealed to its public key (HPKE)", {**ok("sealed key", ref("Delivery")),
-                      "429": {"$ref": "#/components/responses/Error"}},
-                      body(ref("DeliveryRequest")), security=False, params=["key"])},
+        "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),
+                   body(ref("DeliveryRequest")), auth="none", errors=["401", "403", "429"]),
     },
-    "/v1/signing-key": {"get": op("The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
-                                  ok("the key", ref("SigningKey")), security=False)},
+    "/v1/signing-key": {"get": op("signingKey", "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
+                                  ok("the key", ref("SigningKey")), auth="none")},
     "/v1/device/collections/{collection}/manifest": {
-        "get": {**op("The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
-                     {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
-                     security=False, params=["collection"]),
-                "security": [{"app": []}]},
+        "get": op("deviceManifest", "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
+                  {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
+                  auth="app", errors=["401", "403", "429"]),
     },
-    "/v1/collections": {"get": op("Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
+    "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
-        "get": op("Collections (viewer)", ok("collections", array(ref("Collection"))), params=["team"]),
-        "post": op("Create a collection (developer)", {**ok("created", ref("Collection"), "201"), **CONFLICT}, body(ref("NewCollection")), params=["team"]),
+        "get": op("listCollections", "Collections (viewer)", ok("collections", array(ref("Collection")))),
+        "post": op("createCollection", "Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection")),
+                   errors=["409"]),
     },
-    "/v1/teams/{team}/collections/{collection}": {"get": op("A collection (viewer)", ok("collection", ref("Collection")), params=["team", "collection"])},
+    "/v1/teams/{team}/collections/{collection}": {"get": op("getCollection", "A collection (viewer)", ok("collection", ref("Collection")))},
     "/v1/teams/{team}/collections/{collection}/models": {
-        "post": op("Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=S)), params=["team", "collection"]),
+        "post": op("addModelName", "Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=NAME)),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/models/{model}": {
-        "delete": op("Remove a model name the active deployment does not use (developer)", {**ok("collection", ref("Collection")),
-                     "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "model"]),
+        "delete": op("removeModelName", "Remove a model name the active deployment does not use (developer)", ok("collection", ref("Collection")),
+                     errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments": {
-        "get": op("Deployments (viewer)", ok("deployments", array(ref("Deployment"))), params=["team", "collection"]),
-        "post": op("Create a draft deployment from uploaded blobs (developer)", {**ok("created", ref("Deployment"), "201"),
-                   "422": {"$ref": "#/components/responses/Error"}, **CONFLICT}, body(ref("DeploymentInput")), params=["team", "collection"]),
+        "get": op("listDeployments", "Deployments (viewer)", ok("deployments", array(ref("Deployment")))),
+        "post": op("createDeployment", "Create a draft deployment from uploaded blobs (developer)", ok("created", ref("Deployment"), "201"),
+                   body(ref("DeploymentInput")), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
-        "get": op("A deployment (viewer)", ok("deployment", ref("Deployment")), params=["team", "collection", "deployment"]),
-        "patch": op("Edit a draft: models replace the named defaults, rules replace all rules (developer)", ok("deployment", ref("Deployment")),
-                    body(ref("DeploymentInput")), params=["team", "collection", "deployment"]),
+        "get": op("getDeployment", "A deployment (viewer)", ok("deployment", ref("Deployment"))),
+        "patch": op("editDeployment", "Edit a draft: models replace the named defaults, rules replace all rules (developer)",
+                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput")), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
-        "post": op("Clone into a new draft, with edits (developer)", {**ok("created", ref("Deployment"), "201"), **CONFLICT}, body(ref("DeploymentInput")),
-                   params=["team", "collection", "deployment"]),
+        "post": op("cloneDeployment", "Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"),
+                   body(ref("DeploymentInput")), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
-        "post": op("Make it the active deployment, in one transaction (developer)", {**ok("activated", ref("Deployment")),
-                   "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "deployment"]),
+        "post": op("activateDeployment", "Make it the active deployment, in one transaction (developer)", ok("activated", ref("Deployment")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
-        "post": op("Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), params=["team", "collection", "deployment"]),
+        "post": op("archiveDeployment", "Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/rollback": {
-        "post": op("Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
-                   params=["team", "collection"]),
+        "post": op("rollback", "Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/activations": {
-        "get": op("Activation history, newest first (viewer)", ok("activations", array(ref("Activation"))), params=["team", "collection"]),
+        "get": op("listActivations", "Activation history, newest first (viewer)", ok("activations", array(ref("Activation")))),
     },
 }
+
+def path_parameters(path):
+    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
+
+operations = [(path, method, operation) for path, methods in paths.items() for method, operation in methods.items()]
+
+# --- Path parameters, from each path's `{name}`s (on each operation: a path item's keys are methods) ---
+
+for path, method, operation in operations:
+    names = path_parameters(path)
+    for name in names:
+        assert name in PATH_PARAMETERS, f"{path}: add {{{name}}} to PATH_PARAMETERS"
+    if names:
+        operation["parameters"] = [{"name": name, "in": "path", "required": True, "schema": PATH_PARAMETERS[name]}
+                                   for name in names] + operation.get("parameters", [])
+
+# --- Links: what an answer names, for the routes that address it ---
+
+# operationId → (status, path parameter it produces, where in its answer or request). A producer links
+# to every operation that takes that parameter and otherwise only parameters of its own (passed on).
+PRODUCERS = {
+    "createTeam": ("201", "team", "$response.body#/name"),
+    "addMember": ("201", "member", "$response.body#/name"),
+    "createApp": ("201", "app", "$response.body#/id"),
+    "createToken": ("201", "token", "$response.body#/id"),
+    "createKey": ("201", "key", "$response.body#/id"),
+    "uploadBlob": ("201", "sha256", "$request.path.sha256"),
+    "createCollection": ("201", "collection", "$response.body#/identifier"),
+    "addModelName": ("200", "model", "$request.body#/name"),
+    "createDeployment": ("201", "deployment", "$response.body#/id"),
+    "cloneDeployment": ("201", "deployment", "$response.body#/id"),
+}
+
+for path, method, operation in operations:
+    produced = PRODUCERS.get(operation["operationId"])
+    if produced is None:
+        continue
+    status, parameter, source = produced
+    own = path_parameters(path)
+    links = {}
+    for target_path, target_method, target in operations:
+        wanted = path_parameters(target_path)
+        if parameter in wanted and set(wanted) <= set(own) | {parameter}:
+            links[target["operationId"]] = {"operationId": target["operationId"], "parameters": {
+                name: source if name == parameter else f"$request.path.{name}" for name in wanted}}
+    assert links, f"{operation['operationId']} produces {parameter} but no operation uses it"
+    operation["responses"][status]["links"] = links
 
 document = {
     "openapi": "3.1.0",
     "info": {"title": "Coffer server API", "version": "1.0.0",
-             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}."},
+             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} "
+                            "(application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed)."},
     "servers": [{"url": "http://127.0.0.1:8080"}],
     "security": [{"token": []}],
     "paths": paths,
     "components": {
         "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token (cft_…)"},
                             "app": {"type": "http", "scheme": "basic", "description": "a device: app ID as user name, app credential as password"}},
-        "responses": {"Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}}},
+        "responses": {
+            "Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}},
+            "MethodNotAllowed": {"description": "405 `method_not_allowed`: the path exists, the method does not (any path, any method); "
+                                                 "`Allow` lists the methods it takes",
+                                 "headers": {"Allow": {"schema": S, "description": "e.g. `GET, HEAD, POST`"}},
+                                 "content": {"application/json": {"schema": ref("Error")}}},
+        },
         "schemas": schemas,
     },
 }

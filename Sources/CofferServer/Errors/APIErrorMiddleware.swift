@@ -7,10 +7,20 @@ import Vapor
 ///
 /// A future-based middleware (not `AsyncMiddleware`): it runs on the event loop and costs a request
 /// no hop to a task.
+///
+/// A request no route takes is 404, unless its path is a route's with another method: then it is
+/// 405 with `Allow` (``AllowedMethods``).
 struct APIErrorMiddleware: Middleware {
+    let allowedMethods: AllowedMethods
+
+    init(routes: Routes) {
+        allowedMethods = AllowedMethods(routes: routes)
+    }
+
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         next.respond(to: request).flatMapErrorThrowing { error in
-            let (status, body, headers) = Self.describe(error, logger: request.logger)
+            let mapped = error is RouteNotFound ? allowedMethods.methodNotAllowed(for: request) ?? error : error
+            let (status, body, headers) = Self.describe(mapped, logger: request.logger)
             let response = Response(status: status, headers: headers)
             try response.content.encode(body, as: .json)
             return response

@@ -15,6 +15,24 @@ enum OpenAPIDocument {
      }
     },
     "description": "an error"
+   },
+   "MethodNotAllowed": {
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "description": "405 `method_not_allowed`: the path exists, the method does not (any path, any method); `Allow` lists the methods it takes",
+    "headers": {
+     "Allow": {
+      "description": "e.g. `GET, HEAD, POST`",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
    }
   },
   "schemas": {
@@ -236,16 +254,21 @@ enum OpenAPIDocument {
     "properties": {
      "appID": {
       "format": "uuid",
+      "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
       "type": "string"
      },
      "credential": {
       "type": "string"
      },
      "deviceID": {
+      "maxLength": 200,
+      "minLength": 1,
+      "pattern": "^[^|]+$",
       "type": "string"
      },
      "devicePublicKey": {
       "description": "raw X25519 public key, base64",
+      "pattern": "^[A-Za-z0-9+/]{43}=$",
       "type": "string"
      }
     },
@@ -339,12 +362,24 @@ enum OpenAPIDocument {
     "properties": {
      "models": {
       "additionalProperties": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       },
       "description": "model name \u2192 blob SHA-256",
+      "propertyNames": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+       "type": "string"
+      },
       "type": "object"
      },
      "name": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
       "type": "string"
      },
      "rules": {
@@ -356,6 +391,15 @@ enum OpenAPIDocument {
         },
         "models": {
          "additionalProperties": {
+          "maxLength": 64,
+          "minLength": 64,
+          "pattern": "^[0-9a-f]{64}$",
+          "type": "string"
+         },
+         "propertyNames": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "type": "object"
@@ -367,6 +411,7 @@ enum OpenAPIDocument {
        ],
        "type": "object"
       },
+      "maxItems": 50,
       "type": "array"
      }
     },
@@ -549,16 +594,26 @@ enum OpenAPIDocument {
    "NewCollection": {
     "properties": {
      "description": {
+      "maxLength": 1000,
       "type": "string"
      },
      "identifier": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9._-]{1,100}$",
       "type": "string"
      },
      "models": {
       "items": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       },
-      "type": "array"
+      "maxItems": 100,
+      "minItems": 1,
+      "type": "array",
+      "uniqueItems": true
      }
     },
     "required": [
@@ -694,7 +749,7 @@ enum OpenAPIDocument {
   }
  },
  "info": {
-  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}.",
+  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed).",
   "title": "Coffer server API",
   "version": "1.0.0"
  },
@@ -702,17 +757,12 @@ enum OpenAPIDocument {
  "paths": {
   "/healthz": {
    "get": {
+    "operationId": "health",
     "responses": {
      "200": {
       "description": "healthy"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -725,17 +775,12 @@ enum OpenAPIDocument {
   },
   "/metrics": {
    "get": {
+    "operationId": "metrics",
     "responses": {
      "200": {
       "description": "metrics in the text exposition format"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -748,17 +793,12 @@ enum OpenAPIDocument {
   },
   "/openapi.json": {
    "get": {
+    "operationId": "openAPI",
     "responses": {
      "200": {
       "description": "OpenAPI 3.1 document"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -771,12 +811,16 @@ enum OpenAPIDocument {
   },
   "/v1/blobs/{sha256}": {
    "get": {
+    "operationId": "downloadBlob",
     "parameters": [
      {
       "in": "path",
       "name": "sha256",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       }
      }
@@ -810,13 +854,10 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/Error"
      },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
-      "$ref": "#/components/responses/Error"
-     },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "416": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -824,12 +865,16 @@ enum OpenAPIDocument {
     "summary": "Download a blob (Range, strong ETag, immutable caching)"
    },
    "head": {
+    "operationId": "blobHead",
     "parameters": [
      {
       "in": "path",
       "name": "sha256",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       }
      }
@@ -839,12 +884,6 @@ enum OpenAPIDocument {
       "description": "exists"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -857,6 +896,7 @@ enum OpenAPIDocument {
   },
   "/v1/collections": {
    "get": {
+    "operationId": "listAllCollections",
     "responses": {
      "200": {
       "content": {
@@ -889,12 +929,16 @@ enum OpenAPIDocument {
   },
   "/v1/device/collections/{collection}/manifest": {
    "get": {
+    "operationId": "deviceManifest",
     "parameters": [
      {
       "in": "path",
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -924,6 +968,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "security": [
@@ -936,12 +983,16 @@ enum OpenAPIDocument {
   },
   "/v1/device/keys/{key}": {
    "post": {
+    "operationId": "deliverKey",
     "parameters": [
      {
       "in": "path",
       "name": "key",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,64}$",
        "type": "string"
       }
      }
@@ -979,6 +1030,12 @@ enum OpenAPIDocument {
      "404": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "429": {
       "$ref": "#/components/responses/Error"
      }
@@ -989,12 +1046,16 @@ enum OpenAPIDocument {
   },
   "/v1/keys/{key}": {
    "delete": {
+    "operationId": "revokeKey",
     "parameters": [
      {
       "in": "path",
       "name": "key",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,64}$",
        "type": "string"
       }
      }
@@ -1021,6 +1082,7 @@ enum OpenAPIDocument {
   },
   "/v1/signing-key": {
    "get": {
+    "operationId": "signingKey",
     "responses": {
      "200": {
       "content": {
@@ -1035,12 +1097,6 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/Error"
      },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
-      "$ref": "#/components/responses/Error"
-     },
      "404": {
       "$ref": "#/components/responses/Error"
      }
@@ -1051,6 +1107,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams": {
    "get": {
+    "operationId": "listTeams",
     "responses": {
      "200": {
       "content": {
@@ -1081,12 +1138,16 @@ enum OpenAPIDocument {
     "summary": "Teams of the caller"
    },
    "post": {
+    "operationId": "createTeam",
     "requestBody": {
      "content": {
       "application/json": {
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -1108,7 +1169,63 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "addMember": {
+        "operationId": "addMember",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "createApp": {
+        "operationId": "createApp",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "createCollection": {
+        "operationId": "createCollection",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "createKey": {
+        "operationId": "createKey",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "listApps": {
+        "operationId": "listApps",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "listAuditEvents": {
+        "operationId": "listAuditEvents",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "listCollections": {
+        "operationId": "listCollections",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "listKeys": {
+        "operationId": "listKeys",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       },
+       "listMembers": {
+        "operationId": "listMembers",
+        "parameters": {
+         "team": "$response.body#/name"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1124,6 +1241,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a team; the caller becomes its owner"
@@ -1131,12 +1254,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps": {
    "get": {
+    "operationId": "listApps",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -1171,12 +1298,16 @@ enum OpenAPIDocument {
     "summary": "Apps (viewer)"
    },
    "post": {
+    "operationId": "createApp",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -1187,12 +1318,31 @@ enum OpenAPIDocument {
        "schema": {
         "properties": {
          "bundleID": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "platform": {
+          "enum": [
+           "ios",
+           "ipados",
+           "macos",
+           "tvos",
+           "watchos",
+           "visionos",
+           "android",
+           "linux",
+           "windows",
+           "web",
+           "other"
+          ],
           "type": "string"
          }
         },
@@ -1215,7 +1365,23 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "revokeApp": {
+        "operationId": "revokeApp",
+        "parameters": {
+         "app": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "rotateAppCredential": {
+        "operationId": "rotateAppCredential",
+        "parameters": {
+         "app": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1228,6 +1394,12 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Register an app; its credential is returned once (developer)"
@@ -1235,12 +1407,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps/{app}": {
    "delete": {
+    "operationId": "revokeApp",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1249,6 +1425,8 @@ enum OpenAPIDocument {
       "name": "app",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -1275,12 +1453,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps/{app}/credential": {
    "post": {
+    "operationId": "rotateAppCredential",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1289,6 +1471,8 @@ enum OpenAPIDocument {
       "name": "app",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -1315,6 +1499,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Rotate an app's credential; the new one is returned once (developer)"
@@ -1322,12 +1509,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/audit": {
    "get": {
+    "operationId": "listAuditEvents",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1373,12 +1564,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}": {
    "put": {
+    "operationId": "uploadBlob",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1387,6 +1582,9 @@ enum OpenAPIDocument {
       "name": "sha256",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       }
      }
@@ -1421,7 +1619,35 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "stored"
+      "description": "stored",
+      "links": {
+       "blobHead": {
+        "operationId": "blobHead",
+        "parameters": {
+         "sha256": "$request.path.sha256"
+        }
+       },
+       "downloadBlob": {
+        "operationId": "downloadBlob",
+        "parameters": {
+         "sha256": "$request.path.sha256"
+        }
+       },
+       "recordModelFacts": {
+        "operationId": "recordModelFacts",
+        "parameters": {
+         "sha256": "$request.path.sha256",
+         "team": "$request.path.team"
+        }
+       },
+       "uploadBlob": {
+        "operationId": "uploadBlob",
+        "parameters": {
+         "sha256": "$request.path.sha256",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1450,12 +1676,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}/facts": {
    "put": {
+    "operationId": "recordModelFacts",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1464,6 +1694,9 @@ enum OpenAPIDocument {
       "name": "sha256",
       "required": true,
       "schema": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       }
      }
@@ -1496,6 +1729,9 @@ enum OpenAPIDocument {
      },
      "413": {
       "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Record what is inside an uploaded sealed model, at most 256 KiB (developer)"
@@ -1503,12 +1739,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections": {
    "get": {
+    "operationId": "listCollections",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -1543,12 +1783,16 @@ enum OpenAPIDocument {
     "summary": "Collections (viewer)"
    },
    "post": {
+    "operationId": "createCollection",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -1572,7 +1816,57 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "addModelName": {
+        "operationId": "addModelName",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       },
+       "createDeployment": {
+        "operationId": "createDeployment",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       },
+       "deviceManifest": {
+        "operationId": "deviceManifest",
+        "parameters": {
+         "collection": "$response.body#/identifier"
+        }
+       },
+       "getCollection": {
+        "operationId": "getCollection",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       },
+       "listActivations": {
+        "operationId": "listActivations",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       },
+       "listDeployments": {
+        "operationId": "listDeployments",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       },
+       "rollback": {
+        "operationId": "rollback",
+        "parameters": {
+         "collection": "$response.body#/identifier",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1588,6 +1882,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a collection (developer)"
@@ -1595,12 +1895,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}": {
    "get": {
+    "operationId": "getCollection",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1609,6 +1913,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -1642,12 +1949,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/activations": {
    "get": {
+    "operationId": "listActivations",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1656,6 +1967,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -1692,12 +2006,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments": {
    "get": {
+    "operationId": "listDeployments",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1706,6 +2024,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -1740,12 +2061,16 @@ enum OpenAPIDocument {
     "summary": "Deployments (viewer)"
    },
    "post": {
+    "operationId": "createDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1754,6 +2079,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -1777,7 +2105,49 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "activateDeployment": {
+        "operationId": "activateDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "archiveDeployment": {
+        "operationId": "archiveDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "cloneDeployment": {
+        "operationId": "cloneDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "editDeployment": {
+        "operationId": "editDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "getDeployment": {
+        "operationId": "getDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1794,6 +2164,12 @@ enum OpenAPIDocument {
      "409": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "422": {
       "$ref": "#/components/responses/Error"
      }
@@ -1803,12 +2179,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
    "get": {
+    "operationId": "getDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1817,6 +2197,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -1825,6 +2208,8 @@ enum OpenAPIDocument {
       "name": "deployment",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -1856,12 +2241,16 @@ enum OpenAPIDocument {
     "summary": "A deployment (viewer)"
    },
    "patch": {
+    "operationId": "editDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1870,6 +2259,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -1878,6 +2270,8 @@ enum OpenAPIDocument {
       "name": "deployment",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -1914,6 +2308,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Edit a draft: models replace the named defaults, rules replace all rules (developer)"
@@ -1921,12 +2327,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
    "post": {
+    "operationId": "activateDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1935,6 +2345,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -1943,6 +2356,8 @@ enum OpenAPIDocument {
       "name": "deployment",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -1979,12 +2394,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
    "post": {
+    "operationId": "archiveDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -1993,6 +2412,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -2001,6 +2423,8 @@ enum OpenAPIDocument {
       "name": "deployment",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -2027,6 +2451,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Archive a deployment that is not active (developer)"
@@ -2034,12 +2461,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
    "post": {
+    "operationId": "cloneDeployment",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -2048,6 +2479,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -2056,6 +2490,8 @@ enum OpenAPIDocument {
       "name": "deployment",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
@@ -2079,7 +2515,49 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "activateDeployment": {
+        "operationId": "activateDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "archiveDeployment": {
+        "operationId": "archiveDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "cloneDeployment": {
+        "operationId": "cloneDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "editDeployment": {
+        "operationId": "editDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       },
+       "getDeployment": {
+        "operationId": "getDeployment",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "deployment": "$response.body#/id",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2095,6 +2573,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Clone into a new draft, with edits (developer)"
@@ -2102,12 +2589,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/models": {
    "post": {
+    "operationId": "addModelName",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -2116,6 +2607,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -2126,6 +2620,9 @@ enum OpenAPIDocument {
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -2147,7 +2644,17 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "collection"
+      "description": "collection",
+      "links": {
+       "removeModelName": {
+        "operationId": "removeModelName",
+        "parameters": {
+         "collection": "$request.path.collection",
+         "model": "$request.body#/name",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2160,6 +2667,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Add a model name (developer)"
@@ -2167,12 +2683,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/models/{model}": {
    "delete": {
+    "operationId": "removeModelName",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -2181,6 +2701,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      },
@@ -2189,6 +2712,9 @@ enum OpenAPIDocument {
       "name": "model",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2225,12 +2751,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/rollback": {
    "post": {
+    "operationId": "rollback",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -2239,6 +2769,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9._-]{1,100}$",
        "type": "string"
       }
      }
@@ -2265,6 +2798,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Re-activate the deployment that was active before the current one (developer)"
@@ -2272,12 +2808,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/keys": {
    "get": {
+    "operationId": "listKeys",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2312,12 +2852,16 @@ enum OpenAPIDocument {
     "summary": "Model keys, without material (viewer)"
    },
    "post": {
+    "operationId": "createKey",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2328,6 +2872,9 @@ enum OpenAPIDocument {
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -2349,7 +2896,21 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "deliverKey": {
+        "operationId": "deliverKey",
+        "parameters": {
+         "key": "$response.body#/id"
+        }
+       },
+       "revokeKey": {
+        "operationId": "revokeKey",
+        "parameters": {
+         "key": "$response.body#/id"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2362,6 +2923,12 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a model key; its .modelkey file is returned once (developer)"
@@ -2369,12 +2936,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/members": {
    "get": {
+    "operationId": "listMembers",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2409,12 +2980,16 @@ enum OpenAPIDocument {
     "summary": "Members (viewer)"
    },
    "post": {
+    "operationId": "addMember",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2425,6 +3000,9 @@ enum OpenAPIDocument {
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "role": {
@@ -2455,7 +3033,16 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "added"
+      "description": "added",
+      "links": {
+       "removeMember": {
+        "operationId": "removeMember",
+        "parameters": {
+         "member": "$response.body#/name",
+         "team": "$request.path.team"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2471,6 +3058,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Add or change a member (owner)"
@@ -2478,12 +3071,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/members/{member}": {
    "delete": {
+    "operationId": "removeMember",
     "parameters": [
      {
       "in": "path",
       "name": "team",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      },
@@ -2492,6 +3089,9 @@ enum OpenAPIDocument {
       "name": "member",
       "required": true,
       "schema": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       }
      }
@@ -2511,6 +3111,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Remove a member (owner)"
@@ -2518,6 +3121,7 @@ enum OpenAPIDocument {
   },
   "/v1/tokens": {
    "get": {
+    "operationId": "listTokens",
     "responses": {
      "200": {
       "content": {
@@ -2548,12 +3152,16 @@ enum OpenAPIDocument {
     "summary": "The caller's API tokens"
    },
    "post": {
+    "operationId": "createToken",
     "requestBody": {
      "content": {
       "application/json": {
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -2575,7 +3183,15 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "revokeToken": {
+        "operationId": "revokeToken",
+        "parameters": {
+         "token": "$response.body#/id"
+        }
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2588,6 +3204,12 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create an API token (its value is returned once)"
@@ -2595,12 +3217,15 @@ enum OpenAPIDocument {
   },
   "/v1/tokens/{token}": {
    "delete": {
+    "operationId": "revokeToken",
     "parameters": [
      {
       "in": "path",
       "name": "token",
       "required": true,
       "schema": {
+       "format": "uuid",
+       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
        "type": "string"
       }
      }
