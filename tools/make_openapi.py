@@ -13,9 +13,10 @@ document does not describe.
 Adding a route: one `op(...)` under `paths` with
   - an operationId (lowerCamelCase, unique): links and generated clients name it;
   - its success responses (`ok(...)`, or a plain dict for bodiless ones);
-  - `request=body(schema)` when it takes JSON (413 and 415 are then added by itself);
-  - `errors=(...)` for the statuses it answers beyond the common ones (`COMMON`, `TOKEN`, `BODY`
-    below), e.g. `errors=("409", "422")`;
+  - `request=body(schema)` when it takes JSON;
+  - `errors=(...)` for the statuses it answers beyond the common ones, which are added by
+    themselves (`COMMON`; `TOKEN` unless `auth` says otherwise; `BODY` for POST, PUT, PATCH and
+    DELETE), e.g. `errors=("409", "422")`;
   - `auth="none"` for a public route, `auth="app"` for a device's (HTTP Basic) route.
 Path parameters come from the path itself; each `{name}` must be in `PATH_PARAMETERS`, which says
 what a valid value looks like. A route that creates something other routes address goes in
@@ -61,9 +62,11 @@ SHA256 = {"type": "string", "minLength": 64, "maxLength": 64, "pattern": r"^[0-9
 ID = {"type": "string", "format": "uuid", "pattern": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}
 PLATFORM = {"type": "string", "enum": ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]}
 
+# The examples name what tools/schemathesis/seed.py creates, so that generated requests reach past
+# "team not found" into each route's own checks.
 PATH_PARAMETERS = {
-    "team": NAME, "member": NAME, "model": NAME,
-    "collection": IDENTIFIER, "key": KEY_ID, "sha256": SHA256,
+    "team": {**NAME, "examples": ["acme"]}, "member": NAME, "model": {**NAME, "examples": ["classifier"]},
+    "collection": {**IDENTIFIER, "examples": ["vision"]}, "key": KEY_ID, "sha256": SHA256,
     "app": ID, "token": ID, "deployment": ID,
 }
 
@@ -78,12 +81,14 @@ def errors(*statuses):
 COMMON = ("400", "404")
 # An API token is required (401) and must have the role (403).
 TOKEN = ("401", "403")
-# A JSON body: larger than the route takes (413), not `application/json` (415).
+# A method that may carry a body (whether the route reads one or not): larger than the route takes
+# (413), a form or plain text where the API reads JSON (415). Added by method, below.
 BODY = ("413", "415")
+BODY_METHODS = ("post", "put", "patch", "delete")
 
 def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=()):
     """One operation; see the module's docstring."""
-    statuses = COMMON + (TOKEN if auth == "token" else ()) + (BODY if request is not None else ()) + tuple(errors)
+    statuses = COMMON + (TOKEN if auth == "token" else ()) + tuple(errors)
     operation = {"operationId": operation_id, "summary": summary,
                  "responses": {**responses, **{status: ERROR for status in statuses}}}
     if request is not None:
@@ -198,7 +203,7 @@ paths = {
     "/v1/teams/{team}/blobs/{sha256}": {
         "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
-                     errors=["411", "413", "422"]),
+                     errors=["411", "422"]),
                 "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {
@@ -220,7 +225,7 @@ paths = {
     "/v1/device/collections/{collection}/manifest": {
         "get": op("deviceManifest", "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
                   {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
-                  auth="app", errors=["401", "403", "429"]),
+                  auth="app", errors=["401", "403"]),
     },
     "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
@@ -272,9 +277,12 @@ def path_parameters(path):
 
 operations = [(path, method, operation) for path, methods in paths.items() for method, operation in methods.items()]
 
-# --- Path parameters, from each path's `{name}`s (on each operation: a path item's keys are methods) ---
+# --- Body statuses by method; path parameters from each path's `{name}`s (on each operation: a
+# path item's keys are methods) ---
 
 for path, method, operation in operations:
+    if method in BODY_METHODS:
+        operation["responses"].update({status: ERROR for status in BODY})
     names = path_parameters(path)
     for name in names:
         assert name in PATH_PARAMETERS, f"{path}: add {{{name}}} to PATH_PARAMETERS"

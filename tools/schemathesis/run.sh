@@ -16,7 +16,7 @@ here=tools/schemathesis
 server_bin=${COFFER_SERVER_BIN:-.build/debug/coffer-server}
 venv=.build/venv-schemathesis
 version=4.32.5
-max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-25}
+max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-50}
 seed=${SCHEMATHESIS_SEED:-14}
 report_dir=.build/schemathesis
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance
@@ -48,14 +48,8 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-# The ID of the token itself, which tools/schemathesis/hooks.py keeps from being revoked mid-run.
-COFFER_SCHEMATHESIS_TOKEN_ID=$(python3 - "$port" <<'PY'
-import json, os, sys, urllib.request
-request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/tokens",
-                                 headers={"Authorization": "Bearer " + os.environ["COFFER_SCHEMATHESIS_TOKEN"]})
-print(next(token["id"] for token in json.load(urllib.request.urlopen(request)) if token["name"] == "bootstrap"))
-PY
-)
+# What the document's examples name; and the ID of the token itself, which hooks.py keeps.
+COFFER_SCHEMATHESIS_TOKEN_ID=$(python3 "$here/seed.py" "http://127.0.0.1:$port")
 export COFFER_SCHEMATHESIS_TOKEN_ID SCHEMATHESIS_HOOKS=$here/hooks.py
 
 rm -rf "$report_dir"
@@ -79,7 +73,6 @@ if [ "$status" -ne 0 ] || [ "$alive" = no ]; then
   # Failures with their reproductions (tokens masked), without the progress lines.
   sed -n '/FAILURES\|ERRORS/,$p' "$report_dir.log" | head -n 200
 fi
-echo "schemathesis $version: $(grep -E '^(Test cases|API operations|Test Phases|  [✅❌⏭🚫]|[0-9]+ (passed|failed))' "$report_dir.log" | head -n 12 | tr '\n' ' ')"
-tail -n 3 "$report_dir.log"
+sed -n '/ SUMMARY /,$p' "$report_dir.log" | grep -vE '^[[:space:]]*$|Reports:|JUnit:|^=+ .* in [0-9.]+s =+$'
 echo "schemathesis: exit $status, server alive: $alive, ${seconds}s, max examples $max_examples, seed $seed (full log $report_dir.log)"
 [ "$alive" = yes ] && [ "$status" -eq 0 ]

@@ -41,6 +41,11 @@ struct APIErrorMiddleware: Middleware {
             case .unsupportedMediaType, .badRequest, .unprocessableEntity: code = "invalid_request"
             default: code = error.status.code >= 500 ? "internal" : "invalid_request"
             }
+            // Vapor's own 422 means no body where a route decodes one: a malformed request (400),
+            // as every other unreadable body is; a route's own 422 is an ``APIError``.
+            if error.status == .unprocessableEntity {
+                return (.badRequest, ErrorBody(error: code, reason: "the request has no body; send the JSON this route takes"), error.headers)
+            }
             let reason = error.status.code >= 500 ? "internal error" : error.reason
             return (error.status, ErrorBody(error: code, reason: reason), error.headers)
         case is DecodingError:

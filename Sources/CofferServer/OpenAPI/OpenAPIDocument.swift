@@ -936,6 +936,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -967,9 +970,6 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
-      "$ref": "#/components/responses/Error"
-     },
-     "429": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -1074,6 +1074,12 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -1261,6 +1267,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1305,6 +1314,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1414,6 +1426,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1446,6 +1461,12 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Revoke an app (developer)"
@@ -1460,6 +1481,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1502,6 +1526,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Rotate an app's credential; the new one is returned once (developer)"
@@ -1516,6 +1546,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1571,6 +1604,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1667,6 +1703,9 @@ enum OpenAPIDocument {
      "413": {
       "$ref": "#/components/responses/Error"
      },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "422": {
       "$ref": "#/components/responses/Error"
      }
@@ -1683,6 +1722,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1746,6 +1788,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1790,6 +1835,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1902,6 +1950,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1913,6 +1964,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -1956,6 +2010,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -1967,6 +2024,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2013,6 +2073,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2024,6 +2087,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2068,6 +2134,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2079,6 +2148,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2186,6 +2258,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2197,6 +2272,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2248,6 +2326,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2259,6 +2340,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2334,6 +2418,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2345,6 +2432,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2387,6 +2477,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Make it the active deployment, in one transaction (developer)"
@@ -2401,6 +2497,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2412,6 +2511,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2454,6 +2556,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Archive a deployment that is not active (developer)"
@@ -2468,6 +2576,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2479,6 +2590,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2596,6 +2710,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2607,6 +2724,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2690,6 +2810,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2701,6 +2824,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2712,6 +2838,9 @@ enum OpenAPIDocument {
       "name": "model",
       "required": true,
       "schema": {
+       "examples": [
+        "classifier"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2744,6 +2873,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Remove a model name the active deployment does not use (developer)"
@@ -2758,6 +2893,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2769,6 +2907,9 @@ enum OpenAPIDocument {
       "name": "collection",
       "required": true,
       "schema": {
+       "examples": [
+        "vision"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9._-]{1,100}$",
@@ -2801,6 +2942,12 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Re-activate the deployment that was active before the current one (developer)"
@@ -2815,6 +2962,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2859,6 +3009,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2943,6 +3096,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -2987,6 +3143,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -3078,6 +3237,9 @@ enum OpenAPIDocument {
       "name": "team",
       "required": true,
       "schema": {
+       "examples": [
+        "acme"
+       ],
        "maxLength": 100,
        "minLength": 1,
        "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
@@ -3113,6 +3275,12 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -3244,6 +3412,12 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
       "$ref": "#/components/responses/Error"
      }
     },
