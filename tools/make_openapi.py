@@ -28,8 +28,9 @@ import os
 def ref(name):
     return {"$ref": f"#/components/schemas/{name}"}
 
-def body(schema):
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
+def body(schema, example):
+    """A JSON request body; its example documents it and is what schemathesis' examples phase sends."""
+    return {"required": True, "content": {"application/json": {"schema": schema, "example": example}}}
 
 def ok(description, schema=None, status="200"):
     response = {"description": description}
@@ -157,6 +158,8 @@ schemas = {
     "SigningKey": obj(["algorithm", "keyID", "publicKey"], algorithm=S, keyID=S, publicKey={**S, "description": "raw Ed25519 public key, base64"}),
 }
 
+DEPLOYMENT_EXAMPLE = {"name": "spring", "models": {"classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
+
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 paths = {
@@ -166,24 +169,25 @@ paths = {
     "/v1/teams": {
         "get": op("listTeams", "Teams of the caller", ok("teams", array(ref("Team")))),
         "post": op("createTeam", "Create a team; the caller becomes its owner", ok("created", ref("Team"), "201"),
-                   body(obj(["name"], name=NAME)), errors=["409"]),
+                   body(obj(["name"], name=NAME), {"name": "acme-labs"}), errors=["409"]),
     },
     "/v1/tokens": {
         "get": op("listTokens", "The caller's API tokens", ok("tokens", array(ref("Token")))),
         "post": op("createToken", "Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"),
-                   body(obj(["name"], name=NAME))),
+                   body(obj(["name"], name=NAME), {"name": "ci"})),
     },
     "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/members": {
         "get": op("listMembers", "Members (viewer)", ok("members", array(ref("Member")))),
         "post": op("addMember", "Add or change a member (owner)", ok("added", ref("Member"), "201"),
-                   body(obj(["name", "role"], name=NAME, role=ROLE)), errors=["409"]),
+                   body(obj(["name", "role"], name=NAME, role=ROLE), {"name": "ada", "role": "developer"}), errors=["409"]),
     },
     "/v1/teams/{team}/members/{member}": {"delete": op("removeMember", "Remove a member (owner)", {"204": {"description": "removed"}}, errors=["409"])},
     "/v1/teams/{team}/apps": {
         "get": op("listApps", "Apps (viewer)", ok("apps", array(ref("App")))),
         "post": op("createApp", "Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
-                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME))),
+                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME),
+                        {"name": "Camera", "platform": "ios", "bundleID": "com.example.camera"})),
     },
     "/v1/teams/{team}/apps/{app}": {"delete": op("revokeApp", "Revoke an app (developer)", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/apps/{app}/credential": {
@@ -193,7 +197,7 @@ paths = {
     "/v1/teams/{team}/keys": {
         "get": op("listKeys", "Model keys, without material (viewer)", ok("keys", array(ref("ModelKey")))),
         "post": op("createKey", "Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
-                   body(obj(["name"], name=NAME))),
+                   body(obj(["name"], name=NAME), {"name": "vision-2026"})),
     },
     "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/audit": {
@@ -208,7 +212,7 @@ paths = {
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {
         "put": op("recordModelFacts", "Record what is inside an uploaded sealed model, at most 256 KiB (developer)",
-                  {"204": {"description": "recorded (replacing the team's earlier facts for this blob)"}}, body(ref("ModelFacts"))),
+                  {"204": {"description": "recorded (replacing the team's earlier facts for this blob)"}}, body(ref("ModelFacts"), {"format": "onnx", "size": 1024, "notes": []})),
     },
     "/v1/blobs/{sha256}": {
         "get": op("downloadBlob", "Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
@@ -218,7 +222,8 @@ paths = {
     },
     "/v1/device/keys/{key}": {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),
-                   body(ref("DeliveryRequest")), auth="none", errors=["401", "403", "429"]),
+                   body(ref("DeliveryRequest"), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example", "deviceID": "device-1",
+                                                 "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="}), auth="none", errors=["401", "403", "429"]),
     },
     "/v1/signing-key": {"get": op("signingKey", "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
                                   ok("the key", ref("SigningKey")), auth="none")},
@@ -230,12 +235,12 @@ paths = {
     "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
         "get": op("listCollections", "Collections (viewer)", ok("collections", array(ref("Collection")))),
-        "post": op("createCollection", "Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection")),
+        "post": op("createCollection", "Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection"), {"identifier": "vision-extra", "description": "image models", "models": ["classifier", "detector"]}),
                    errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}": {"get": op("getCollection", "A collection (viewer)", ok("collection", ref("Collection")))},
     "/v1/teams/{team}/collections/{collection}/models": {
-        "post": op("addModelName", "Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=NAME)),
+        "post": op("addModelName", "Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=NAME), {"name": "detector"}),
                    errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/models/{model}": {
@@ -245,16 +250,16 @@ paths = {
     "/v1/teams/{team}/collections/{collection}/deployments": {
         "get": op("listDeployments", "Deployments (viewer)", ok("deployments", array(ref("Deployment")))),
         "post": op("createDeployment", "Create a draft deployment from uploaded blobs (developer)", ok("created", ref("Deployment"), "201"),
-                   body(ref("DeploymentInput")), errors=["409", "422"]),
+                   body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
         "get": op("getDeployment", "A deployment (viewer)", ok("deployment", ref("Deployment"))),
         "patch": op("editDeployment", "Edit a draft: models replace the named defaults, rules replace all rules (developer)",
-                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput")), errors=["409", "422"]),
+                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
         "post": op("cloneDeployment", "Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"),
-                   body(ref("DeploymentInput")), errors=["409", "422"]),
+                   body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
         "post": op("activateDeployment", "Make it the active deployment, in one transaction (developer)", ok("activated", ref("Deployment")),

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=tools/schemathesis
 server_bin=${COFFER_SERVER_BIN:-.build/debug/coffer-server}
-venv=.build/venv-schemathesis
+venv=${SCHEMATHESIS_VENV:-.build/venv-schemathesis}
 version=4.32.5
 max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-50}
 seed=${SCHEMATHESIS_SEED:-14}
@@ -71,7 +71,7 @@ alive=yes; kill -0 "$server_pid" 2>/dev/null || alive=no
 grep -F -q "$COFFER_SCHEMATHESIS_TOKEN" "$data/server.log" && { echo "schemathesis: the server log contains the token" >&2; status=1; }
 if [ "$status" -ne 0 ] || [ "$alive" = no ]; then
   # Failures with their reproductions (tokens masked), without the progress lines.
-  sed -n '/FAILURES\|ERRORS/,$p' "$report_dir.log" | head -n 200
+  sed -n '/^=* \(FAILURES\|ERRORS\) =*$/,/^=* \(WARNINGS\|SUMMARY\) =*$/p' "$report_dir.log" | head -n 150
 fi
 sed -n '/ SUMMARY /,$p' "$report_dir.log" | grep -vE '^[[:space:]]*$|Reports:|JUnit:|^=+ .* in [0-9.]+s =+$'
 echo "schemathesis: exit $status, server alive: $alive, ${seconds}s, max examples $max_examples, seed $seed (full log $report_dir.log)"

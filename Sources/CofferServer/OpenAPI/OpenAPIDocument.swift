@@ -1000,6 +1000,12 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0",
+        "credential": "cfa_example",
+        "deviceID": "device-1",
+        "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="
+       },
        "schema": {
         "$ref": "#/components/schemas/DeliveryRequest"
        }
@@ -1148,6 +1154,9 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "acme-labs"
+       },
        "schema": {
         "properties": {
          "name": {
@@ -1327,6 +1336,11 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "bundleID": "com.example.camera",
+        "name": "Camera",
+        "platform": "ios"
+       },
        "schema": {
         "properties": {
          "bundleID": {
@@ -1746,6 +1760,11 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "format": "onnx",
+        "notes": [],
+        "size": 1024
+       },
        "schema": {
         "$ref": "#/components/schemas/ModelFacts"
        }
@@ -1848,6 +1867,14 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "description": "image models",
+        "identifier": "vision-extra",
+        "models": [
+         "classifier",
+         "detector"
+        ]
+       },
        "schema": {
         "$ref": "#/components/schemas/NewCollection"
        }
@@ -2161,6 +2188,12 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2363,6 +2396,12 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2613,6 +2652,12 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2737,6 +2782,9 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "detector"
+       },
        "schema": {
         "properties": {
          "name": {
@@ -3022,6 +3070,9 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "vision-2026"
+       },
        "schema": {
         "properties": {
          "name": {
@@ -3156,6 +3207,10 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "ada",
+        "role": "developer"
+       },
        "schema": {
         "properties": {
          "name": {
@@ -3324,6 +3379,9 @@ enum OpenAPIDocument {
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "ci"
+       },
        "schema": {
         "properties": {
          "name": {
