@@ -281,6 +281,7 @@ def path_parameters(path):
     return [part[1:-1] for part in path.split("/") if part.startswith("{")]
 
 operations = [(path, method, operation) for path, methods in paths.items() for method, operation in methods.items()]
+shared_links = {}
 
 # --- Body statuses by method; path parameters from each path's `{name}`s (on each operation: a
 # path item's keys are methods) ---
@@ -292,8 +293,10 @@ for path, method, operation in operations:
     for name in names:
         assert name in PATH_PARAMETERS, f"{path}: add {{{name}}} to PATH_PARAMETERS"
     if names:
-        operation["parameters"] = [{"name": name, "in": "path", "required": True, "schema": PATH_PARAMETERS[name]}
-                                   for name in names] + operation.get("parameters", [])
+        operation["parameters"] = [{"$ref": f"#/components/parameters/{name}"} for name in names] + operation.get("parameters", [])
+
+# Each address is described once, under components/parameters.
+parameters = {name: {"name": name, "in": "path", "required": True, "schema": schema} for name, schema in PATH_PARAMETERS.items()}
 
 # --- Links: what an answer names, for the routes that address it ---
 
@@ -322,8 +325,12 @@ for path, method, operation in operations:
     for target_path, target_method, target in operations:
         wanted = path_parameters(target_path)
         if parameter in wanted and set(wanted) <= set(own) | {parameter}:
-            links[target["operationId"]] = {"operationId": target["operationId"], "parameters": {
+            # Described once under components/links: several producers (create, clone) share them.
+            link = {"operationId": target["operationId"], "parameters": {
                 name: source if name == parameter else f"$request.path.{name}" for name in wanted}}
+            name = f"{target['operationId']}.{parameter}"
+            assert shared_links.setdefault(name, link) == link, f"{name}: producers of {parameter} differ; name the link apart"
+            links[target["operationId"]] = {"$ref": f"#/components/links/{name}"}
     assert links, f"{operation['operationId']} produces {parameter} but no operation uses it"
     operation["responses"][status]["links"] = links
 
@@ -346,6 +353,8 @@ document = {
                                  "content": {"application/json": {"schema": ref("Error")}}},
         },
         "schemas": schemas,
+        "parameters": parameters,
+        "links": shared_links,
     },
 }
 

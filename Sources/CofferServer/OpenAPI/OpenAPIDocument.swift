@@ -5,6 +5,330 @@ enum OpenAPIDocument {
     static let json = #"""
 {
  "components": {
+  "links": {
+   "activateDeployment.deployment": {
+    "operationId": "activateDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "addMember.team": {
+    "operationId": "addMember",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "addModelName.collection": {
+    "operationId": "addModelName",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "archiveDeployment.deployment": {
+    "operationId": "archiveDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "blobHead.sha256": {
+    "operationId": "blobHead",
+    "parameters": {
+     "sha256": "$request.path.sha256"
+    }
+   },
+   "cloneDeployment.deployment": {
+    "operationId": "cloneDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "createApp.team": {
+    "operationId": "createApp",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "createCollection.team": {
+    "operationId": "createCollection",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "createDeployment.collection": {
+    "operationId": "createDeployment",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "createKey.team": {
+    "operationId": "createKey",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "deliverKey.key": {
+    "operationId": "deliverKey",
+    "parameters": {
+     "key": "$response.body#/id"
+    }
+   },
+   "deviceManifest.collection": {
+    "operationId": "deviceManifest",
+    "parameters": {
+     "collection": "$response.body#/identifier"
+    }
+   },
+   "downloadBlob.sha256": {
+    "operationId": "downloadBlob",
+    "parameters": {
+     "sha256": "$request.path.sha256"
+    }
+   },
+   "editDeployment.deployment": {
+    "operationId": "editDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "getCollection.collection": {
+    "operationId": "getCollection",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "getDeployment.deployment": {
+    "operationId": "getDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "listActivations.collection": {
+    "operationId": "listActivations",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "listApps.team": {
+    "operationId": "listApps",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listAuditEvents.team": {
+    "operationId": "listAuditEvents",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listCollections.team": {
+    "operationId": "listCollections",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listDeployments.collection": {
+    "operationId": "listDeployments",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "listKeys.team": {
+    "operationId": "listKeys",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listMembers.team": {
+    "operationId": "listMembers",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "recordModelFacts.sha256": {
+    "operationId": "recordModelFacts",
+    "parameters": {
+     "sha256": "$request.path.sha256",
+     "team": "$request.path.team"
+    }
+   },
+   "removeMember.member": {
+    "operationId": "removeMember",
+    "parameters": {
+     "member": "$response.body#/name",
+     "team": "$request.path.team"
+    }
+   },
+   "removeModelName.model": {
+    "operationId": "removeModelName",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "model": "$request.body#/name",
+     "team": "$request.path.team"
+    }
+   },
+   "revokeApp.app": {
+    "operationId": "revokeApp",
+    "parameters": {
+     "app": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "revokeKey.key": {
+    "operationId": "revokeKey",
+    "parameters": {
+     "key": "$response.body#/id"
+    }
+   },
+   "revokeToken.token": {
+    "operationId": "revokeToken",
+    "parameters": {
+     "token": "$response.body#/id"
+    }
+   },
+   "rollback.collection": {
+    "operationId": "rollback",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "rotateAppCredential.app": {
+    "operationId": "rotateAppCredential",
+    "parameters": {
+     "app": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "uploadBlob.sha256": {
+    "operationId": "uploadBlob",
+    "parameters": {
+     "sha256": "$request.path.sha256",
+     "team": "$request.path.team"
+    }
+   }
+  },
+  "parameters": {
+   "app": {
+    "in": "path",
+    "name": "app",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   },
+   "collection": {
+    "in": "path",
+    "name": "collection",
+    "required": true,
+    "schema": {
+     "examples": [
+      "vision"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9._-]{1,100}$",
+     "type": "string"
+    }
+   },
+   "deployment": {
+    "in": "path",
+    "name": "deployment",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   },
+   "key": {
+    "in": "path",
+    "name": "key",
+    "required": true,
+    "schema": {
+     "maxLength": 64,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9._-]{1,64}$",
+     "type": "string"
+    }
+   },
+   "member": {
+    "in": "path",
+    "name": "member",
+    "required": true,
+    "schema": {
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "model": {
+    "in": "path",
+    "name": "model",
+    "required": true,
+    "schema": {
+     "examples": [
+      "classifier"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "sha256": {
+    "in": "path",
+    "name": "sha256",
+    "required": true,
+    "schema": {
+     "maxLength": 64,
+     "minLength": 64,
+     "pattern": "^[0-9a-f]{64}$",
+     "type": "string"
+    }
+   },
+   "team": {
+    "in": "path",
+    "name": "team",
+    "required": true,
+    "schema": {
+     "examples": [
+      "acme"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "token": {
+    "in": "path",
+    "name": "token",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   }
+  },
   "responses": {
    "Error": {
     "content": {
@@ -814,15 +1138,7 @@ enum OpenAPIDocument {
     "operationId": "downloadBlob",
     "parameters": [
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 64,
-       "pattern": "^[0-9a-f]{64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "responses": {
@@ -868,15 +1184,7 @@ enum OpenAPIDocument {
     "operationId": "blobHead",
     "parameters": [
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 64,
-       "pattern": "^[0-9a-f]{64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "responses": {
@@ -932,18 +1240,7 @@ enum OpenAPIDocument {
     "operationId": "deviceManifest",
     "parameters": [
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -986,15 +1283,7 @@ enum OpenAPIDocument {
     "operationId": "deliverKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "key",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/key"
      }
     ],
     "requestBody": {
@@ -1055,15 +1344,7 @@ enum OpenAPIDocument {
     "operationId": "revokeKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "key",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/key"
      }
     ],
     "responses": {
@@ -1187,58 +1468,31 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "addMember": {
-        "operationId": "addMember",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/addMember.team"
        },
        "createApp": {
-        "operationId": "createApp",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/createApp.team"
        },
        "createCollection": {
-        "operationId": "createCollection",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/createCollection.team"
        },
        "createKey": {
-        "operationId": "createKey",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/createKey.team"
        },
        "listApps": {
-        "operationId": "listApps",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/listApps.team"
        },
        "listAuditEvents": {
-        "operationId": "listAuditEvents",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/listAuditEvents.team"
        },
        "listCollections": {
-        "operationId": "listCollections",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/listCollections.team"
        },
        "listKeys": {
-        "operationId": "listKeys",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/listKeys.team"
        },
        "listMembers": {
-        "operationId": "listMembers",
-        "parameters": {
-         "team": "$response.body#/name"
-        }
+        "$ref": "#/components/links/listMembers.team"
        }
       }
      },
@@ -1272,18 +1526,7 @@ enum OpenAPIDocument {
     "operationId": "listApps",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -1319,18 +1562,7 @@ enum OpenAPIDocument {
     "operationId": "createApp",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
@@ -1394,18 +1626,10 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "revokeApp": {
-        "operationId": "revokeApp",
-        "parameters": {
-         "app": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/revokeApp.app"
        },
        "rotateAppCredential": {
-        "operationId": "rotateAppCredential",
-        "parameters": {
-         "app": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/rotateAppCredential.app"
        }
       }
      },
@@ -1436,28 +1660,10 @@ enum OpenAPIDocument {
     "operationId": "revokeApp",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "app",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/app"
      }
     ],
     "responses": {
@@ -1491,28 +1697,10 @@ enum OpenAPIDocument {
     "operationId": "rotateAppCredential",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "app",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/app"
      }
     ],
     "responses": {
@@ -1556,18 +1744,7 @@ enum OpenAPIDocument {
     "operationId": "listAuditEvents",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
       "in": "query",
@@ -1614,29 +1791,10 @@ enum OpenAPIDocument {
     "operationId": "uploadBlob",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 64,
-       "pattern": "^[0-9a-f]{64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "requestBody": {
@@ -1672,30 +1830,16 @@ enum OpenAPIDocument {
       "description": "stored",
       "links": {
        "blobHead": {
-        "operationId": "blobHead",
-        "parameters": {
-         "sha256": "$request.path.sha256"
-        }
+        "$ref": "#/components/links/blobHead.sha256"
        },
        "downloadBlob": {
-        "operationId": "downloadBlob",
-        "parameters": {
-         "sha256": "$request.path.sha256"
-        }
+        "$ref": "#/components/links/downloadBlob.sha256"
        },
        "recordModelFacts": {
-        "operationId": "recordModelFacts",
-        "parameters": {
-         "sha256": "$request.path.sha256",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/recordModelFacts.sha256"
        },
        "uploadBlob": {
-        "operationId": "uploadBlob",
-        "parameters": {
-         "sha256": "$request.path.sha256",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/uploadBlob.sha256"
        }
       }
      },
@@ -1732,29 +1876,10 @@ enum OpenAPIDocument {
     "operationId": "recordModelFacts",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "maxLength": 64,
-       "minLength": 64,
-       "pattern": "^[0-9a-f]{64}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "requestBody": {
@@ -1803,18 +1928,7 @@ enum OpenAPIDocument {
     "operationId": "listCollections",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -1850,18 +1964,7 @@ enum OpenAPIDocument {
     "operationId": "createCollection",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
@@ -1894,52 +1997,25 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "addModelName": {
-        "operationId": "addModelName",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/addModelName.collection"
        },
        "createDeployment": {
-        "operationId": "createDeployment",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/createDeployment.collection"
        },
        "deviceManifest": {
-        "operationId": "deviceManifest",
-        "parameters": {
-         "collection": "$response.body#/identifier"
-        }
+        "$ref": "#/components/links/deviceManifest.collection"
        },
        "getCollection": {
-        "operationId": "getCollection",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/getCollection.collection"
        },
        "listActivations": {
-        "operationId": "listActivations",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/listActivations.collection"
        },
        "listDeployments": {
-        "operationId": "listDeployments",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/listDeployments.collection"
        },
        "rollback": {
-        "operationId": "rollback",
-        "parameters": {
-         "collection": "$response.body#/identifier",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/rollback.collection"
        }
       }
      },
@@ -1973,32 +2049,10 @@ enum OpenAPIDocument {
     "operationId": "getCollection",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2033,32 +2087,10 @@ enum OpenAPIDocument {
     "operationId": "listActivations",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2096,32 +2128,10 @@ enum OpenAPIDocument {
     "operationId": "listDeployments",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2157,32 +2167,10 @@ enum OpenAPIDocument {
     "operationId": "createDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "requestBody": {
@@ -2213,44 +2201,19 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "activateDeployment": {
-        "operationId": "activateDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/activateDeployment.deployment"
        },
        "archiveDeployment": {
-        "operationId": "archiveDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/archiveDeployment.deployment"
        },
        "cloneDeployment": {
-        "operationId": "cloneDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/cloneDeployment.deployment"
        },
        "editDeployment": {
-        "operationId": "editDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/editDeployment.deployment"
        },
        "getDeployment": {
-        "operationId": "getDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/getDeployment.deployment"
        }
       }
      },
@@ -2287,42 +2250,13 @@ enum OpenAPIDocument {
     "operationId": "getDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2355,42 +2289,13 @@ enum OpenAPIDocument {
     "operationId": "editDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "requestBody": {
@@ -2453,42 +2358,13 @@ enum OpenAPIDocument {
     "operationId": "activateDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2532,42 +2408,13 @@ enum OpenAPIDocument {
     "operationId": "archiveDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2611,42 +2458,13 @@ enum OpenAPIDocument {
     "operationId": "cloneDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "requestBody": {
@@ -2677,44 +2495,19 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "activateDeployment": {
-        "operationId": "activateDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/activateDeployment.deployment"
        },
        "archiveDeployment": {
-        "operationId": "archiveDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/archiveDeployment.deployment"
        },
        "cloneDeployment": {
-        "operationId": "cloneDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/cloneDeployment.deployment"
        },
        "editDeployment": {
-        "operationId": "editDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/editDeployment.deployment"
        },
        "getDeployment": {
-        "operationId": "getDeployment",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "deployment": "$response.body#/id",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/getDeployment.deployment"
        }
       }
      },
@@ -2751,32 +2544,10 @@ enum OpenAPIDocument {
     "operationId": "addModelName",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "requestBody": {
@@ -2815,12 +2586,7 @@ enum OpenAPIDocument {
       "description": "collection",
       "links": {
        "removeModelName": {
-        "operationId": "removeModelName",
-        "parameters": {
-         "collection": "$request.path.collection",
-         "model": "$request.body#/name",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/removeModelName.model"
        }
       }
      },
@@ -2854,46 +2620,13 @@ enum OpenAPIDocument {
     "operationId": "removeModelName",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "model",
-      "required": true,
-      "schema": {
-       "examples": [
-        "classifier"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/model"
      }
     ],
     "responses": {
@@ -2937,32 +2670,10 @@ enum OpenAPIDocument {
     "operationId": "rollback",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "examples": [
-        "vision"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9._-]{1,100}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -3006,18 +2717,7 @@ enum OpenAPIDocument {
     "operationId": "listKeys",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -3053,18 +2753,7 @@ enum OpenAPIDocument {
     "operationId": "createKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
@@ -3103,16 +2792,10 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "deliverKey": {
-        "operationId": "deliverKey",
-        "parameters": {
-         "key": "$response.body#/id"
-        }
+        "$ref": "#/components/links/deliverKey.key"
        },
        "revokeKey": {
-        "operationId": "revokeKey",
-        "parameters": {
-         "key": "$response.body#/id"
-        }
+        "$ref": "#/components/links/revokeKey.key"
        }
       }
      },
@@ -3143,18 +2826,7 @@ enum OpenAPIDocument {
     "operationId": "listMembers",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -3190,18 +2862,7 @@ enum OpenAPIDocument {
     "operationId": "addMember",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
@@ -3250,11 +2911,7 @@ enum OpenAPIDocument {
       "description": "added",
       "links": {
        "removeMember": {
-        "operationId": "removeMember",
-        "parameters": {
-         "member": "$response.body#/name",
-         "team": "$request.path.team"
-        }
+        "$ref": "#/components/links/removeMember.member"
        }
       }
      },
@@ -3288,29 +2945,10 @@ enum OpenAPIDocument {
     "operationId": "removeMember",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "examples": [
-        "acme"
-       ],
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "member",
-      "required": true,
-      "schema": {
-       "maxLength": 100,
-       "minLength": 1,
-       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/member"
      }
     ],
     "responses": {
@@ -3412,10 +3050,7 @@ enum OpenAPIDocument {
       "description": "created",
       "links": {
        "revokeToken": {
-        "operationId": "revokeToken",
-        "parameters": {
-         "token": "$response.body#/id"
-        }
+        "$ref": "#/components/links/revokeToken.token"
        }
       }
      },
@@ -3446,14 +3081,7 @@ enum OpenAPIDocument {
     "operationId": "revokeToken",
     "parameters": [
      {
-      "in": "path",
-      "name": "token",
-      "required": true,
-      "schema": {
-       "format": "uuid",
-       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/token"
      }
     ],
     "responses": {
