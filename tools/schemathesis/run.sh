@@ -15,17 +15,19 @@ cd "$(dirname "$0")/../.."
 here=tools/schemathesis
 server_bin=${COFFER_SERVER_BIN:-.build/debug/coffer-server}
 venv=${SCHEMATHESIS_VENV:-.build/venv-schemathesis}
-version=4.32.5
 max_examples=${SCHEMATHESIS_MAX_EXAMPLES:-50}
 seed=${SCHEMATHESIS_SEED:-14}
 report_dir=.build/schemathesis
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance
 
 [ -x "$server_bin" ] || { echo "schemathesis: no server binary at $server_bin (swift build first)" >&2; exit 1; }
-if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q " $version\$"; then
+# schemathesis and its dependencies as pinned in requirements.txt, reinstalled when that changes.
+if ! cmp -s "$here/requirements.txt" "$venv/coffer-requirements.txt"; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "schemathesis==$version"
+  "$venv/bin/pip" install -q -r "$here/requirements.txt"
+  cp "$here/requirements.txt" "$venv/coffer-requirements.txt"
 fi
+version=$("$venv/bin/schemathesis" --version | awk '{print $NF}')
 
 data=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -68,11 +70,21 @@ seconds=$(( $(date +%s) - started ))
 
 # The server must have survived the whole run, and answered no 5xx.
 alive=yes; kill -0 "$server_pid" 2>/dev/null || alive=no
-grep -F -q "$COFFER_SCHEMATHESIS_TOKEN" "$data/server.log" && { echo "schemathesis: the server log contains the token" >&2; status=1; }
+# The token must appear nowhere: not in the server's log, schemathesis' log or its report.
+if ! python3 - "$data/server.log" "$report_dir.log" "$report_dir" <<'PY'
+import os, pathlib, sys
+token = os.environ["COFFER_SCHEMATHESIS_TOKEN"]
+files = [path for arg in sys.argv[1:] for path in ([pathlib.Path(arg)] if pathlib.Path(arg).is_file() else pathlib.Path(arg).rglob("*"))]
+leaks = [str(path) for path in files if path.is_file() and token in path.read_text(errors="replace")]
+if leaks:
+    print("schemathesis: the token appears in " + ", ".join(leaks), file=sys.stderr)
+sys.exit(1 if leaks else 0)
+PY
+then status=1; fi
 if [ "$status" -ne 0 ] || [ "$alive" = no ]; then
   # Failures with their reproductions (tokens masked), without the progress lines.
   sed -n '/^=* \(FAILURES\|ERRORS\) =*$/,/^=* \(WARNINGS\|SUMMARY\) =*$/p' "$report_dir.log" | head -n 150
 fi
 sed -n '/ SUMMARY /,$p' "$report_dir.log" | grep -vE '^[[:space:]]*$|Reports:|JUnit:|^=+ .* in [0-9.]+s =+$'
-echo "schemathesis: exit $status, server alive: $alive, ${seconds}s, max examples $max_examples, seed $seed (full log $report_dir.log)"
+echo "schemathesis $version: exit $status, server alive: $alive, ${seconds}s, max examples $max_examples, seed $seed (full log $report_dir.log)"
 [ "$alive" = yes ] && [ "$status" -eq 0 ]
