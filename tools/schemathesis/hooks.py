@@ -1,20 +1,32 @@
 """schemathesis hooks for tools/schemathesis/run.sh (loaded through SCHEMATHESIS_HOOKS).
 
-The run's owner token must live through the run: schemathesis learns IDs from answers (GET
-/v1/tokens lists this token's ID) and would revoke it, after which every request is 401 and tests
-nothing. A DELETE of that one token is sent for a token that does not exist instead; tokens the run
-created itself are revoked as generated.
+The run's owner must keep its means to act until the end, or every later request is 401 or 403
+and tests nothing. schemathesis learns IDs and names from answers (GET /v1/tokens lists this
+token's ID, GET members lists `admin`), so three requests are redirected:
+- revoking this token → revoking a token that does not exist;
+- removing `admin` from a team → removing a member that does not exist;
+- changing `admin`'s role → changing a member that does not exist.
+What the run creates itself is revoked, removed and changed as generated.
 """
 import os
 
 import schemathesis
 
-KEEP = os.environ.get("COFFER_SCHEMATHESIS_TOKEN_ID", "").lower()
-ABSENT = "00000000-0000-4000-8000-000000000000"
+TOKEN_ID = os.environ.get("COFFER_SCHEMATHESIS_TOKEN_ID", "").lower()
+OWNER = "admin"  # the bootstrap user
+ABSENT_TOKEN = "00000000-0000-4000-8000-000000000000"
+ABSENT_MEMBER = "nobody-schemathesis"
 
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    if case.method.upper() == "DELETE" and case.path == "/v1/tokens/{token}":
-        if KEEP and str(case.path_parameters.get("token", "")).lower() == KEEP:
-            case.path_parameters["token"] = ABSENT
+    method = case.method.upper()
+    if method == "DELETE" and case.path == "/v1/tokens/{token}":
+        if TOKEN_ID and str(case.path_parameters.get("token", "")).lower() == TOKEN_ID:
+            case.path_parameters["token"] = ABSENT_TOKEN
+    elif method == "DELETE" and case.path == "/v1/teams/{team}/members/{member}":
+        if case.path_parameters.get("member") == OWNER:
+            case.path_parameters["member"] = ABSENT_MEMBER
+    elif method == "POST" and case.path == "/v1/teams/{team}/members":
+        if isinstance(case.body, dict) and case.body.get("name") == OWNER:
+            case.body = {**case.body, "name": ABSENT_MEMBER}
