@@ -13,13 +13,15 @@ document does not describe.
 Adding a route: one `op(...)` under `paths` with
   - an operationId (lowerCamelCase, unique): links and generated clients name it;
   - its success responses (`ok(...)`, or a plain dict for bodiless ones);
-  - `request=body(schema)` when it takes JSON;
+  - `request=body(schema, example)` when it takes JSON (the example is what schemathesis' examples
+    phase sends; patterns from the constants below, e.g. `obj(["name"], name=NAME)`);
   - `errors=(...)` for the statuses it answers beyond the common ones, which are added by
     themselves (`COMMON`; `TOKEN` unless `auth` says otherwise; `BODY` for POST, PUT, PATCH and
     DELETE), e.g. `errors=("409", "422")`;
   - `auth="none"` for a public route, `auth="app"` for a device's (HTTP Basic) route.
 Path parameters come from the path itself; each `{name}` must be in `PATH_PARAMETERS`, which says
-what a valid value looks like. A route that creates something other routes address goes in
+what a valid value looks like (an `examples` entry there names something tools/schemathesis/seed.py
+creates). A route that creates something other routes address goes in
 `PRODUCERS`, and links to those routes are made for it (schemathesis' stateful phase follows them).
 """
 import json
@@ -74,9 +76,6 @@ PATH_PARAMETERS = {
 # --- Statuses: every answer below is `{"error": CODE, "reason": TEXT}` as application/json ---
 
 ERROR = {"$ref": "#/components/responses/Error"}
-
-def errors(*statuses):
-    return {status: ERROR for status in statuses}
 
 # Every operation: a malformed address or query (400), nothing there (404).
 COMMON = ("400", "404")

@@ -11,6 +11,24 @@ What the run creates itself is revoked, removed and changed as generated.
 import os
 
 import schemathesis
+from hypothesis.internal import lambda_sources
+
+# CPython 3.11 (Debian 12's Python) can fail `ast.parse` with "SystemError: AST constructor recursion
+# depth mismatch" when it runs deep in the stack. Hypothesis parses a lambda's source file to name
+# the lambda in a strategy's repr, which schemathesis builds while generating nested bodies: the run
+# then stops with a "Runtime Error" that says nothing about the server. A lambda whose source cannot
+# be parsed is named generically instead (versions pinned in requirements.txt).
+_describe_lambda = lambda_sources.lambda_description
+
+
+def _lambda_description(function):
+    try:
+        return _describe_lambda(function)
+    except SystemError:
+        return "lambda: <source not parsed>"
+
+
+lambda_sources.lambda_description = _lambda_description
 
 TOKEN_ID = os.environ.get("COFFER_SCHEMATHESIS_TOKEN_ID", "").lower()
 OWNER = "admin"  # the bootstrap user
