@@ -1,11 +1,28 @@
 #!/usr/bin/env python3
-"""Writes Sources/CofferServer/OpenAPI/OpenAPIDocument.swift (the document served at /openapi.json).
+"""Writes Sources/CofferServer/OpenAPI/OpenAPIDocument.swift (the document served at /openapi.json)
+and docs/openapi.json.
 
     python3 tools/make_openapi.py
 
 The API is described here once, in Python data; CofferServerTests checks that every route the
-server registers is in the document and every path of the document is a registered route, and CI
-validates the document with openapi-spec-validator.
+server registers is in the document and every path of the document is a registered route, CI
+validates the document with openapi-spec-validator and runs schemathesis against a real server
+with it (tools/schemathesis/run.sh), which fails on any status, content type or body the
+document does not describe.
+
+Adding a route: one `op(...)` under `paths` with
+  - an operationId (lowerCamelCase, unique): links and generated clients name it;
+  - its success responses (`ok(...)`, or a plain dict for bodiless ones);
+  - `request=body(schema, example)` when it takes JSON (the example is what schemathesis' examples
+    phase sends; patterns from the constants below, e.g. `obj(["name"], name=NAME)`);
+  - `errors=(...)` for the statuses it answers beyond the common ones, which are added by
+    themselves (`COMMON`; `TOKEN` unless `auth` says otherwise; `BODY` for POST, PUT, PATCH and
+    DELETE), e.g. `errors=("409", "422")`;
+  - `auth="none"` for a public route, `auth="app"` for a device's (HTTP Basic) route.
+Path parameters come from the path itself; each `{name}` must be in `PATH_PARAMETERS`, which says
+what a valid value looks like (an `examples` entry there names something tools/schemathesis/seed.py
+creates). A route that creates something other routes address goes in
+`PRODUCERS`, and links to those routes are made for it (schemathesis' stateful phase follows them).
 """
 import json
 import os
@@ -13,38 +30,15 @@ import os
 def ref(name):
     return {"$ref": f"#/components/schemas/{name}"}
 
-def body(schema):
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
+def body(schema, example):
+    """A JSON request body; its example documents it and is what schemathesis' examples phase sends."""
+    return {"required": True, "content": {"application/json": {"schema": schema, "example": example}}}
 
 def ok(description, schema=None, status="200"):
     response = {"description": description}
     if schema is not None:
         response["content"] = {"application/json": {"schema": schema}}
     return {status: response}
-
-ERRORS = {
-    "400": {"$ref": "#/components/responses/Error"},
-    "401": {"$ref": "#/components/responses/Error"},
-    "403": {"$ref": "#/components/responses/Error"},
-    "404": {"$ref": "#/components/responses/Error"},
-}
-
-# A name that exists already (also when two requests create it at once).
-CONFLICT = {"409": {"$ref": "#/components/responses/Error"}}
-# An invitation that was used, revoked or has expired.
-GONE = {"410": {"$ref": "#/components/responses/Error"}}
-# Past a budget (Retry-After says when to try again).
-LIMITED = {"429": {"$ref": "#/components/responses/Error"}}
-
-def op(summary, responses, request=None, security=True, params=()):
-    operation = {"summary": summary, "responses": {**responses, **ERRORS}}
-    if request is not None:
-        operation["requestBody"] = request
-    if not security:
-        operation["security"] = []
-    if params:
-        operation["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]
-    return operation
 
 def array(schema):
     return {"type": "array", "items": schema}
@@ -57,6 +51,65 @@ DATE = {"type": "string", "format": "date-time"}
 UUID = {"type": "string", "format": "uuid"}
 ROLE = {"type": "string", "enum": ["viewer", "developer", "owner"]}
 
+# --- What valid values look like (request side only: answers are described without patterns) ---
+
+# Team, member, app, key, token, model and deployment names (`Names.validate` in the server, which
+# also takes non-ASCII letters and digits): 1 to 100 characters, no space at either end.
+NAME = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$"}
+# A collection identifier (what apps name in code).
+IDENTIFIER = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^[A-Za-z0-9._-]{1,100}$"}
+# A model key ID (docs/FORMAT.md; keys made by the server have 32 hex digits).
+KEY_ID = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[A-Za-z0-9._-]{1,64}$"}
+# A blob address: the SHA-256 of its bytes, lowercase hex.
+SHA256 = {"type": "string", "minLength": 64, "maxLength": 64, "pattern": r"^[0-9a-f]{64}$"}
+ID = {"type": "string", "format": "uuid", "pattern": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}
+PLATFORM = {"type": "string", "enum": ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]}
+
+# The examples name what tools/schemathesis/seed.py creates, so that generated requests reach past
+# "team not found" into each route's own checks.
+PATH_PARAMETERS = {
+    "team": {**NAME, "examples": ["acme"]}, "member": NAME, "model": {**NAME, "examples": ["classifier"]},
+    "collection": {**IDENTIFIER, "examples": ["vision"]}, "key": KEY_ID, "sha256": SHA256,
+    "app": ID, "token": ID, "deployment": ID, "invitation": ID,
+}
+# An invitation code (`cfi_` and 43 base64url characters).
+CODE = {"type": "string", "minLength": 1, "maxLength": 200}
+
+# --- Statuses: every answer below is `{"error": CODE, "reason": TEXT}` as application/json ---
+
+ERROR = {"$ref": "#/components/responses/Error"}
+
+# Every operation: a malformed address or query (400), nothing there (404).
+COMMON = ("400", "404")
+# An API token is required (401) and must have the role (403); a client address past its budget of
+# failed attempts is refused first (429).
+TOKEN = ("401", "403", "429")
+# A method that may carry a body (whether the route reads one or not): larger than the route takes
+# (413), a form or plain text where the API reads JSON (415). Added by method, below.
+BODY = ("413", "415")
+BODY_METHODS = ("post", "put", "patch", "delete")
+
+def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=()):
+    """One operation; see the module's docstring."""
+    statuses = COMMON + (TOKEN if auth == "token" else ()) + tuple(errors)
+    operation = {"operationId": operation_id, "summary": summary,
+                 "responses": {**responses, **{status: ERROR for status in statuses}}}
+    if request is not None:
+        operation["requestBody"] = request
+    if auth == "none":
+        operation["security"] = []
+    elif auth == "app":
+        operation["security"] = [{"app": []}]
+    if query:
+        operation["parameters"] = list(query)
+    return operation
+
+def query(name, schema, description=None):
+    parameter = {"name": name, "in": "query", "required": False, "schema": schema}
+    if description:
+        parameter["description"] = description
+    return parameter
+
 schemas = {
     "Error": obj(["error", "reason"], error=S, reason=S),
     "Team": obj(["id", "name", "role"], id=UUID, name=S, role=ROLE),
@@ -67,19 +120,28 @@ schemas = {
     "App": obj(["id", "name", "platform", "collections"], id=UUID, name=S, platform=S, bundleID=S,
                collections={**array(S), "description": "identifiers of the collections its devices may read"}, createdAt=DATE, revokedAt=DATE,
                credential={**S, "description": "present only when created or rotated"}),
+    "CreatedInvitation": obj(["id", "team", "role", "note", "expiresAt", "code"], id=UUID, team=S, role=ROLE, note=S, expiresAt=DATE,
+                             code={**S, "description": "cfi_…, shown once; give it to the person"}),
+    "Invitation": obj(["id", "role", "note", "createdBy", "expiresAt", "state"], id=UUID, role=ROLE, note=S, createdBy=S, createdAt=DATE,
+                      expiresAt=DATE, state={"type": "string", "enum": ["pending", "accepted", "revoked", "expired"]},
+                      acceptedBy=S, acceptedAt=DATE, revokedAt=DATE),
+    "Joined": obj(["team", "role"], team=S, role=ROLE),
+    "Redeemed": obj(["name", "team", "role", "token"], name=S, team=S, role=ROLE, token={**S, "description": "the new account's first API token"}),
     "ModelKeyFile": obj(["format", "id", "name", "created", "key"], format=S, id=S, name=S, created=DATE,
                         key={**S, "description": "256-bit key, base64; returned once"}),
     "ModelKey": obj(["id", "name", "team"], id=S, name=S, team=S, createdAt=DATE, revokedAt=DATE),
     "AuditEvent": obj(["action", "actor", "target", "outcome", "count"], at=DATE, action=S, actor=S, target=S, outcome=S, reason=S, deviceID=S,
                       count={"type": "integer", "description": "identical refusals within a minute are one row"}),
     "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
-    "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=UUID, credential=S, deviceID=S,
-                           devicePublicKey={**S, "description": "raw X25519 public key, base64"}),
+    "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=ID, credential=S,
+                           deviceID={"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^|]+$"},
+                           devicePublicKey={"type": "string", "pattern": r"^[A-Za-z0-9+/]{43}=$", "description": "raw X25519 public key, base64"}),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
     "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
                       models=array(S), sequence={"type": "integer", "description": "grows with every activation"},
                       activeDeploymentID=UUID, createdAt=DATE),
-    "NewCollection": obj(["identifier", "models"], identifier=S, description=S, models=array(S)),
+    "NewCollection": obj(["identifier", "models"], identifier=IDENTIFIER, description={"type": "string", "maxLength": 1000},
+                         models={**array(NAME), "minItems": 1, "maxItems": 100, "uniqueItems": True}),
     "ModelVersion": obj(["versionID", "sha256", "size", "keyID"], versionID=UUID, sha256=S, size={"type": "integer"}, keyID=S,
                         facts=ref("ModelFacts")),
     "ModelFacts": {"type": "object", "required": ["format", "size", "notes"],
@@ -96,174 +158,241 @@ schemas = {
                       rules=array(obj(["condition", "models"], condition=S, models={"type": "object", "additionalProperties": ref("ModelVersion")})),
                       createdBy=S, createdAt=DATE, activatedAt=DATE,
                       problems={**array(S), "description": "why it cannot be activated; empty when it can"}),
-    "DeploymentInput": obj([], name=S, models={"type": "object", "additionalProperties": S, "description": "model name → blob SHA-256"},
-                           rules=array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
-                                           models={"type": "object", "additionalProperties": S}))),
+    "DeploymentInput": obj([], name=NAME, models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256,
+                                                  "description": "model name → blob SHA-256"},
+                           rules={**array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
+                                              models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256})),
+                                  "maxItems": 50}),
     "Activation": obj(["sequence", "deploymentID", "deploymentName", "kind", "actor"], sequence={"type": "integer"}, deploymentID=UUID,
                       deploymentName=S, kind={"type": "string", "enum": ["activate", "rollback"]}, actor=S, at=DATE),
     "SignedManifest": obj(["payloadType", "payload", "signatures"], payloadType=S, payload={**S, "description": "base64 of the manifest JSON (docs/MANIFEST.md)"},
                           signatures=array(obj(["keyid", "sig"], keyid=S, sig=S))),
-    "CreatedInvitation": obj(["id", "team", "role", "note", "expiresAt", "code"], id=UUID, team=S, role=ROLE, note=S, expiresAt=DATE,
-                             code={**S, "description": "cfi_…, shown once; give it to the person"}),
-    "Invitation": obj(["id", "role", "note", "createdBy", "expiresAt", "state"], id=UUID, role=ROLE, note=S, createdBy=S, createdAt=DATE,
-                      expiresAt=DATE, state={"type": "string", "enum": ["pending", "accepted", "revoked", "expired"]},
-                      acceptedBy=S, acceptedAt=DATE, revokedAt=DATE),
-    "Joined": obj(["team", "role"], team=S, role=ROLE),
-    "Redeemed": obj(["name", "team", "role", "token"], name=S, team=S, role=ROLE, token={**S, "description": "the new account's first API token"}),
     "SigningKey": obj(["algorithm", "keyID", "publicKey"], algorithm=S, keyID=S, publicKey={**S, "description": "raw Ed25519 public key, base64"}),
 }
+
+DEPLOYMENT_EXAMPLE = {"name": "spring", "models": {"classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
 
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 paths = {
-    "/healthz": {"get": op("Health check", ok("healthy"), security=False)},
-    "/metrics": {"get": op("Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, security=False)},
-    "/openapi.json": {"get": op("This document", {"200": {"description": "OpenAPI 3.1 document"}}, security=False)},
+    "/healthz": {"get": op("health", "Health check", ok("healthy"), auth="none")},
+    "/metrics": {"get": op("metrics", "Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, auth="none")},
+    "/openapi.json": {"get": op("openAPI", "This document", {"200": {"description": "OpenAPI 3.1 document"}}, auth="none")},
     "/v1/teams": {
-        "get": op("Teams of the caller", ok("teams", array(ref("Team")))),
-        "post": op("Create a team; the caller becomes its owner", {**ok("created", ref("Team"), "201"), **CONFLICT}, body(obj(["name"], name=S))),
+        "get": op("listTeams", "Teams of the caller", ok("teams", array(ref("Team")))),
+        "post": op("createTeam", "Create a team; the caller becomes its owner", ok("created", ref("Team"), "201"),
+                   body(obj(["name"], name=NAME), {"name": "acme-labs"}), errors=["409"]),
     },
     "/v1/tokens": {
-        "get": op("The caller's API tokens", ok("tokens", array(ref("Token")))),
-        "post": op("Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"), body(obj(["name"], name=S))),
+        "get": op("listTokens", "The caller's API tokens", ok("tokens", array(ref("Token")))),
+        "post": op("createToken", "Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"),
+                   body(obj(["name"], name=NAME), {"name": "ci"})),
     },
-    "/v1/tokens/{token}": {"delete": op("Revoke one of the caller's tokens", {"204": {"description": "revoked"}}, params=["token"])},
+    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/members": {
-        "get": op("Members (viewer)", ok("members", array(ref("Member"))), params=["team"]),
-        "post": op("Change a member's role (200), or invite a name that is not a member (201, the invitation's code shown once) (owner)",
-                   {**ok("role changed", ref("Member")), **ok("invited", ref("Member"), "201"), **CONFLICT},
-                   body(obj(["name", "role"], name=S, role=ROLE)), params=["team"]),
+        "get": op("listMembers", "Members (viewer)", ok("members", array(ref("Member")))),
+        "post": op("addMember", "Change a member's role (200), or invite a name that is not a member (201: the invitation's code, shown once) (owner)",
+                   {**ok("role changed", ref("Member")), **ok("invited", ref("Member"), "201")},
+                   body(obj(["name", "role"], name=NAME, role=ROLE), {"name": "ada", "role": "developer"}), errors=["409"]),
     },
     "/v1/teams/{team}/invitations": {
-        "get": op("Invitations and their state, never their codes (owner)", ok("invitations", array(ref("Invitation"))), params=["team"]),
-        "post": op("Make an invitation; its code is returned once (owner)", ok("created", ref("CreatedInvitation"), "201"),
-                   body(obj(["role"], role=ROLE, note=S, days={"type": "number", "description": "1 day to 365; default COFFER_INVITATION_DAYS"})),
-                   params=["team"]),
+        "get": op("listInvitations", "Invitations and their state, never their codes (owner)", ok("invitations", array(ref("Invitation")))),
+        "post": op("createInvitation", "Make an invitation; its code is returned once (owner)", ok("created", ref("CreatedInvitation"), "201"),
+                   body(obj(["role"], role=ROLE, note=NAME, days={"type": "number", "exclusiveMinimum": 0, "maximum": 365}),
+                        {"role": "viewer", "note": "ada", "days": 7})),
     },
     "/v1/teams/{team}/invitations/{invitation}": {
-        "delete": op("Revoke a pending invitation (owner)", {"204": {"description": "revoked"}, **CONFLICT}, params=["team", "invitation"]),
+        "delete": op("revokeInvitation", "Revoke a pending invitation (owner)", {"204": {"description": "revoked"}}, errors=["409"]),
     },
     "/v1/invitations/accept": {
-        "post": op("Join the invitation's team with the caller's account", {**ok("joined", ref("Joined")), **CONFLICT, **GONE, **LIMITED},
-                   body(obj(["code"], code=S))),
+        "post": op("acceptInvitation", "Join the invitation's team with the caller's account", ok("joined", ref("Joined")),
+                   body(obj(["code"], code=CODE), {"code": "cfi_example"}), errors=["409", "410"]),
     },
     "/v1/invitations/redeem": {
-        "post": op("Make one's own account with an invitation; the account's first API token is returned once",
-                   {**ok("account made", ref("Redeemed"), "201"), **CONFLICT, **GONE, **LIMITED},
-                   body(obj(["code", "name"], code=S, name=S, email=S, password=S)), security=False),
+        "post": op("redeemInvitation", "Make one's own account with an invitation; its first API token is returned once",
+                   ok("account made", ref("Redeemed"), "201"),
+                   body(obj(["code", "name"], code=CODE, name=NAME, email={"type": "string", "maxLength": 254},
+                            password={"type": "string", "minLength": 12, "maxLength": 72}), {"code": "cfi_example", "name": "ada"}),
+                   auth="none", errors=["409", "410", "429"]),
     },
-    "/v1/teams/{team}/members/{member}": {"delete": op("Remove a member (owner)", {"204": {"description": "removed"}}, params=["team", "member"])},
+    "/v1/teams/{team}/members/{member}": {"delete": op("removeMember", "Remove a member (owner)", {"204": {"description": "removed"}}, errors=["409"])},
     "/v1/teams/{team}/apps": {
-        "get": op("Apps (viewer)", ok("apps", array(ref("App"))), params=["team"]),
-        "post": op("Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
-                   body(obj(["name", "platform"], name=S, platform=S, bundleID=S, collections=array(S))), params=["team"]),
+        "get": op("listApps", "Apps (viewer)", ok("apps", array(ref("App")))),
+        "post": op("createApp", "Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
+                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME, collections={**array(IDENTIFIER), "maxItems": 1000}),
+                        {"name": "Camera", "platform": "ios", "bundleID": "com.example.camera", "collections": ["vision"]})),
     },
     "/v1/teams/{team}/apps/{app}": {
-        "delete": op("Revoke an app (developer)", {"204": {"description": "revoked"}}, params=["team", "app"]),
-        "patch": op("Choose the collections an app's devices may read, replacing the ones it had (developer)", ok("updated", ref("App")),
-                    body(obj(["collections"], collections=array(S))), params=["team", "app"]),
+        "delete": op("revokeApp", "Revoke an app (developer)", {"204": {"description": "revoked"}}),
+        "patch": op("updateApp", "Choose the collections an app's devices may read, replacing the ones it had (developer)", ok("updated", ref("App")),
+                    body(obj(["collections"], collections={**array(IDENTIFIER), "maxItems": 1000}), {"collections": ["vision"]})),
     },
     "/v1/teams/{team}/apps/{app}/credential": {
-        "post": op("Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")), params=["team", "app"]),
+        "post": op("rotateAppCredential", "Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/keys": {
-        "get": op("Model keys, without material (viewer)", ok("keys", array(ref("ModelKey"))), params=["team"]),
-        "post": op("Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
-                   body(obj(["name"], name=S)), params=["team"]),
+        "get": op("listKeys", "Model keys, without material (viewer)", ok("keys", array(ref("ModelKey")))),
+        "post": op("createKey", "Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
+                   body(obj(["name"], name=NAME), {"name": "vision-2026"})),
     },
-    "/v1/keys/{key}": {"delete": op("Revoke a model key (developer of its team)", {"204": {"description": "revoked"}}, params=["key"])},
+    "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/audit": {
-        "get": {**op("Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))), params=["team"]),
-                "parameters": [{"name": "team", "in": "path", "required": True, "schema": S},
-                               {"name": "since", "in": "query", "required": False, "schema": DATE}]},
+        "get": op("listAuditEvents", "Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))),
+                  query=[query("since", DATE)]),
     },
     "/v1/teams/{team}/blobs/{sha256}": {
-        "put": {**op("Upload a sealed model (developer); Content-Length is its stated size", {
-                    **ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201"),
-                    "411": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                    "422": {"$ref": "#/components/responses/Error"}},
-                    {"required": True, **binary}, params=["team", "sha256"])},
+        "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
+                     {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
+                     errors=["411", "422"]),
+                "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {
-        "put": {**op("Record what is inside an uploaded sealed model, at most 256 KiB (developer)", {
-                    "204": {"description": "recorded (replacing the team's earlier facts for this blob)"},
-                    "413": {"$ref": "#/components/responses/Error"}},
-                    body(ref("ModelFacts")), params=["team", "sha256"])},
+        "put": op("recordModelFacts", "Record what is inside an uploaded sealed model, at most 256 KiB (developer)",
+                  {"204": {"description": "recorded (replacing the team's earlier facts for this blob)"}}, body(ref("ModelFacts"), {"format": "onnx", "size": 1024, "notes": []})),
     },
     "/v1/blobs/{sha256}": {
-        "get": op("Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
+        "get": op("downloadBlob", "Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"}},
-                  security=False, params=["sha256"]),
-        "head": op("A blob's size and ETag", {"200": {"description": "exists"}}, security=False, params=["sha256"]),
+                  auth="none", errors=["416"]),
+        "head": op("blobHead", "A blob's size and ETag", {"200": {"description": "exists"}}, auth="none"),
     },
     "/v1/device/keys/{key}": {
-        "post": {**op("A device obtains a model key sealed to its public key (HPKE)", {**ok("sealed key", ref("Delivery")),
-                      "429": {"$ref": "#/components/responses/Error"}},
-                      body(ref("DeliveryRequest")), security=False, params=["key"])},
+        "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),
+                   body(ref("DeliveryRequest"), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example", "deviceID": "device-1",
+                                                 "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="}), auth="none", errors=["401", "403", "429"]),
     },
-    "/v1/signing-key": {"get": op("The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
-                                  ok("the key", ref("SigningKey")), security=False)},
+    "/v1/signing-key": {"get": op("signingKey", "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
+                                  ok("the key", ref("SigningKey")), auth="none")},
     "/v1/device/collections/{collection}/manifest": {
-        "get": {**op("The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
-                     {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
-                     security=False, params=["collection"]),
-                "security": [{"app": []}]},
+        "get": op("deviceManifest", "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
+                  {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
+                  auth="app", errors=["401", "403"]),
     },
-    "/v1/collections": {"get": op("Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
+    "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
-        "get": op("Collections (viewer)", ok("collections", array(ref("Collection"))), params=["team"]),
-        "post": op("Create a collection (developer)", {**ok("created", ref("Collection"), "201"), **CONFLICT}, body(ref("NewCollection")), params=["team"]),
+        "get": op("listCollections", "Collections (viewer)", ok("collections", array(ref("Collection")))),
+        "post": op("createCollection", "Create a collection (developer)", ok("created", ref("Collection"), "201"), body(ref("NewCollection"), {"identifier": "vision-extra", "description": "image models", "models": ["classifier", "detector"]}),
+                   errors=["409"]),
     },
-    "/v1/teams/{team}/collections/{collection}": {"get": op("A collection (viewer)", ok("collection", ref("Collection")), params=["team", "collection"])},
+    "/v1/teams/{team}/collections/{collection}": {"get": op("getCollection", "A collection (viewer)", ok("collection", ref("Collection")))},
     "/v1/teams/{team}/collections/{collection}/models": {
-        "post": op("Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=S)), params=["team", "collection"]),
+        "post": op("addModelName", "Add a model name (developer)", ok("collection", ref("Collection")), body(obj(["name"], name=NAME), {"name": "detector"}),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/models/{model}": {
-        "delete": op("Remove a model name the active deployment does not use (developer)", {**ok("collection", ref("Collection")),
-                     "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "model"]),
+        "delete": op("removeModelName", "Remove a model name the active deployment does not use (developer)", ok("collection", ref("Collection")),
+                     errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments": {
-        "get": op("Deployments (viewer)", ok("deployments", array(ref("Deployment"))), params=["team", "collection"]),
-        "post": op("Create a draft deployment from uploaded blobs (developer)", {**ok("created", ref("Deployment"), "201"),
-                   "422": {"$ref": "#/components/responses/Error"}, **CONFLICT}, body(ref("DeploymentInput")), params=["team", "collection"]),
+        "get": op("listDeployments", "Deployments (viewer)", ok("deployments", array(ref("Deployment")))),
+        "post": op("createDeployment", "Create a draft deployment from uploaded blobs (developer)", ok("created", ref("Deployment"), "201"),
+                   body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
-        "get": op("A deployment (viewer)", ok("deployment", ref("Deployment")), params=["team", "collection", "deployment"]),
-        "patch": op("Edit a draft: models replace the named defaults, rules replace all rules (developer)", ok("deployment", ref("Deployment")),
-                    body(ref("DeploymentInput")), params=["team", "collection", "deployment"]),
+        "get": op("getDeployment", "A deployment (viewer)", ok("deployment", ref("Deployment"))),
+        "patch": op("editDeployment", "Edit a draft: models replace the named defaults, rules replace all rules (developer)",
+                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
-        "post": op("Clone into a new draft, with edits (developer)", {**ok("created", ref("Deployment"), "201"), **CONFLICT}, body(ref("DeploymentInput")),
-                   params=["team", "collection", "deployment"]),
+        "post": op("cloneDeployment", "Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"),
+                   body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
-        "post": op("Make it the active deployment, in one transaction (developer)", {**ok("activated", ref("Deployment")),
-                   "409": {"$ref": "#/components/responses/Error"}}, params=["team", "collection", "deployment"]),
+        "post": op("activateDeployment", "Make it the active deployment, in one transaction (developer)", ok("activated", ref("Deployment")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
-        "post": op("Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), params=["team", "collection", "deployment"]),
+        "post": op("archiveDeployment", "Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/rollback": {
-        "post": op("Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
-                   params=["team", "collection"]),
+        "post": op("rollback", "Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
+                   errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/activations": {
-        "get": op("Activation history, newest first (viewer)", ok("activations", array(ref("Activation"))), params=["team", "collection"]),
+        "get": op("listActivations", "Activation history, newest first (viewer)", ok("activations", array(ref("Activation")))),
     },
 }
+
+def path_parameters(path):
+    return [part[1:-1] for part in path.split("/") if part.startswith("{")]
+
+operations = [(path, method, operation) for path, methods in paths.items() for method, operation in methods.items()]
+shared_links = {}
+
+# --- Body statuses by method; path parameters from each path's `{name}`s (on each operation: a
+# path item's keys are methods) ---
+
+for path, method, operation in operations:
+    if method in BODY_METHODS:
+        operation["responses"].update({status: ERROR for status in BODY})
+    names = path_parameters(path)
+    for name in names:
+        assert name in PATH_PARAMETERS, f"{path}: add {{{name}}} to PATH_PARAMETERS"
+    if names:
+        operation["parameters"] = [{"$ref": f"#/components/parameters/{name}"} for name in names] + operation.get("parameters", [])
+
+# Each address is described once, under components/parameters.
+parameters = {name: {"name": name, "in": "path", "required": True, "schema": schema} for name, schema in PATH_PARAMETERS.items()}
+
+# --- Links: what an answer names, for the routes that address it ---
+
+# operationId → (status, path parameter it produces, where in its answer or request). A producer links
+# to every operation that takes that parameter and otherwise only parameters of its own (passed on).
+PRODUCERS = {
+    "createTeam": ("201", "team", "$response.body#/name"),
+    "addMember": ("201", "member", "$response.body#/name"),
+    "createApp": ("201", "app", "$response.body#/id"),
+    "createInvitation": ("201", "invitation", "$response.body#/id"),
+    "createToken": ("201", "token", "$response.body#/id"),
+    "createKey": ("201", "key", "$response.body#/id"),
+    "uploadBlob": ("201", "sha256", "$request.path.sha256"),
+    "createCollection": ("201", "collection", "$response.body#/identifier"),
+    "addModelName": ("200", "model", "$request.body#/name"),
+    "createDeployment": ("201", "deployment", "$response.body#/id"),
+    "cloneDeployment": ("201", "deployment", "$response.body#/id"),
+}
+
+for path, method, operation in operations:
+    produced = PRODUCERS.get(operation["operationId"])
+    if produced is None:
+        continue
+    status, parameter, source = produced
+    own = path_parameters(path)
+    links = {}
+    for target_path, target_method, target in operations:
+        wanted = path_parameters(target_path)
+        if parameter in wanted and set(wanted) <= set(own) | {parameter}:
+            # Described once under components/links: several producers (create, clone) share them.
+            link = {"operationId": target["operationId"], "parameters": {
+                name: source if name == parameter else f"$request.path.{name}" for name in wanted}}
+            name = f"{target['operationId']}.{parameter}"
+            assert shared_links.setdefault(name, link) == link, f"{name}: producers of {parameter} differ; name the link apart"
+            links[target["operationId"]] = {"$ref": f"#/components/links/{name}"}
+    assert links, f"{operation['operationId']} produces {parameter} but no operation uses it"
+    operation["responses"][status]["links"] = links
 
 document = {
     "openapi": "3.1.0",
     "info": {"title": "Coffer server API", "version": "1.0.0",
-             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}."},
+             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} "
+                            "(application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed)."},
     "servers": [{"url": "http://127.0.0.1:8080"}],
     "security": [{"token": []}],
     "paths": paths,
     "components": {
         "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token (cft_…)"},
                             "app": {"type": "http", "scheme": "basic", "description": "a device: app ID as user name, app credential as password"}},
-        "responses": {"Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}}},
+        "responses": {
+            "Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}},
+            "MethodNotAllowed": {"description": "405 `method_not_allowed`: the path exists, the method does not (any path, any method); "
+                                                 "`Allow` lists the methods it takes",
+                                 "headers": {"Allow": {"schema": S, "description": "e.g. `GET, HEAD, POST`"}},
+                                 "content": {"application/json": {"schema": ref("Error")}}},
+        },
         "schemas": schemas,
+        "parameters": parameters,
+        "links": shared_links,
     },
 }
 

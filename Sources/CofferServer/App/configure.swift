@@ -44,7 +44,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 
     app.middleware = Middlewares()
     app.middleware.use(MetricsMiddleware(metrics: metrics))
-    app.middleware.use(APIErrorMiddleware())
+    app.middleware.use(APIErrorMiddleware(routes: app.routes))
+    app.middleware.use(NonJSONBodies())
 
     try app.register(collection: SystemController(metrics: metrics))
     let credentials = AppCredentials()

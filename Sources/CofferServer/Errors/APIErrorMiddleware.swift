@@ -7,10 +7,20 @@ import Vapor
 ///
 /// A future-based middleware (not `AsyncMiddleware`): it runs on the event loop and costs a request
 /// no hop to a task.
+///
+/// A request no route takes is 404, unless its path is a route's with another method: then it is
+/// 405 with `Allow` (``AllowedMethods``).
 struct APIErrorMiddleware: Middleware {
+    let allowedMethods: AllowedMethods
+
+    init(routes: Routes) {
+        allowedMethods = AllowedMethods(routes: routes)
+    }
+
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         next.respond(to: request).flatMapErrorThrowing { error in
-            let (status, body, headers) = Self.describe(error, logger: request.logger)
+            let mapped = error is RouteNotFound ? allowedMethods.methodNotAllowed(for: request) ?? error : error
+            let (status, body, headers) = Self.describe(mapped, logger: request.logger)
             let response = Response(status: status, headers: headers)
             try response.content.encode(body, as: .json)
             return response
@@ -30,6 +40,11 @@ struct APIErrorMiddleware: Middleware {
             case .payloadTooLarge: code = "too_large"
             case .unsupportedMediaType, .badRequest, .unprocessableEntity: code = "invalid_request"
             default: code = error.status.code >= 500 ? "internal" : "invalid_request"
+            }
+            // Vapor's own 422 means no body where a route decodes one: a malformed request (400),
+            // as every other unreadable body is; a route's own 422 is an ``APIError``.
+            if error.status == .unprocessableEntity {
+                return (.badRequest, ErrorBody(error: code, reason: "the request has no body; send the JSON this route takes"), error.headers)
             }
             let reason = error.status.code >= 500 ? "internal error" : error.reason
             return (error.status, ErrorBody(error: code, reason: reason), error.headers)

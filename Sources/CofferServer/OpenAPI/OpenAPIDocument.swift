@@ -5,6 +5,366 @@ enum OpenAPIDocument {
     static let json = #"""
 {
  "components": {
+  "links": {
+   "activateDeployment.deployment": {
+    "operationId": "activateDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "addMember.team": {
+    "operationId": "addMember",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "addModelName.collection": {
+    "operationId": "addModelName",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "archiveDeployment.deployment": {
+    "operationId": "archiveDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "blobHead.sha256": {
+    "operationId": "blobHead",
+    "parameters": {
+     "sha256": "$request.path.sha256"
+    }
+   },
+   "cloneDeployment.deployment": {
+    "operationId": "cloneDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "createApp.team": {
+    "operationId": "createApp",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "createCollection.team": {
+    "operationId": "createCollection",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "createDeployment.collection": {
+    "operationId": "createDeployment",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "createInvitation.team": {
+    "operationId": "createInvitation",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "createKey.team": {
+    "operationId": "createKey",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "deliverKey.key": {
+    "operationId": "deliverKey",
+    "parameters": {
+     "key": "$response.body#/id"
+    }
+   },
+   "deviceManifest.collection": {
+    "operationId": "deviceManifest",
+    "parameters": {
+     "collection": "$response.body#/identifier"
+    }
+   },
+   "downloadBlob.sha256": {
+    "operationId": "downloadBlob",
+    "parameters": {
+     "sha256": "$request.path.sha256"
+    }
+   },
+   "editDeployment.deployment": {
+    "operationId": "editDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "getCollection.collection": {
+    "operationId": "getCollection",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "getDeployment.deployment": {
+    "operationId": "getDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "listActivations.collection": {
+    "operationId": "listActivations",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "listApps.team": {
+    "operationId": "listApps",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listAuditEvents.team": {
+    "operationId": "listAuditEvents",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listCollections.team": {
+    "operationId": "listCollections",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listDeployments.collection": {
+    "operationId": "listDeployments",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "listInvitations.team": {
+    "operationId": "listInvitations",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listKeys.team": {
+    "operationId": "listKeys",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "listMembers.team": {
+    "operationId": "listMembers",
+    "parameters": {
+     "team": "$response.body#/name"
+    }
+   },
+   "recordModelFacts.sha256": {
+    "operationId": "recordModelFacts",
+    "parameters": {
+     "sha256": "$request.path.sha256",
+     "team": "$request.path.team"
+    }
+   },
+   "removeMember.member": {
+    "operationId": "removeMember",
+    "parameters": {
+     "member": "$response.body#/name",
+     "team": "$request.path.team"
+    }
+   },
+   "removeModelName.model": {
+    "operationId": "removeModelName",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "model": "$request.body#/name",
+     "team": "$request.path.team"
+    }
+   },
+   "revokeApp.app": {
+    "operationId": "revokeApp",
+    "parameters": {
+     "app": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "revokeInvitation.invitation": {
+    "operationId": "revokeInvitation",
+    "parameters": {
+     "invitation": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "revokeKey.key": {
+    "operationId": "revokeKey",
+    "parameters": {
+     "key": "$response.body#/id"
+    }
+   },
+   "revokeToken.token": {
+    "operationId": "revokeToken",
+    "parameters": {
+     "token": "$response.body#/id"
+    }
+   },
+   "rollback.collection": {
+    "operationId": "rollback",
+    "parameters": {
+     "collection": "$response.body#/identifier",
+     "team": "$request.path.team"
+    }
+   },
+   "rotateAppCredential.app": {
+    "operationId": "rotateAppCredential",
+    "parameters": {
+     "app": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "updateApp.app": {
+    "operationId": "updateApp",
+    "parameters": {
+     "app": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "uploadBlob.sha256": {
+    "operationId": "uploadBlob",
+    "parameters": {
+     "sha256": "$request.path.sha256",
+     "team": "$request.path.team"
+    }
+   }
+  },
+  "parameters": {
+   "app": {
+    "in": "path",
+    "name": "app",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   },
+   "collection": {
+    "in": "path",
+    "name": "collection",
+    "required": true,
+    "schema": {
+     "examples": [
+      "vision"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9._-]{1,100}$",
+     "type": "string"
+    }
+   },
+   "deployment": {
+    "in": "path",
+    "name": "deployment",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   },
+   "invitation": {
+    "in": "path",
+    "name": "invitation",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   },
+   "key": {
+    "in": "path",
+    "name": "key",
+    "required": true,
+    "schema": {
+     "maxLength": 64,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9._-]{1,64}$",
+     "type": "string"
+    }
+   },
+   "member": {
+    "in": "path",
+    "name": "member",
+    "required": true,
+    "schema": {
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "model": {
+    "in": "path",
+    "name": "model",
+    "required": true,
+    "schema": {
+     "examples": [
+      "classifier"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "sha256": {
+    "in": "path",
+    "name": "sha256",
+    "required": true,
+    "schema": {
+     "maxLength": 64,
+     "minLength": 64,
+     "pattern": "^[0-9a-f]{64}$",
+     "type": "string"
+    }
+   },
+   "team": {
+    "in": "path",
+    "name": "team",
+    "required": true,
+    "schema": {
+     "examples": [
+      "acme"
+     ],
+     "maxLength": 100,
+     "minLength": 1,
+     "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+     "type": "string"
+    }
+   },
+   "token": {
+    "in": "path",
+    "name": "token",
+    "required": true,
+    "schema": {
+     "format": "uuid",
+     "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+     "type": "string"
+    }
+   }
+  },
   "responses": {
    "Error": {
     "content": {
@@ -15,6 +375,24 @@ enum OpenAPIDocument {
      }
     },
     "description": "an error"
+   },
+   "MethodNotAllowed": {
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "description": "405 `method_not_allowed`: the path exists, the method does not (any path, any method); `Allow` lists the methods it takes",
+    "headers": {
+     "Allow": {
+      "description": "e.g. `GET, HEAD, POST`",
+      "schema": {
+       "type": "string"
+      }
+     }
+    }
    }
   },
   "schemas": {
@@ -288,16 +666,21 @@ enum OpenAPIDocument {
     "properties": {
      "appID": {
       "format": "uuid",
+      "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
       "type": "string"
      },
      "credential": {
       "type": "string"
      },
      "deviceID": {
+      "maxLength": 200,
+      "minLength": 1,
+      "pattern": "^[^|]+$",
       "type": "string"
      },
      "devicePublicKey": {
       "description": "raw X25519 public key, base64",
+      "pattern": "^[A-Za-z0-9+/]{43}=$",
       "type": "string"
      }
     },
@@ -391,12 +774,24 @@ enum OpenAPIDocument {
     "properties": {
      "models": {
       "additionalProperties": {
+       "maxLength": 64,
+       "minLength": 64,
+       "pattern": "^[0-9a-f]{64}$",
        "type": "string"
       },
       "description": "model name \u2192 blob SHA-256",
+      "propertyNames": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+       "type": "string"
+      },
       "type": "object"
      },
      "name": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
       "type": "string"
      },
      "rules": {
@@ -408,6 +803,15 @@ enum OpenAPIDocument {
         },
         "models": {
          "additionalProperties": {
+          "maxLength": 64,
+          "minLength": 64,
+          "pattern": "^[0-9a-f]{64}$",
+          "type": "string"
+         },
+         "propertyNames": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "type": "object"
@@ -419,6 +823,7 @@ enum OpenAPIDocument {
        ],
        "type": "object"
       },
+      "maxItems": 50,
       "type": "array"
      }
     },
@@ -680,16 +1085,26 @@ enum OpenAPIDocument {
    "NewCollection": {
     "properties": {
      "description": {
+      "maxLength": 1000,
       "type": "string"
      },
      "identifier": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9._-]{1,100}$",
       "type": "string"
      },
      "models": {
       "items": {
+       "maxLength": 100,
+       "minLength": 1,
+       "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
        "type": "string"
       },
-      "type": "array"
+      "maxItems": 100,
+      "minItems": 1,
+      "type": "array",
+      "uniqueItems": true
      }
     },
     "required": [
@@ -854,7 +1269,7 @@ enum OpenAPIDocument {
   }
  },
  "info": {
-  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT}.",
+  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed).",
   "title": "Coffer server API",
   "version": "1.0.0"
  },
@@ -862,17 +1277,12 @@ enum OpenAPIDocument {
  "paths": {
   "/healthz": {
    "get": {
+    "operationId": "health",
     "responses": {
      "200": {
       "description": "healthy"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -885,17 +1295,12 @@ enum OpenAPIDocument {
   },
   "/metrics": {
    "get": {
+    "operationId": "metrics",
     "responses": {
      "200": {
       "description": "metrics in the text exposition format"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -908,17 +1313,12 @@ enum OpenAPIDocument {
   },
   "/openapi.json": {
    "get": {
+    "operationId": "openAPI",
     "responses": {
      "200": {
       "description": "OpenAPI 3.1 document"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -931,14 +1331,10 @@ enum OpenAPIDocument {
   },
   "/v1/blobs/{sha256}": {
    "get": {
+    "operationId": "downloadBlob",
     "parameters": [
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "responses": {
@@ -970,13 +1366,10 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/Error"
      },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
-      "$ref": "#/components/responses/Error"
-     },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "416": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -984,14 +1377,10 @@ enum OpenAPIDocument {
     "summary": "Download a blob (Range, strong ETag, immutable caching)"
    },
    "head": {
+    "operationId": "blobHead",
     "parameters": [
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "responses": {
@@ -999,12 +1388,6 @@ enum OpenAPIDocument {
       "description": "exists"
      },
      "400": {
-      "$ref": "#/components/responses/Error"
-     },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
@@ -1017,6 +1400,7 @@ enum OpenAPIDocument {
   },
   "/v1/collections": {
    "get": {
+    "operationId": "listAllCollections",
     "responses": {
      "200": {
       "content": {
@@ -1042,6 +1426,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Collections of every team of the caller"
@@ -1049,14 +1436,10 @@ enum OpenAPIDocument {
   },
   "/v1/device/collections/{collection}/manifest": {
    "get": {
+    "operationId": "deviceManifest",
     "parameters": [
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -1096,19 +1479,21 @@ enum OpenAPIDocument {
   },
   "/v1/device/keys/{key}": {
    "post": {
+    "operationId": "deliverKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "key",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/key"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0",
+        "credential": "cfa_example",
+        "deviceID": "device-1",
+        "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="
+       },
        "schema": {
         "$ref": "#/components/schemas/DeliveryRequest"
        }
@@ -1139,6 +1524,12 @@ enum OpenAPIDocument {
      "404": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "429": {
       "$ref": "#/components/responses/Error"
      }
@@ -1149,12 +1540,18 @@ enum OpenAPIDocument {
   },
   "/v1/invitations/accept": {
    "post": {
+    "operationId": "acceptInvitation",
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "code": "cfi_example"
+       },
        "schema": {
         "properties": {
          "code": {
+          "maxLength": 200,
+          "minLength": 1,
           "type": "string"
          }
         },
@@ -1196,6 +1593,12 @@ enum OpenAPIDocument {
      "410": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "429": {
       "$ref": "#/components/responses/Error"
      }
@@ -1205,21 +1608,34 @@ enum OpenAPIDocument {
   },
   "/v1/invitations/redeem": {
    "post": {
+    "operationId": "redeemInvitation",
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "code": "cfi_example",
+        "name": "ada"
+       },
        "schema": {
         "properties": {
          "code": {
+          "maxLength": 200,
+          "minLength": 1,
           "type": "string"
          },
          "email": {
+          "maxLength": 254,
           "type": "string"
          },
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "password": {
+          "maxLength": 72,
+          "minLength": 12,
           "type": "string"
          }
         },
@@ -1247,12 +1663,6 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/Error"
      },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
-      "$ref": "#/components/responses/Error"
-     },
      "404": {
       "$ref": "#/components/responses/Error"
      },
@@ -1262,24 +1672,26 @@ enum OpenAPIDocument {
      "410": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "429": {
       "$ref": "#/components/responses/Error"
      }
     },
     "security": [],
-    "summary": "Make one's own account with an invitation; the account's first API token is returned once"
+    "summary": "Make one's own account with an invitation; its first API token is returned once"
    }
   },
   "/v1/keys/{key}": {
    "delete": {
+    "operationId": "revokeKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "key",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/key"
      }
     ],
     "responses": {
@@ -1297,6 +1709,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Revoke a model key (developer of its team)"
@@ -1304,6 +1725,7 @@ enum OpenAPIDocument {
   },
   "/v1/signing-key": {
    "get": {
+    "operationId": "signingKey",
     "responses": {
      "200": {
       "content": {
@@ -1318,12 +1740,6 @@ enum OpenAPIDocument {
      "400": {
       "$ref": "#/components/responses/Error"
      },
-     "401": {
-      "$ref": "#/components/responses/Error"
-     },
-     "403": {
-      "$ref": "#/components/responses/Error"
-     },
      "404": {
       "$ref": "#/components/responses/Error"
      }
@@ -1334,6 +1750,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams": {
    "get": {
+    "operationId": "listTeams",
     "responses": {
      "200": {
       "content": {
@@ -1359,17 +1776,27 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Teams of the caller"
    },
    "post": {
+    "operationId": "createTeam",
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "acme-labs"
+       },
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -1391,7 +1818,42 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "addMember": {
+        "$ref": "#/components/links/addMember.team"
+       },
+       "createApp": {
+        "$ref": "#/components/links/createApp.team"
+       },
+       "createCollection": {
+        "$ref": "#/components/links/createCollection.team"
+       },
+       "createInvitation": {
+        "$ref": "#/components/links/createInvitation.team"
+       },
+       "createKey": {
+        "$ref": "#/components/links/createKey.team"
+       },
+       "listApps": {
+        "$ref": "#/components/links/listApps.team"
+       },
+       "listAuditEvents": {
+        "$ref": "#/components/links/listAuditEvents.team"
+       },
+       "listCollections": {
+        "$ref": "#/components/links/listCollections.team"
+       },
+       "listInvitations": {
+        "$ref": "#/components/links/listInvitations.team"
+       },
+       "listKeys": {
+        "$ref": "#/components/links/listKeys.team"
+       },
+       "listMembers": {
+        "$ref": "#/components/links/listMembers.team"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1407,6 +1869,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a team; the caller becomes its owner"
@@ -1414,14 +1885,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps": {
    "get": {
+    "operationId": "listApps",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -1449,39 +1916,69 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Apps (viewer)"
    },
    "post": {
+    "operationId": "createApp",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "bundleID": "com.example.camera",
+        "collections": [
+         "vision"
+        ],
+        "name": "Camera",
+        "platform": "ios"
+       },
        "schema": {
         "properties": {
          "bundleID": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "collections": {
           "items": {
+           "maxLength": 100,
+           "minLength": 1,
+           "pattern": "^[A-Za-z0-9._-]{1,100}$",
            "type": "string"
           },
+          "maxItems": 1000,
           "type": "array"
          },
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "platform": {
+          "enum": [
+           "ios",
+           "ipados",
+           "macos",
+           "tvos",
+           "watchos",
+           "visionos",
+           "android",
+           "linux",
+           "windows",
+           "web",
+           "other"
+          ],
           "type": "string"
          }
         },
@@ -1504,7 +2001,18 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "revokeApp": {
+        "$ref": "#/components/links/revokeApp.app"
+       },
+       "rotateAppCredential": {
+        "$ref": "#/components/links/rotateAppCredential.app"
+       },
+       "updateApp": {
+        "$ref": "#/components/links/updateApp.app"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1517,6 +2025,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Register an app; its credential is returned once (developer)"
@@ -1524,22 +2041,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps/{app}": {
    "delete": {
+    "operationId": "revokeApp",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "app",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/app"
      }
     ],
     "responses": {
@@ -1557,38 +2065,47 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Revoke an app (developer)"
    },
    "patch": {
+    "operationId": "updateApp",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "app",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/app"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "collections": [
+         "vision"
+        ]
+       },
        "schema": {
         "properties": {
          "collections": {
           "items": {
+           "maxLength": 100,
+           "minLength": 1,
+           "pattern": "^[A-Za-z0-9._-]{1,100}$",
            "type": "string"
           },
+          "maxItems": 1000,
           "type": "array"
          }
         },
@@ -1623,6 +2140,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Choose the collections an app's devices may read, replacing the ones it had (developer)"
@@ -1630,22 +2156,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/apps/{app}/credential": {
    "post": {
+    "operationId": "rotateAppCredential",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "app",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/app"
      }
     ],
     "responses": {
@@ -1670,6 +2187,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Rotate an app's credential; the new one is returned once (developer)"
@@ -1677,14 +2206,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/audit": {
    "get": {
+    "operationId": "listAuditEvents",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
       "in": "query",
@@ -1721,6 +2246,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Audit log, newest first (viewer)"
@@ -1728,22 +2256,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}": {
    "put": {
+    "operationId": "uploadBlob",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "requestBody": {
@@ -1776,7 +2295,21 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "stored"
+      "description": "stored",
+      "links": {
+       "blobHead": {
+        "$ref": "#/components/links/blobHead.sha256"
+       },
+       "downloadBlob": {
+        "$ref": "#/components/links/downloadBlob.sha256"
+       },
+       "recordModelFacts": {
+        "$ref": "#/components/links/recordModelFacts.sha256"
+       },
+       "uploadBlob": {
+        "$ref": "#/components/links/uploadBlob.sha256"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1796,7 +2329,13 @@ enum OpenAPIDocument {
      "413": {
       "$ref": "#/components/responses/Error"
      },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "422": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -1805,27 +2344,23 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}/facts": {
    "put": {
+    "operationId": "recordModelFacts",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "sha256",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/sha256"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "format": "onnx",
+        "notes": [],
+        "size": 1024
+       },
        "schema": {
         "$ref": "#/components/schemas/ModelFacts"
        }
@@ -1851,6 +2386,12 @@ enum OpenAPIDocument {
      },
      "413": {
       "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Record what is inside an uploaded sealed model, at most 256 KiB (developer)"
@@ -1858,14 +2399,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections": {
    "get": {
+    "operationId": "listCollections",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -1893,24 +2430,31 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Collections (viewer)"
    },
    "post": {
+    "operationId": "createCollection",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "description": "image models",
+        "identifier": "vision-extra",
+        "models": [
+         "classifier",
+         "detector"
+        ]
+       },
        "schema": {
         "$ref": "#/components/schemas/NewCollection"
        }
@@ -1927,7 +2471,30 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "addModelName": {
+        "$ref": "#/components/links/addModelName.collection"
+       },
+       "createDeployment": {
+        "$ref": "#/components/links/createDeployment.collection"
+       },
+       "deviceManifest": {
+        "$ref": "#/components/links/deviceManifest.collection"
+       },
+       "getCollection": {
+        "$ref": "#/components/links/getCollection.collection"
+       },
+       "listActivations": {
+        "$ref": "#/components/links/listActivations.collection"
+       },
+       "listDeployments": {
+        "$ref": "#/components/links/listDeployments.collection"
+       },
+       "rollback": {
+        "$ref": "#/components/links/rollback.collection"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -1943,6 +2510,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a collection (developer)"
@@ -1950,22 +2526,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}": {
    "get": {
+    "operationId": "getCollection",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -1990,6 +2557,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "A collection (viewer)"
@@ -1997,22 +2567,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/activations": {
    "get": {
+    "operationId": "listActivations",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2040,6 +2601,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Activation history, newest first (viewer)"
@@ -2047,22 +2611,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments": {
    "get": {
+    "operationId": "listDeployments",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2090,32 +2645,32 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Deployments (viewer)"
    },
    "post": {
+    "operationId": "createDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2132,7 +2687,24 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "activateDeployment": {
+        "$ref": "#/components/links/activateDeployment.deployment"
+       },
+       "archiveDeployment": {
+        "$ref": "#/components/links/archiveDeployment.deployment"
+       },
+       "cloneDeployment": {
+        "$ref": "#/components/links/cloneDeployment.deployment"
+       },
+       "editDeployment": {
+        "$ref": "#/components/links/editDeployment.deployment"
+       },
+       "getDeployment": {
+        "$ref": "#/components/links/getDeployment.deployment"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2149,7 +2721,16 @@ enum OpenAPIDocument {
      "409": {
       "$ref": "#/components/responses/Error"
      },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
      "422": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -2158,30 +2739,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
    "get": {
+    "operationId": "getDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2206,40 +2773,35 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "A deployment (viewer)"
    },
    "patch": {
+    "operationId": "editDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2269,6 +2831,21 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Edit a draft: models replace the named defaults, rules replace all rules (developer)"
@@ -2276,30 +2853,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
    "post": {
+    "operationId": "activateDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2327,6 +2890,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Make it the active deployment, in one transaction (developer)"
@@ -2334,30 +2906,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
    "post": {
+    "operationId": "archiveDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "responses": {
@@ -2382,6 +2940,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Archive a deployment that is not active (developer)"
@@ -2389,35 +2959,27 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
    "post": {
+    "operationId": "cloneDeployment",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "deployment",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/deployment"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "models": {
+         "classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        },
+        "name": "spring"
+       },
        "schema": {
         "$ref": "#/components/schemas/DeploymentInput"
        }
@@ -2434,7 +2996,24 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "activateDeployment": {
+        "$ref": "#/components/links/activateDeployment.deployment"
+       },
+       "archiveDeployment": {
+        "$ref": "#/components/links/archiveDeployment.deployment"
+       },
+       "cloneDeployment": {
+        "$ref": "#/components/links/cloneDeployment.deployment"
+       },
+       "editDeployment": {
+        "$ref": "#/components/links/editDeployment.deployment"
+       },
+       "getDeployment": {
+        "$ref": "#/components/links/getDeployment.deployment"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2450,6 +3029,18 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Clone into a new draft, with edits (developer)"
@@ -2457,30 +3048,27 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/models": {
    "post": {
+    "operationId": "addModelName",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "detector"
+       },
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -2502,7 +3090,12 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "collection"
+      "description": "collection",
+      "links": {
+       "removeModelName": {
+        "$ref": "#/components/links/removeModelName.model"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2515,6 +3108,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Add a model name (developer)"
@@ -2522,30 +3127,16 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/models/{model}": {
    "delete": {
+    "operationId": "removeModelName",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      },
      {
-      "in": "path",
-      "name": "model",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/model"
      }
     ],
     "responses": {
@@ -2573,6 +3164,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Remove a model name the active deployment does not use (developer)"
@@ -2580,22 +3180,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/rollback": {
    "post": {
+    "operationId": "rollback",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "collection",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/collection"
      }
     ],
     "responses": {
@@ -2620,6 +3211,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Re-activate the deployment that was active before the current one (developer)"
@@ -2627,14 +3230,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/invitations": {
    "get": {
+    "operationId": "listInvitations",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -2662,31 +3261,39 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Invitations and their state, never their codes (owner)"
    },
    "post": {
+    "operationId": "createInvitation",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "days": 7,
+        "note": "ada",
+        "role": "viewer"
+       },
        "schema": {
         "properties": {
          "days": {
-          "description": "1 day to 365; default COFFER_INVITATION_DAYS",
+          "exclusiveMinimum": 0,
+          "maximum": 365,
           "type": "number"
          },
          "note": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "role": {
@@ -2716,7 +3323,12 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "revokeInvitation": {
+        "$ref": "#/components/links/revokeInvitation.invitation"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2729,6 +3341,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Make an invitation; its code is returned once (owner)"
@@ -2736,22 +3357,13 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/invitations/{invitation}": {
    "delete": {
+    "operationId": "revokeInvitation",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "invitation",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/invitation"
      }
     ],
     "responses": {
@@ -2772,6 +3384,15 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Revoke a pending invitation (owner)"
@@ -2779,14 +3400,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/keys": {
    "get": {
+    "operationId": "listKeys",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -2814,27 +3431,32 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Model keys, without material (viewer)"
    },
    "post": {
+    "operationId": "createKey",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "vision-2026"
+       },
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -2856,7 +3478,15 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "deliverKey": {
+        "$ref": "#/components/links/deliverKey.key"
+       },
+       "revokeKey": {
+        "$ref": "#/components/links/revokeKey.key"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2869,6 +3499,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create a model key; its .modelkey file is returned once (developer)"
@@ -2876,14 +3515,10 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/members": {
    "get": {
+    "operationId": "listMembers",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "responses": {
@@ -2911,27 +3546,33 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Members (viewer)"
    },
    "post": {
+    "operationId": "addMember",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      }
     ],
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "ada",
+        "role": "developer"
+       },
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          },
          "role": {
@@ -2972,7 +3613,12 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "invited"
+      "description": "invited",
+      "links": {
+       "removeMember": {
+        "$ref": "#/components/links/removeMember.member"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2988,29 +3634,29 @@ enum OpenAPIDocument {
      },
      "409": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
-    "summary": "Change a member's role (200), or invite a name that is not a member (201, the invitation's code shown once) (owner)"
+    "summary": "Change a member's role (200), or invite a name that is not a member (201: the invitation's code, shown once) (owner)"
    }
   },
   "/v1/teams/{team}/members/{member}": {
    "delete": {
+    "operationId": "removeMember",
     "parameters": [
      {
-      "in": "path",
-      "name": "team",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/team"
      },
      {
-      "in": "path",
-      "name": "member",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/member"
      }
     ],
     "responses": {
@@ -3028,6 +3674,18 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Remove a member (owner)"
@@ -3035,6 +3693,7 @@ enum OpenAPIDocument {
   },
   "/v1/tokens": {
    "get": {
+    "operationId": "listTokens",
     "responses": {
      "200": {
       "content": {
@@ -3060,17 +3719,27 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "The caller's API tokens"
    },
    "post": {
+    "operationId": "createToken",
     "requestBody": {
      "content": {
       "application/json": {
+       "example": {
+        "name": "ci"
+       },
        "schema": {
         "properties": {
          "name": {
+          "maxLength": 100,
+          "minLength": 1,
+          "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
           "type": "string"
          }
         },
@@ -3092,7 +3761,12 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "created"
+      "description": "created",
+      "links": {
+       "revokeToken": {
+        "$ref": "#/components/links/revokeToken.token"
+       }
+      }
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -3105,6 +3779,15 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "summary": "Create an API token (its value is returned once)"
@@ -3112,14 +3795,10 @@ enum OpenAPIDocument {
   },
   "/v1/tokens/{token}": {
    "delete": {
+    "operationId": "revokeToken",
     "parameters": [
      {
-      "in": "path",
-      "name": "token",
-      "required": true,
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/token"
      }
     ],
     "responses": {
@@ -3136,6 +3815,15 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
       "$ref": "#/components/responses/Error"
      }
     },

@@ -1,0 +1,32 @@
+import Vapor
+
+/// Refuses, with 415, a form or plain-text body sent to the JSON API.
+///
+/// Vapor decodes a route's input from whatever the Content-Type names, so a JSON route would also
+/// take `application/x-www-form-urlencoded` (and act on it) or `text/plain` (and answer a confusing
+/// 400): the API reads `application/json`, and the blob upload `application/octet-stream`, as
+/// docs/openapi.json says. The dashboard, whose forms are URL-encoded, is left alone, and so is an
+/// empty body (`curl -d ''` labels one as a form).
+struct NonJSONBodies: Middleware {
+    static let refused: [HTTPMediaType] = [.urlEncodedForm, .plainText]
+
+    func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
+        // An unrouted request goes on to its 404 or 405.
+        if request.route != nil, let type = request.headers.contentType,
+           Self.refused.contains(where: { $0.type == type.type && $0.subType == type.subType }),
+           Self.hasBody(request.headers), !Self.isDashboard(request.url.path) {
+            return request.eventLoop.makeFailedFuture(
+                Abort(.unsupportedMediaType, reason: "the API reads application/json bodies (blob uploads: application/octet-stream)"))
+        }
+        return next.respond(to: request)
+    }
+
+    static func hasBody(_ headers: HTTPHeaders) -> Bool {
+        if headers.contains(name: .transferEncoding) { return true }
+        return headers.first(name: .contentLength).map { $0 != "0" } ?? false
+    }
+
+    static func isDashboard(_ path: String) -> Bool {
+        path.split(separator: "/", omittingEmptySubsequences: true).first == Substring(Dashboard.prefix)
+    }
+}
