@@ -55,6 +55,9 @@ struct UsageCounterTests {
         let flowers = try await Flowers.make(first)
         let blob = try await flowers.upload("a")
         for _ in 0..<3 { #expect(try await HTTP(base: first.base).call("GET", "/v1/blobs/\(blob)").status == 200) }
+        // The key is delivered only once a deployment of the app's collection that uses it is active.
+        let (draft, _) = try await flowers.deployment("counted", models: ["FlowerClassifier": blob, "FlowerStylizer": blob])
+        #expect(try await flowers.activate(try #require(draft)).status == 200)
         #expect(try await Device().request(flowers.key.id, app: flowers.app, on: first).status == 200)
         let database = first.configuration.databaseURL
         try await first.stop(removingData: false)
