@@ -41,6 +41,20 @@ struct UniqueRaceTests {
             try await admin.call("POST", "/v1/teams/T/collections", json: ["identifier": "Raced", "models": ["M"]])
         }, "collection")
 
+        // An app's collections changed by several requests at once (schemathesis found a 500 here:
+        // SQLite's "database is locked" from transactions that read before they write).
+        try await flowers.world.bind(flowers.app.id, in: "T", to: [])
+        let binds = try await Self.together {
+            try await admin.call("PATCH", "/v1/teams/T/apps/\(flowers.app.id)", json: ["collections": ["FlowerModels"]])
+        }
+        for reply in binds { #expect(reply.status == 200 || reply.status == 409, "bind: \(reply.status) \(reply.text)") }
+        let apps = try await admin.call("GET", "/v1/teams/T/apps").array
+        #expect(apps.first { $0["id"] as? String == flowers.app.id }?["collections"] as? [String] == ["FlowerModels"])
+        let creates = try await Self.together {
+            try await admin.call("POST", "/v1/teams/T/apps", json: ["name": "raced", "platform": "ios", "collections": ["FlowerModels"]])
+        }
+        for reply in creates { #expect(reply.status == 201, "app: \(reply.status) \(reply.text)") }
+
         // Members: one invitation redeemed by several at once: one account joins, the others are
         // refused (410 used, or 409 for the name another request took).
         let code = try await flowers.world.invite(role: "viewer", to: "T")

@@ -53,7 +53,9 @@ struct AppController: RouteCollection {
         let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
         // The app, its collections and its audit row are one transaction: if the audit fails, no
         // app exists whose credential nobody was shown.
-        try await db.transaction { db in
+        // A transaction that reads before it writes (the app's bindings): `writeTransaction`, so that
+        // concurrent ones wait on SQLite instead of failing with "database is locked".
+        try await db.writeTransaction { db in
             try await app.create(on: db)
             try await AppCollections.bind(app.requireID(), to: collections, on: db)
             try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor,
@@ -82,10 +84,12 @@ struct AppController: RouteCollection {
                        on db: any Database, credentials: AppCredentials) async throws -> AppView {
         let appID = try app.requireID()
         let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
-        try await db.transaction { db in
+        try await UniqueViolation.asConflict("the app's collections were changed by another request at the same moment; list the apps and retry if needed") {
+          try await db.writeTransaction { db in
             try await AppCollections.bind(appID, to: collections, on: db)
             try await Audit.record(on: db, teamID: team.id, action: "app.update", actor: actor,
                                    target: "\(appID) collections: \(Self.describe(collections))", outcome: "ok")
+          }
         }
         credentials.forget(appID)
         return try Self.view(app, collections: collections.map(\.identifier).sorted(), credential: nil)
