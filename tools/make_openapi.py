@@ -104,6 +104,14 @@ def op(operation_id, summary, responses, request=None, auth="token", errors=(), 
         operation["parameters"] = list(query)
     return operation
 
+def header(name, schema, description):
+    return {"name": name, "in": "header", "required": False, "schema": schema, "description": description}
+
+# Blob downloads: one byte range (RFC 9110 §14; several ranges, or a malformed header, get the whole
+# blob), and the ETag a client has.
+RANGE = header("Range", {"type": "string", "maxLength": 200}, "bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX")
+IF_NONE_MATCH = header("If-None-Match", {"type": "string", "maxLength": 200}, "the blob's ETag, or *")
+
 def query(name, schema, description=None):
     parameter = {"name": name, "in": "query", "required": False, "schema": schema}
     if description:
@@ -254,8 +262,10 @@ paths = {
     "/v1/blobs/{sha256}": {
         "get": op("downloadBlob", "Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"}},
-                  auth="none", errors=["416"]),
-        "head": op("blobHead", "A blob's size and ETag", {"200": {"description": "exists"}}, auth="none"),
+                  auth="none", errors=["416"], query=[RANGE, IF_NONE_MATCH]),
+        "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
+                   {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
+                   auth="none", errors=["416"], query=[RANGE, IF_NONE_MATCH]),
     },
     "/v1/device/keys/{key}": {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),

@@ -1335,6 +1335,26 @@ enum OpenAPIDocument {
     "parameters": [
      {
       "$ref": "#/components/parameters/sha256"
+     },
+     {
+      "description": "bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX",
+      "in": "header",
+      "name": "Range",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
+     },
+     {
+      "description": "the blob's ETag, or *",
+      "in": "header",
+      "name": "If-None-Match",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
      }
     ],
     "responses": {
@@ -1381,21 +1401,50 @@ enum OpenAPIDocument {
     "parameters": [
      {
       "$ref": "#/components/parameters/sha256"
+     },
+     {
+      "description": "bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX",
+      "in": "header",
+      "name": "Range",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
+     },
+     {
+      "description": "the blob's ETag, or *",
+      "in": "header",
+      "name": "If-None-Match",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
      }
     ],
     "responses": {
      "200": {
       "description": "exists"
      },
+     "206": {
+      "description": "a range of it"
+     },
+     "304": {
+      "description": "not modified"
+     },
      "400": {
       "$ref": "#/components/responses/Error"
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "416": {
+      "$ref": "#/components/responses/Error"
      }
     },
     "security": [],
-    "summary": "A blob's size and ETag"
+    "summary": "A blob's size and ETag, as GET would answer without the body"
    }
   },
   "/v1/collections": {
