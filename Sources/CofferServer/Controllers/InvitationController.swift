@@ -85,13 +85,13 @@ struct InvitationController {
     func accept(req: Request) async throws -> Invitations.Joined {
         let user = try req.user()
         let body = try req.content.decode(AcceptInvitation.self)
-        return try await counted(req) { try await Invitations.accept(body.code, userID: user.userID, name: user.name, on: req.db) }
+        return try await failures.redeeming(req) { try await Invitations.accept(body.code, userID: user.userID, name: user.name, on: req.db) }
     }
 
     func redeem(req: Request) async throws -> Response {
         let body = try req.content.decode(RedeemInvitation.self)
         guard (body.email == nil) == (body.password == nil) else { throw APIError.invalid("give both email and password, or neither") }
-        let redeemed: Redeemed = try await counted(req) {
+        let redeemed: Redeemed = try await failures.redeeming(req) {
             try Names.validate(body.name, what: "account name")
             try await Invitations.check(body.code, on: req.db)
             var email: String?, hash: String?
@@ -109,18 +109,5 @@ struct InvitationController {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         return try await redeemed.encodeResponse(status: .created, headers: headers, for: req)
-    }
-
-    /// Runs a redemption (for the dashboard's join page too): refused at once when the client address used its failure budget; an
-    /// unknown, used, revoked or expired code counts against it.
-    func counted<T>(_ req: Request, _ body: () async throws -> T) async throws -> T {
-        let address = "address:" + req.clientAddress
-        if let wait = failures.exhausted(address) { throw TokenAuthenticator.tooMany(wait) }
-        do {
-            return try await body()
-        } catch let error as APIError where error.status == .notFound || error.status == .gone {
-            _ = failures.acquire(address)
-            throw error
-        }
     }
 }

@@ -35,16 +35,24 @@ struct MemberController: RouteCollection {
     func add(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .owner)
         let body = try req.content.decode(AddMember.self)
-        let actor = try req.user().name
-        try Names.validate(body.name, what: "member name")
-        if try await Self.membership(of: body.name, in: team, on: req.db) != nil {
-            try await Self.changeRole(of: body.name, to: body.role, in: team, actor: actor, on: req.db)
-            return try await MemberView(name: body.name, role: body.role, invitation: nil).encodeResponse(status: .ok, for: req)
-        }
-        let invitation = try await Invitations.create(in: team, role: body.role, note: body.name, lifetime: invitationLifetime, actor: actor, on: req.db)
+        let member = try await Self.add(body, to: team, actor: try req.user().name, invitationLifetime: invitationLifetime, on: req.db)
+        guard member.invitation != nil else { return try await member.encodeResponse(status: .ok, for: req) }
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
-        return try await MemberView(name: body.name, role: body.role, invitation: invitation).encodeResponse(status: .created, headers: headers, for: req)
+        return try await member.encodeResponse(status: .created, headers: headers, for: req)
+    }
+
+    /// The API's and the dashboard's `member add`: a member's name gets `role`; any other name an
+    /// invitation (in the answer, its code shown once).
+    static func add(_ body: AddMember, to team: TeamRecord, actor: String, invitationLifetime: TimeInterval,
+                    on db: any Database) async throws -> MemberView {
+        try Names.validate(body.name, what: "member name")
+        if try await membership(of: body.name, in: team, on: db) != nil {
+            try await changeRole(of: body.name, to: body.role, in: team, actor: actor, on: db)
+            return MemberView(name: body.name, role: body.role, invitation: nil)
+        }
+        let invitation = try await Invitations.create(in: team, role: body.role, note: body.name, lifetime: invitationLifetime, actor: actor, on: db)
+        return MemberView(name: body.name, role: body.role, invitation: invitation)
     }
 
     /// Changes a member's role (never demoting the last owner); 404 for a name that is not a member.

@@ -31,10 +31,9 @@ struct JoinPage: RouteCollection {
     func join(req: Request) async throws -> Response {
         let fields = FormFields(request: req)
         let code = try fields.text("code", label: "The invitation code", limit: 200)
-        let limiter = InvitationController(lifetime: 0, failures: failures)
         if let session = req.auth.get(DashboardSession.self) {
             do {
-                let joined = try await limiter.counted(req) {
+                let joined = try await failures.redeeming(req) {
                     try await Invitations.accept(code, userID: session.userID, name: session.name, on: req.db)
                 }
                 return req.seeOther(TeamTabs.path(joined.team))
@@ -46,7 +45,7 @@ struct JoinPage: RouteCollection {
         let email = try fields.text("email", label: "The email address", limit: 254)
         let password = try fields.raw("password", label: "The password", limit: 200)
         do {
-            let user: UserRecord = try await limiter.counted(req) {
+            let user: UserRecord = try await failures.redeeming(req) {
                 try Names.validate(name, what: "account name")
                 try await Invitations.check(code, on: req.db)
                 let address = try Credentials.email(email)

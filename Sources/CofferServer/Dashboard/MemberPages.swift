@@ -75,14 +75,12 @@ struct MemberPages: RouteCollection {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: "Choose a role: viewer, developer or owner.", status: .badRequest)
         }
         do {
-            let actor = try req.user().name
-            try Names.validate(name, what: "member name")
-            if try await MemberController.membership(of: name, in: team, on: req.db) != nil {
-                try await MemberController.changeRole(of: name, to: role, in: team, actor: actor, on: req.db)
+            let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name,
+                                                        invitationLifetime: invitationLifetime, on: req.db)
+            guard let invitation = member.invitation else {
                 return try await page(req, name: "", role: Role.developer.rawValue, shown: nil,
                                       notice: "\(name) is now \(Self.article(role)) \(role.rawValue) of \(team.name).", error: nil)
             }
-            let invitation = try await Invitations.create(in: team, role: role, note: name, lifetime: invitationLifetime, actor: actor, on: req.db)
             try await req.renewCSRF()
             let shown = Shown(note: name, role: role.rawValue, code: invitation.code, expires: CollectionPage.date(invitation.expiresAt))
             return try await page(req, name: "", role: Role.developer.rawValue, shown: shown, notice: nil, error: nil)

@@ -1,0 +1,17 @@
+import Vapor
+
+extension RateLimiter {
+    /// Runs a redemption of an invitation code (API and dashboard) as a limit on failures per client
+    /// address: refused at once with 429 when the address used its budget; an unknown, used,
+    /// revoked or expired code (404, 410) counts against it.
+    func redeeming<T>(_ req: Request, _ body: () async throws -> T) async throws -> T {
+        let address = "address:" + req.clientAddress
+        if let wait = exhausted(address) { throw TokenAuthenticator.tooMany(wait) }
+        do {
+            return try await body()
+        } catch let error as APIError where error.status == .notFound || error.status == .gone {
+            _ = acquire(address)
+            throw error
+        }
+    }
+}
