@@ -6,6 +6,7 @@ import Vapor
 
 /// Sets up an application: database and migrations, master key, first-start bootstrap, routes.
 public func configure(_ app: Application, _ configuration: ServerConfiguration) async throws {
+    app.useOwnThreadPool()
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
     app.http.server.configuration.idleTimeout = configuration.idleTimeAmount

@@ -1,0 +1,34 @@
+@testable import CofferServer
+import Fluent
+import Foundation
+import Testing
+
+/// Several servers in one process (as in the tests, or an operator's embedding), each with write
+/// transactions queued behind one another: none may starve the others of threads.
+@Suite("SQLite under concurrent writers")
+struct SQLiteStarvationTests {
+    /// Before each application had its own thread pool, the writers waiting for SQLite's lock
+    /// filled the process-wide pool (one thread per core) and the transaction holding the lock
+    /// never got a thread to commit: every database of the process stopped. Three servers with
+    /// eight writers each, every transaction holding the lock across a pause, must all finish.
+    @Test("write transactions of several servers in one process all finish", .timeLimit(.minutes(1)))
+    func writersOfSeveralServersFinish() async throws {
+        var servers: [TestServer] = []
+        for _ in 0..<3 { servers.append(try await TestServer.start()) }
+        defer { for server in servers { Task { try? await server.stop() } } }
+        let finished = try await withThrowingTaskGroup(of: Int.self) { group in
+            for server in servers {
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await server.app.db.writeTransaction { db in
+                            try await Task.sleep(for: .milliseconds(20))
+                            return try await AuditRecord.query(on: db).count()
+                        }
+                    }
+                }
+            }
+            return try await group.reduce(0) { count, _ in count + 1 }
+        }
+        #expect(finished == 24)
+    }
+}
