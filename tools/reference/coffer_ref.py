@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
-"""Coffer container format v1: an independent reference implementation in Python.
+"""Coffer container format, versions 1 and 2: an independent reference implementation in Python.
 
 Written from docs/FORMAT.md alone, to show that the specification is enough to build a
 compatible reader and writer, and to generate the language-neutral test vectors in
-Tests/CofferFormatTests/Vectors/container/ (see make_vectors.py).
+Tests/CofferFormatTests/Vectors/ (see make_vectors.py).
 
 Only the `cryptography` package is used. This is a reference, not a tool for large models: it
-holds whole containers in memory.
+holds whole containers in memory, and its content-defined chunker is pure Python (about
+0.2 s per MiB).
 
 Library use:
-    seal(plaintext, key=..., key_id=..., name=..., chunk_exp=16, salt=..., ...) -> bytes
+    seal(plaintext, key=..., key_id=..., name=..., salt=..., format_version=2, ...) -> bytes
+        (format_version=1 takes chunk_exp=16...20)
     open_container(data, key=... | passphrase=...) -> (header_dict, plaintext)
+    parse_header(data) -> header_dict   (every rule that needs no key; for version 2 `data` must
+                                         be the whole container: its length is checked first)
+    cut_plaintext(plaintext, kind) -> list of chunk lengths (the version 2 writers' cut)
     pack_tree(entries, root_mode=0o755) -> bytes
     unpack_check(stream) -> list of entries (raises RejectError("malformedTree"))
 
 Command line:
     coffer_ref.py open FILE (--key-file K.modelkey | --passphrase-file F) [--output PATH] [--raw]
     coffer_ref.py seal PATH (--key-file K.modelkey | --passphrase-file F) --output OUT
+                       [--format-version 1|2 (default 2)] [--chunk-exp 16...20 (version 1 only)]
     coffer_ref.py pack FOLDER            (the packed-tree stream of FOLDER, to stdout)
-    coffer_ref.py inspect FILE           (the header fields as JSON; nothing verified but the rules)
+    coffer_ref.py inspect FILE [--table] (the header fields as JSON, with the version and chunk
+                                          count; --table adds a version 2 chunk table; nothing
+                                          verified but the rules that need no key)
 """
 
 from __future__ import annotations
@@ -44,8 +52,12 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 # --------------------------------------------------------------------------------------------
 
 MAGIC = bytes([0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A])  # "\x89COFFER\n"
-VERSION = 1
-PREFIX_LENGTH = 12  # magic, version, header length
+VERSION = 1  # version 1 (kept under this name for the version 1 helpers and vectors)
+VERSION_1 = 1
+VERSION_2 = 2
+SUPPORTED_VERSIONS = (VERSION_1, VERSION_2)
+DEFAULT_FORMAT_VERSION = VERSION_2  # "Writers write version 2 by default"
+PREFIX_LENGTH = 12  # magic, version, header length (v1) or fields length (v2)
 MAX_HEADER_LENGTH = 4096
 SUITE_AES256GCM_HKDF_HMAC = 1
 KIND_FILE = 1
@@ -73,6 +85,24 @@ MIN_HEADER_LENGTH = min(
     57 + 1 + 2 + 0 + MAC_LENGTH,  # model key
     57 + 0 + 2 + 0 + SCRYPT_FIELDS_LENGTH + MAC_LENGTH,  # passphrase
 )
+
+# Version 2 (docs/FORMAT.md, "Version 2: content-defined chunks").
+SUITE_V2 = 2  # deterministic AES-256-GCM chunks, HMAC-SHA-256 chunk IDs, HKDF-SHA-256
+MIN_FIELDS_LENGTH = 64  # 61 + a 1-byte key ID + 2 (an empty name)
+MAX_FIELDS_LENGTH = 4096
+CHUNK_COUNT_OFFSET = 56
+TABLE_ENTRY_LENGTH = 36  # chunk ID (32) || plaintext length (4)
+CHUNK_ID_LENGTH = 32
+MAX_CHUNK_LENGTH = 4 * 1024 * 1024  # 4 194 304: what a reader accepts
+V2_HEADER_INFO = b"coffer v2 header"
+V2_CHUNK_ID_INFO = b"coffer v2 chunk id"
+V2_CHUNK_SEAL_INFO = b"coffer v2 chunk seal"
+# The writers' cut ("Cutting the plaintext (writers)"): readers accept any cut within the rules.
+CDC_MIN = 65_536
+CDC_AVG = 262_144
+CDC_MAX = 1_048_576
+GEAR_INFO = b"coffer v2 gear"
+TREE_PREFIX_LENGTH = 14  # packed tree: magic (8) || entry-count (4) || root-mode (2)
 
 # scrypt limits a reader enforces before deriving (docs/FORMAT.md, "Keys").
 SCRYPT_LOGN_RANGE = range(10, 21)
@@ -244,15 +274,23 @@ def seal(
     scrypt: tuple[int, int, int] = DEFAULT_SCRYPT,
     kind: int = KIND_FILE,
     name: str = "",
-    chunk_exp: int = 20,
+    format_version: int = DEFAULT_FORMAT_VERSION,
+    chunk_exp: int | None = None,
     salt: bytes,
     scrypt_salt: bytes | None = None,
 ) -> bytes:
     """Seals `plaintext` (a file's bytes, or a packed-tree stream when kind is 2).
 
     Exactly one of `key` (with `key_id`) or `passphrase` (with `scrypt_salt`). Deterministic:
-    the salts are inputs.
+    the salts are inputs. `format_version` 2 (the default) cuts content-defined chunks
+    (cut_plaintext); version 1 cuts chunks of 2^chunk_exp bytes (default 20).
     """
+    if format_version not in SUPPORTED_VERSIONS:
+        raise ValueError("format version must be 1 or 2")
+    if format_version == VERSION_2 and chunk_exp is not None:
+        raise ValueError("a chunk size exponent is for version 1 only (version 2 cuts by content)")
+    if chunk_exp is None:
+        chunk_exp = 20
     if (key is None) == (passphrase is None):
         raise ValueError("give exactly one of key or passphrase")
     if len(salt) != SALT_LENGTH:
@@ -278,6 +316,9 @@ def seal(
         kid = b""
         kdf, scrypt_fields = KDF_PASSPHRASE, encode_scrypt_fields(*scrypt, scrypt_salt)
     ikm = input_key_material(kdf, key=key, passphrase=passphrase, scrypt=scrypt, scrypt_salt=scrypt_salt)
+    if format_version == VERSION_2:
+        return seal_v2(ikm, plaintext, cut_plaintext(plaintext, kind), kind=kind, kdf=kdf, salt=salt,
+                       key_id=kid, name=name_bytes, scrypt_fields=scrypt_fields)
     header_key, payload_key = file_keys(ikm, salt)
     body = encode_header_body(chunk_exp=chunk_exp, kind=kind, kdf=kdf, length=len(plaintext), salt=salt,
                               key_id=kid, name=name_bytes, scrypt_fields=scrypt_fields)
@@ -286,7 +327,191 @@ def seal(
 
 
 # --------------------------------------------------------------------------------------------
-# Reading (docs/FORMAT.md, "Reading" and "MUST reject")
+# Version 2: keys, fields, table, chunks (docs/FORMAT.md, "Version 2: content-defined chunks")
+# --------------------------------------------------------------------------------------------
+
+
+def v2_header_key(ikm: bytes, salt: bytes) -> bytes:
+    """HKDF-SHA-256(IKM, salt = the header's salt, info = "coffer v2 header")."""
+    return hkdf(ikm, salt, V2_HEADER_INFO)
+
+
+def v2_chunk_keys(ikm: bytes) -> tuple[bytes, bytes]:
+    """(ID key, seal key): HKDF-SHA-256 with an empty salt, so they do not depend on the header.
+
+    (RFC 5869: an empty salt and the default of HashLen zero bytes give the same HMAC key.)
+    """
+    return hkdf(ikm, b"", V2_CHUNK_ID_INFO), hkdf(ikm, b"", V2_CHUNK_SEAL_INFO)
+
+
+def chunk_id(id_key: bytes, piece: bytes) -> bytes:
+    """ID = HMAC-SHA-256(ID key, the chunk's plaintext)."""
+    return hmac.new(id_key, piece, hashlib.sha256).digest()
+
+
+def seal_chunk_v2(gcm: AESGCM, cid: bytes, piece: bytes, *, nonce_bytes: bytes | None = None,
+                  aad: bytes | None = None) -> bytes:
+    """AES-256-GCM(seal key, nonce = ID[0..11], piece, aad = ID) = ciphertext || tag.
+
+    `nonce_bytes` and `aad` replace the correct ones; they exist only to build invalid vectors.
+    """
+    return gcm.encrypt(cid[:NONCE_LENGTH] if nonce_bytes is None else nonce_bytes, piece,
+                       cid if aad is None else aad)
+
+
+def encode_fields_v2(
+    *,
+    kind: int,
+    kdf: int,
+    length: int,
+    salt: bytes,
+    count: int,
+    key_id: bytes,
+    name: bytes,
+    scrypt_fields: bytes | None,
+    version: int = VERSION_2,
+    suite: int = SUITE_V2,
+    reserved: int = 0,
+    fields_length: int | None = None,
+    extra: bytes = b"",
+) -> bytes:
+    """The version 2 `fields` (magic through the scrypt parameters).
+
+    Values are written as given, without validation, so that test vectors can break one rule.
+    `fields_length` overrides the computed F; `extra` is appended after the last field.
+    """
+    rest = (
+        struct.pack(">BBBBQ", suite, reserved, kind, kdf, length)
+        + salt
+        + struct.pack(">I", count)
+        + bytes([len(key_id)])
+        + key_id
+        + struct.pack(">H", len(name))
+        + name
+        + (scrypt_fields or b"")
+        + extra
+    )
+    f = PREFIX_LENGTH + len(rest) if fields_length is None else fields_length
+    return MAGIC + struct.pack(">HH", version, f) + rest
+
+
+def encode_table(entries: list[tuple[bytes, int]]) -> bytes:
+    """table = entry[0] || ... (entry = chunk ID (32) || plaintext length (4, big-endian))."""
+    return b"".join(cid + struct.pack(">I", size) for cid, size in entries)
+
+
+def seal_v2(ikm: bytes, plaintext: bytes, lengths: list[int], *, kind: int, kdf: int, salt: bytes,
+            key_id: bytes, name: bytes, scrypt_fields: bytes | None) -> bytes:
+    """A version 2 container of `plaintext` cut into chunks of `lengths` (which must add up)."""
+    assert sum(lengths) == len(plaintext) and lengths, "lengths must cover the plaintext"
+    id_key, seal_key = v2_chunk_keys(ikm)
+    gcm = AESGCM(seal_key)
+    entries, sealed, pos = [], [], 0
+    for size in lengths:
+        piece = plaintext[pos:pos + size]
+        pos += size
+        cid = chunk_id(id_key, piece)
+        entries.append((cid, size))
+        sealed.append(seal_chunk_v2(gcm, cid, piece))
+    fields = encode_fields_v2(kind=kind, kdf=kdf, length=len(plaintext), salt=salt, count=len(lengths),
+                              key_id=key_id, name=name, scrypt_fields=scrypt_fields)
+    signed = fields + encode_table(entries)
+    return signed + header_mac(v2_header_key(ikm, salt), signed) + b"".join(sealed)
+
+
+# ---- the writers' cut ("Cutting the plaintext (writers)") ------------------------------------
+
+# gear[b] = first 8 bytes, big-endian, of SHA-256("coffer v2 gear" || b), b one byte.
+GEAR = tuple(int.from_bytes(hashlib.sha256(GEAR_INFO + bytes([b])).digest()[:8], "big") for b in range(256))
+_MASK64 = (1 << 64) - 1
+# "h >> 44 = 0" is h < 2^44 (20 high bits zero); "h >> 48 = 0" is h < 2^48 (16 high bits zero).
+_BEFORE_AVG_LIMIT = 1 << 44
+_FROM_AVG_LIMIT = 1 << 48
+
+
+def _cut_end(data: bytes, s: int, e: int) -> int:
+    """The end of the chunk that starts at `s` in the segment [s, e)."""
+    if e - s <= CDC_MIN:
+        return e
+    end = min(s + CDC_MAX, e)
+    gear, mask = GEAR, _MASK64
+    h = 0
+    # i from s + MIN while i < s + AVG: 20 high bits zero cuts at i + 1.
+    middle = min(s + CDC_AVG, end)
+    limit = _BEFORE_AVG_LIMIT
+    for i, b in enumerate(data[s + CDC_MIN:middle], s + CDC_MIN + 1):  # i here is the spec's i + 1
+        h = ((h << 1) + gear[b]) & mask
+        if h < limit:
+            return i
+    # i from s + AVG (if the segment reaches it) to end - 1: 16 high bits zero cuts at i + 1.
+    limit = _FROM_AVG_LIMIT
+    for i, b in enumerate(data[middle:end], middle + 1):
+        h = ((h << 1) + gear[b]) & mask
+        if h < limit:
+            return i
+    return end
+
+
+def cut_segment(data: bytes, s: int, e: int) -> list[int]:
+    """Chunk lengths of the segment [s, e) of `data`."""
+    lengths = []
+    while s < e:
+        cut = _cut_end(data, s, e)
+        lengths.append(cut - s)
+        s = cut
+    return lengths
+
+
+def tree_entry_starts(stream: bytes) -> list[int]:
+    """Offsets of every entry's kind byte in a packed-tree stream (walked, not validated: a
+    stream this cannot walk raises ValueError; a writer packs with pack_tree, which checks)."""
+    if len(stream) < TREE_PREFIX_LENGTH or stream[:len(TREE_MAGIC)] != TREE_MAGIC:
+        raise ValueError("not a packed-tree stream")
+    (count,) = struct.unpack_from(">I", stream, len(TREE_MAGIC))
+    starts, pos = [], TREE_PREFIX_LENGTH
+    for _ in range(count):
+        if pos + 5 > len(stream):
+            raise ValueError("packed-tree stream ends inside an entry")
+        starts.append(pos)
+        kind, _, path_length = struct.unpack_from(">BHH", stream, pos)
+        pos += 5 + path_length
+        if kind == TREE_FILE:
+            if pos + 8 > len(stream):
+                raise ValueError("packed-tree stream ends inside an entry")
+            pos += 8 + struct.unpack_from(">Q", stream, pos)[0]
+        elif kind == TREE_LINK:
+            if pos + 2 > len(stream):
+                raise ValueError("packed-tree stream ends inside an entry")
+            pos += 2 + struct.unpack_from(">H", stream, pos)[0]
+        elif kind != TREE_FOLDER:
+            raise ValueError(f"packed-tree entry of unknown kind {kind}")
+    if pos != len(stream):
+        raise ValueError("packed-tree stream does not end after its last entry")
+    return starts
+
+
+def segments(plaintext: bytes, kind: int) -> list[tuple[int, int]]:
+    """The segments a writer cuts separately: the whole plaintext for a file; for a packed
+    folder the 14-byte stream prefix, then each entry from its kind byte to the next entry."""
+    if kind != KIND_FOLDER:
+        return [(0, len(plaintext))]
+    bounds = [0, TREE_PREFIX_LENGTH] + tree_entry_starts(plaintext)[1:] + [len(plaintext)]
+    # With no entries the stream is the prefix alone (bounds 0, 14, 14): one segment.
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+
+def cut_plaintext(plaintext: bytes, kind: int = KIND_FILE) -> list[int]:
+    """The chunk lengths Coffer's writers use (an empty plaintext is one empty chunk)."""
+    if not plaintext:
+        return [0]
+    lengths = []
+    for s, e in segments(plaintext, kind):
+        lengths.extend(cut_segment(plaintext, s, e))
+    return lengths
+
+
+# --------------------------------------------------------------------------------------------
+# Reading (docs/FORMAT.md, "Reading", "MUST reject" and their version 2 sections)
 # --------------------------------------------------------------------------------------------
 
 
@@ -300,16 +525,84 @@ def valid_name(name: bytes) -> bool:
     return True
 
 
-def parse_header(data: bytes) -> dict:
-    """Steps 1 and 2 of "Reading": every header rule that needs no key. Returns the fields."""
-    # Step 1: magic, version, header length (bounds first).
+def _read_prefix(data: bytes) -> tuple[int, int]:
+    """Step 1's common part: the magic and the version. Returns (version, length field)."""
     if len(data) < len(MAGIC) or data[:len(MAGIC)] != MAGIC:
         raise RejectError("notAContainer")
     if len(data) < PREFIX_LENGTH:
         raise RejectError("malformedHeader", "file ends inside the header prefix")
-    version, h = struct.unpack_from(">HH", data, 8)
-    if version != VERSION:
+    version, length_field = struct.unpack_from(">HH", data, 8)
+    if version not in SUPPORTED_VERSIONS:
         raise RejectError("unsupportedVersion", f"version {version}")
+    return version, length_field
+
+
+class _FieldReader:
+    """Reads fields from data[PREFIX_LENGTH:end]; reading past `end` means the length field
+    (H or F) disagrees with the fields."""
+
+    def __init__(self, data: bytes, end: int):
+        self.data, self.end, self.pos = data, end, PREFIX_LENGTH
+
+    def take(self, count: int) -> bytes:
+        if self.pos + count > self.end:
+            raise RejectError("malformedHeader", "header length disagrees with its fields")
+        piece = self.data[self.pos:self.pos + count]
+        self.pos += count
+        return piece
+
+
+def _kind_and_kdf(kind: int, kdf: int) -> None:
+    if kind not in (KIND_FILE, KIND_FOLDER):
+        raise RejectError("malformedHeader", f"unknown payload kind {kind}")
+    if kdf not in (KDF_MODEL_KEY, KDF_PASSPHRASE):
+        raise RejectError("malformedHeader", f"unknown key derivation {kdf}")
+
+
+def _plaintext_length(fields: _FieldReader) -> int:
+    (length,) = struct.unpack(">Q", fields.take(8))
+    if length > MAX_PLAINTEXT_LENGTH:
+        raise RejectError("malformedHeader", "plaintext length over 2^48")
+    return length
+
+
+def _key_id_name_scrypt(fields: _FieldReader, kdf: int) -> tuple[bytes, bytes, dict | None]:
+    """Key ID, original name and scrypt parameters: the same rules in versions 1 and 2."""
+    k = fields.take(1)[0]
+    key_id = fields.take(k)
+    if kdf == KDF_MODEL_KEY and not 1 <= k <= MAX_KEY_ID_LENGTH:
+        raise RejectError("malformedHeader", "model key container needs a 1...64 byte key ID")
+    if kdf == KDF_PASSPHRASE and k != 0:
+        raise RejectError("malformedHeader", "passphrase container with a key ID")
+    if not set(key_id) <= KEY_ID_BYTES:
+        raise RejectError("malformedHeader", "key ID byte outside A-Z a-z 0-9 . _ -")
+    (n,) = struct.unpack(">H", fields.take(2))
+    if n > MAX_NAME_LENGTH:
+        raise RejectError("malformedHeader", "original name over 1024 bytes")
+    name = fields.take(n)
+    if not valid_name(name):
+        raise RejectError("malformedHeader", "original name invalid")
+    scrypt = None
+    if kdf == KDF_PASSPHRASE:
+        log_n, r, p = struct.unpack(">BII", fields.take(9))
+        scrypt = {"logN": log_n, "r": r, "p": p, "salt": fields.take(SCRYPT_SALT_LENGTH)}
+    if fields.pos != fields.end:
+        raise RejectError("malformedHeader", "header length disagrees with its fields")
+    return key_id, name, scrypt
+
+
+def parse_header(data: bytes) -> dict:
+    """Every rule that needs no key, in the order of "Reading" (version 1: steps 1-2; version 2:
+    steps 1-3, so `data` must then be the whole container). Returns the fields; "body" is what
+    the MAC covers (version 2: fields || table) and "chunkCount" is n."""
+    version, _ = _read_prefix(data)
+    return _parse_header_v1(data) if version == VERSION_1 else _parse_v2(data)
+
+
+def _parse_header_v1(data: bytes) -> dict:
+    """Version 1, steps 1 and 2 of "Reading". `data` may be a prefix of the container."""
+    # Step 1: magic, version (checked by _read_prefix), header length (bounds first).
+    h = struct.unpack_from(">H", data, 10)[0]
     if h > MAX_HEADER_LENGTH or h < MIN_HEADER_LENGTH:
         raise RejectError("malformedHeader", f"header length {h} out of range")
     # Step 2: read H bytes and check every header rule.
@@ -317,57 +610,25 @@ def parse_header(data: bytes) -> dict:
         raise RejectError("malformedHeader", "file ends inside the header")
     header = data[:h]
     fields_end = h - MAC_LENGTH
-    pos = PREFIX_LENGTH
-
-    def take(count: int) -> bytes:
-        nonlocal pos
-        if pos + count > fields_end:
-            raise RejectError("malformedHeader", "header length disagrees with its fields")
-        piece = header[pos:pos + count]
-        pos += count
-        return piece
-
-    suite, chunk_exp, kind, kdf = take(4)
+    fields = _FieldReader(header, fields_end)
+    suite, chunk_exp, kind, kdf = fields.take(4)
     if suite != SUITE_AES256GCM_HKDF_HMAC:
         raise RejectError("malformedHeader", f"unknown suite {suite}")
     if not MIN_CHUNK_EXP <= chunk_exp <= MAX_CHUNK_EXP:
         raise RejectError("malformedHeader", f"chunk size exponent {chunk_exp}")
-    if kind not in (KIND_FILE, KIND_FOLDER):
-        raise RejectError("malformedHeader", f"unknown payload kind {kind}")
-    if kdf not in (KDF_MODEL_KEY, KDF_PASSPHRASE):
-        raise RejectError("malformedHeader", f"unknown key derivation {kdf}")
-    (length,) = struct.unpack(">Q", take(8))
-    if length > MAX_PLAINTEXT_LENGTH:
-        raise RejectError("malformedHeader", "plaintext length over 2^48")
-    salt = take(SALT_LENGTH)
-    k = take(1)[0]
-    key_id = take(k)
-    if kdf == KDF_MODEL_KEY and not 1 <= k <= MAX_KEY_ID_LENGTH:
-        raise RejectError("malformedHeader", "model key container needs a 1...64 byte key ID")
-    if kdf == KDF_PASSPHRASE and k != 0:
-        raise RejectError("malformedHeader", "passphrase container with a key ID")
-    if not set(key_id) <= KEY_ID_BYTES:
-        raise RejectError("malformedHeader", "key ID byte outside A-Z a-z 0-9 . _ -")
-    (n,) = struct.unpack(">H", take(2))
-    if n > MAX_NAME_LENGTH:
-        raise RejectError("malformedHeader", "original name over 1024 bytes")
-    name = take(n)
-    if not valid_name(name):
-        raise RejectError("malformedHeader", "original name invalid")
-    scrypt = None
-    if kdf == KDF_PASSPHRASE:
-        log_n, r, p = struct.unpack(">BII", take(9))
-        scrypt = {"logN": log_n, "r": r, "p": p, "salt": take(SCRYPT_SALT_LENGTH)}
-    if pos != fields_end:
-        raise RejectError("malformedHeader", "header length disagrees with its fields")
+    _kind_and_kdf(kind, kdf)
+    length = _plaintext_length(fields)
+    salt = fields.take(SALT_LENGTH)
+    key_id, name, scrypt = _key_id_name_scrypt(fields, kdf)
     return {
-        "version": version,
+        "version": VERSION_1,
         "headerLength": h,
         "suite": suite,
         "chunkExp": chunk_exp,
         "payloadKind": kind,
         "keyDerivation": kdf,
         "plaintextLength": length,
+        "chunkCount": chunk_count(length, chunk_exp),
         "salt": salt,
         "keyID": key_id.decode("ascii") if kdf == KDF_MODEL_KEY else None,
         "name": name.decode("utf-8"),
@@ -377,31 +638,114 @@ def parse_header(data: bytes) -> dict:
     }
 
 
-def open_container(data: bytes, *, key: bytes | None = None, passphrase: bytes | None = None):
-    """Opens a whole container held in memory; returns (header fields, plaintext).
-
-    For payload kind 2 the plaintext is the packed-tree stream, already checked with
-    unpack_check. Raises RejectError with the code of the first rule broken, in the order of
-    "Reading".
-    """
-    header = parse_header(data)  # steps 1-2
-    h, length, e = header["headerLength"], header["plaintextLength"], header["chunkExp"]
-    c = 1 << e
-    n = chunk_count(length, e)
-    expected = h + length + TAG_LENGTH * n  # step 3
+def _parse_v2(data: bytes) -> dict:
+    """Version 2, steps 1-3 of "Reading version 2". `data` is the whole container."""
+    # Step 1: magic and version (checked by _read_prefix), 64 <= F <= 4096.
+    f = struct.unpack_from(">H", data, 10)[0]
+    if not MIN_FIELDS_LENGTH <= f <= MAX_FIELDS_LENGTH:
+        raise RejectError("malformedHeader", f"fields length {f} out of range")
+    # Step 2: read F bytes and check every field rule.
+    if len(data) < f:
+        raise RejectError("malformedHeader", "file ends inside the header fields")
+    fields = _FieldReader(data, f)
+    suite, reserved, kind, kdf = fields.take(4)
+    if suite != SUITE_V2:
+        raise RejectError("malformedHeader", f"unknown suite {suite} for version 2")
+    if reserved != 0:
+        raise RejectError("malformedHeader", f"reserved byte {reserved}, not 0")
+    _kind_and_kdf(kind, kdf)
+    length = _plaintext_length(fields)
+    salt = fields.take(SALT_LENGTH)
+    (n,) = struct.unpack(">I", fields.take(4))
+    if n == 0:
+        raise RejectError("malformedHeader", "chunk count 0")
+    if length == 0 and n != 1:
+        raise RejectError("malformedHeader", f"chunk count {n} for an empty plaintext (must be 1)")
+    if n > length > 0:
+        raise RejectError("malformedHeader", f"chunk count {n} over the plaintext length {length}")
+    key_id, name, scrypt = _key_id_name_scrypt(fields, kdf)
+    # The exact length, before the table is read or allocated. Python integers do not overflow;
+    # a reader in a language with fixed-width integers must compute this without overflow
+    # (F <= 4096, n < 2^32 and L <= 2^48 keep every term well inside 64 bits).
+    h = f + TABLE_ENTRY_LENGTH * n + MAC_LENGTH
+    expected = h + length + TAG_LENGTH * n
     if len(data) != expected:
         raise RejectError("lengthMismatch", f"expected {expected} bytes, found {len(data)}")
-    # Step 4: keys (scrypt limits first), then the MAC in constant time.
+    # Step 3: the table; every length rule, and the lengths add up to L.
+    table, total = [], 0
+    for i in range(n):
+        at = f + TABLE_ENTRY_LENGTH * i
+        cid = data[at:at + CHUNK_ID_LENGTH]
+        (size,) = struct.unpack_from(">I", data, at + CHUNK_ID_LENGTH)
+        if size == 0 and length > 0:
+            raise RejectError("malformedHeader", f"chunk {i} has length 0")
+        if size > MAX_CHUNK_LENGTH:
+            raise RejectError("malformedHeader", f"chunk {i} has length {size}, over 4 MiB")
+        table.append((cid, size))
+        total += size
+    if total != length:
+        raise RejectError("malformedHeader", f"chunk lengths add up to {total}, not {length}")
+    return {
+        "version": VERSION_2,
+        "fieldsLength": f,
+        "headerLength": h,
+        "suite": suite,
+        "reserved": reserved,
+        "payloadKind": kind,
+        "keyDerivation": kdf,
+        "plaintextLength": length,
+        "chunkCount": n,
+        "salt": salt,
+        "keyID": key_id.decode("ascii") if kdf == KDF_MODEL_KEY else None,
+        "name": name.decode("utf-8"),
+        "scrypt": scrypt,
+        "table": table,
+        "body": data[:h - MAC_LENGTH],
+        "mac": data[h - MAC_LENGTH:h],
+    }
+
+
+def _input_key_material(header: dict, key: bytes | None, passphrase: bytes | None) -> bytes:
+    """Step 4's first half (both versions): a key of the wrong kind and out-of-limit scrypt
+    parameters are refused before anything is derived."""
     if header["keyDerivation"] == KDF_PASSPHRASE:
         s = header["scrypt"]
         check_scrypt_limits(s["logN"], s["r"], s["p"])
         if passphrase is None:
             raise RejectError("authenticationFailure", "this container needs a passphrase")
-        ikm = scrypt_ikm(passphrase, s["salt"], s["logN"], s["r"], s["p"])
+        return scrypt_ikm(passphrase, s["salt"], s["logN"], s["r"], s["p"])
+    if key is None:
+        raise RejectError("authenticationFailure", "this container needs a model key")
+    return key
+
+
+def open_container(data: bytes, *, key: bytes | None = None, passphrase: bytes | None = None):
+    """Opens a whole container held in memory; returns (header fields, plaintext).
+
+    For payload kind 2 the plaintext is the packed-tree stream, already checked with
+    unpack_check. Raises RejectError with the code of the first rule broken, in the order of
+    "Reading" (version 1) or "Reading version 2".
+    """
+    header = parse_header(data)  # v1: steps 1-2; v2: steps 1-3
+    if header["version"] == VERSION_1:
+        plaintext = _open_v1(data, header, key, passphrase)
     else:
-        if key is None:
-            raise RejectError("authenticationFailure", "this container needs a model key")
-        ikm = key
+        plaintext = _open_v2(data, header, key, passphrase)
+    result = {k: v for k, v in header.items() if k not in ("body",)}
+    if header["payloadKind"] == KIND_FOLDER:
+        result["rootMode"], result["entries"] = unpack_check_full(plaintext)
+    return result, plaintext
+
+
+def _open_v1(data: bytes, header: dict, key: bytes | None, passphrase: bytes | None) -> bytes:
+    h, length, e = header["headerLength"], header["plaintextLength"], header["chunkExp"]
+    c = 1 << e
+    n = header["chunkCount"]
+    expected = h + length + TAG_LENGTH * n  # step 3
+    if len(data) != expected:
+        raise RejectError("lengthMismatch", f"expected {expected} bytes, found {len(data)}")
+    # Step 4: keys (scrypt limits first), then the MAC in constant time.
+    ikm = _input_key_material(header, key, passphrase)
     header_key, payload_key = file_keys(ikm, header["salt"])
     if not hmac.compare_digest(header_mac(header_key, header["body"]), header["mac"]):
         raise RejectError("authenticationFailure", "header MAC does not verify")
@@ -417,11 +761,27 @@ def open_container(data: bytes, *, key: bytes | None = None, passphrase: bytes |
 
     last = open_chunk(n - 1)  # step 5
     pieces = [open_chunk(i) for i in range(n - 1)]  # step 6
-    plaintext = b"".join(pieces) + last
-    result = {k: v for k, v in header.items() if k not in ("body",)}
-    if header["payloadKind"] == KIND_FOLDER:
-        result["rootMode"], result["entries"] = unpack_check_full(plaintext)
-    return result, plaintext
+    return b"".join(pieces) + last
+
+
+def _open_v2(data: bytes, header: dict, key: bytes | None, passphrase: bytes | None) -> bytes:
+    # Step 4: keys (wrong kind and scrypt limits first), then the MAC over fields || table.
+    ikm = _input_key_material(header, key, passphrase)
+    if not hmac.compare_digest(header_mac(v2_header_key(ikm, header["salt"]), header["body"]), header["mac"]):
+        raise RejectError("authenticationFailure", "header MAC does not verify")
+    # Step 5: each chunk with its ID from the table (nonce = ID[0..11], aad = ID). The ID is
+    # not recomputed from the plaintext: the spec does not require it, so neither does this.
+    _, seal_key = v2_chunk_keys(ikm)
+    gcm = AESGCM(seal_key)
+    pieces, offset = [], header["headerLength"]
+    for i, (cid, size) in enumerate(header["table"]):
+        sealed = data[offset:offset + size + TAG_LENGTH]
+        offset += size + TAG_LENGTH
+        try:
+            pieces.append(gcm.decrypt(cid[:NONCE_LENGTH], sealed, cid))
+        except InvalidTag:
+            raise RejectError("authenticationFailure", f"chunk {i} does not verify") from None
+    return b"".join(pieces)
 
 
 # --------------------------------------------------------------------------------------------
@@ -676,7 +1036,10 @@ def main(argv: list[str] | None = None) -> int:
     p_seal.add_argument("path")
     _key_args(p_seal)
     p_seal.add_argument("--output", required=True)
-    p_seal.add_argument("--chunk-exp", type=int, default=20)
+    p_seal.add_argument("--format-version", type=int, choices=SUPPORTED_VERSIONS, default=DEFAULT_FORMAT_VERSION,
+                        help="container format version to write (default 2: content-defined chunks)")
+    p_seal.add_argument("--chunk-exp", type=int, default=None,
+                        help="version 1 only: chunk size 2^N, 16...20 (default 20)")
     p_seal.add_argument("--logn", type=int, default=DEFAULT_SCRYPT[0], help="scrypt log2 N for passphrases")
     p_seal.add_argument("--name", help="original name to record (default: the path's last component)")
 
@@ -685,6 +1048,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p_inspect = sub.add_parser("inspect", help="print a container's header as JSON (no key needed, MAC unchecked)")
     p_inspect.add_argument("file")
+    p_inspect.add_argument("--table", action="store_true",
+                           help="version 2: add the chunk table (each chunk's ID in hex and plaintext length)")
 
     args = parser.parse_args(argv)
     try:
@@ -693,8 +1058,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "inspect":
             with open(args.file, "rb") as f:
-                header = parse_header(f.read(MAX_HEADER_LENGTH))
-            shown = {k: v for k, v in header.items() if k not in ("body", "mac", "salt")}
+                header = parse_header(f.read())  # version 2 checks the whole length first
+            shown = {k: v for k, v in header.items() if k not in ("body", "mac", "salt", "table")}
+            if args.table and "table" in header:
+                shown["table"] = [{"id": cid.hex(), "length": size} for cid, size in header["table"]]
             if shown["scrypt"]:
                 shown["scrypt"] = {k: v for k, v in shown["scrypt"].items() if k != "salt"}
             print(json.dumps(shown, ensure_ascii=False, sort_keys=True))
@@ -720,6 +1087,8 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.buffer.write(plaintext)
             return 0
         # seal
+        if args.format_version == VERSION_2 and args.chunk_exp is not None:
+            p_seal.error("--chunk-exp is for --format-version 1 (version 2 cuts chunks by content)")
         path = args.path.rstrip("/") or args.path
         if os.path.isdir(path):
             plaintext, kind = pack_folder(path), KIND_FOLDER
@@ -728,7 +1097,8 @@ def main(argv: list[str] | None = None) -> int:
                 plaintext, kind = f.read(), KIND_FILE
         name = args.name if args.name is not None else os.path.basename(os.path.abspath(path))
         sealed = seal(plaintext, key=key, key_id=key_id, passphrase=passphrase, scrypt=(args.logn, 8, 1),
-                      kind=kind, name=name, chunk_exp=args.chunk_exp, salt=os.urandom(SALT_LENGTH),
+                      kind=kind, name=name, format_version=args.format_version, chunk_exp=args.chunk_exp,
+                      salt=os.urandom(SALT_LENGTH),
                       scrypt_salt=os.urandom(SCRYPT_SALT_LENGTH) if passphrase is not None else None)
         fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         with os.fdopen(fd, "wb") as out:

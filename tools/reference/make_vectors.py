@@ -4,10 +4,16 @@
     python3 tools/reference/make_vectors.py
 
 writes Tests/CofferFormatTests/Vectors/container/NNN-short-name.json, one case per file (see
-the README.md in that folder). Every salt, key and plaintext is fixed, so running this twice gives
-byte-identical files. Numbering: 0xx valid containers, 1xx-2xx the container "MUST reject" list
-of docs/FORMAT.md (1 -> 10x, 2 -> 11x, ..., 9 -> 18x, 10 -> 19x, 11 -> 20x-21x, 12 -> 22x-23x),
-3xx the packed-tree "MUST reject" list (rule t -> 3(t-1)x).
+the README.md in that folder), and the version 2 writer vectors in
+Tests/CofferFormatTests/Vectors/chunker/ (see the README.md there). Every salt, key and plaintext
+is fixed, so running this twice gives byte-identical files.
+
+Numbering of the container vectors: 00x-01x valid version 1 containers, 02x-03x valid version 2
+containers; 1xx-2xx the container "MUST reject" list of docs/FORMAT.md (1 -> 10x, 2 -> 11x, ...,
+9 -> 18x, 10 -> 19x, 11 -> 20x-21x, 12 -> 22x-23x), 3xx the packed-tree "MUST reject" list (rule
+t -> 3(t-1)x); 4xx the "MUST reject (version 2)" list (rule r -> 4(r-1)x, rule 6 -> 45x-46x);
+5xx-6xx the version 1 rules that version 2 keeps, applied to version 2 containers (version 1
+number + 400: 50x, 53x, 55x-58x, 60x-61x) and 62x packed trees in version 2 containers.
 
 Each vector is checked against coffer_ref.open_container before it is written, so the reference
 implementation itself must agree with every expectation.
@@ -27,6 +33,8 @@ import coffer_ref as ref  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "Tests", "CofferFormatTests", "Vectors", "container")
+CHUNKER_OUT = os.path.join(ROOT, "Tests", "CofferFormatTests", "Vectors", "chunker")
+MAX_VECTOR_FILE = 1 << 20  # keep every vector file under 1 MiB
 
 KEY = hashlib.sha256(b"coffer test vectors: model key").digest()
 KEY_ID = "5f0c0d8e2b7a4c1e9d3f6a8b0c2e4f61"
@@ -143,8 +151,12 @@ vectors: list[tuple[str, dict]] = []
 
 def add(number: int, short: str, description: str, container: bytes, expect: str, *,
         key: bytes | None = KEY, key_id: str | None = KEY_ID, passphrase: str | None = None,
-        payload_kind: int = 1) -> None:
-    """Records one vector after checking the reference implementation agrees with it."""
+        payload_kind: int = 1, format_version: int | None = None, extra_fields: dict | None = None) -> None:
+    """Records one vector after checking the reference implementation agrees with it.
+
+    `format_version` 2 marks a container built as version 2 (valid ones are detected); valid
+    version 2 vectors also list their chunk table and say whether the cut is the writers' cut.
+    """
     pw = passphrase.encode("utf-8") if passphrase is not None else None
     if passphrase is not None:
         key, key_id = None, None
@@ -164,6 +176,10 @@ def add(number: int, short: str, description: str, container: bytes, expect: str
         "payloadKind": payload_kind,
         "expect": expect,
     }
+    if expect == "ok" and header["version"] == ref.VERSION_2:
+        format_version = ref.VERSION_2
+    if format_version == ref.VERSION_2:
+        vector["formatVersion"] = ref.VERSION_2
     if expect == "ok":
         assert header["payloadKind"] == payload_kind
         vector["originalName"] = header["name"]
@@ -185,6 +201,11 @@ def add(number: int, short: str, description: str, container: bytes, expect: str
                     out["target"] = entry["target"].decode("utf-8")
                 entries.append(out)
             vector["treeEntries"] = entries
+        if header["version"] == ref.VERSION_2:
+            lengths = [size for _, size in header["table"]]
+            vector["chunks"] = [{"id": cid.hex(), "length": size} for cid, size in header["table"]]
+            vector["writersCut"] = lengths == ref.cut_plaintext(plaintext, payload_kind)
+    vector.update(extra_fields or {})
     vector["container"] = base64.b64encode(container).decode("ascii")
     vectors.append((f"{number:03d}-{short}", vector))
 
@@ -272,13 +293,17 @@ add(104, "magic-last-byte", "Rule 1: magic with its final 0x0A changed to 0x0D (
 
 # ---- rule 2: version ------------------------------------------------------------------------
 
-add(110, "version-2", "Rule 2: version 2, otherwise a valid container (MAC recomputed over the edited "
-    "header with the right key).", build(b"hello\n", "v2", version=2), "unsupportedVersion")
+# Version 2 is valid since docs/FORMAT.md gained "Version 2: content-defined chunks" (its vectors
+# are 02x-03x and 4xx-6xx); 110 and 112 used to be version 2 and now test version 3.
+add(110, "version-3", "Rule 2: version 3, otherwise a valid version 1 container (MAC recomputed over the "
+    "edited header with the right key).", build(b"hello\n", "v3", version=3), "unsupportedVersion")
 add(111, "version-0", "Rule 2: version 0 (MAC recomputed with the right key).", build(b"hello\n", "v0", version=0),
     "unsupportedVersion")
-add(112, "version-2-other-layout", "Rule 2: version 2 followed by bytes that are not a v1 header (header "
-    "length 0xFFFF, garbage): a later version is refused by its version, before anything else is read.",
-    ref.MAGIC + b"\x00\x02\xff\xff" + data("112", 200), "unsupportedVersion")
+add(112, "version-3-other-layout", "Rule 2: version 3 followed by bytes that are neither a version 1 nor a "
+    "version 2 header (length field 0xFFFF, garbage): a later version is refused by its version, before "
+    "anything else is read.", ref.MAGIC + b"\x00\x03\xff\xff" + data("112", 200), "unsupportedVersion")
+add(113, "version-65535", "Rule 2: version 0xFFFF, otherwise a valid version 1 container (MAC recomputed).",
+    build(b"hello\n", "vffff", version=0xFFFF), "unsupportedVersion")
 
 # ---- rule 3: header length ------------------------------------------------------------------
 
@@ -308,7 +333,8 @@ add(126, "header-length-disagrees-passphrase", "Rule 3: a passphrase header whos
 
 # ---- rule 4: suite, payload kind, key derivation --------------------------------------------
 
-add(130, "unknown-suite", "Rule 4: suite 2 (unknown); MAC recomputed with the right key, chunks valid.",
+add(130, "unknown-suite", "Rule 4: suite 2 in a version 1 header (suite 2 belongs to version 2; a version 1 "
+    "header must have suite 1); MAC recomputed with the right key, chunks valid.",
     build(b"hello\n", "suite2", suite=2), "malformedHeader")
 add(131, "unknown-payload-kind", "Rule 4: payload kind 3 (unknown); MAC recomputed with the right key, "
     "chunks valid.", build(b"hello\n", "kind3", kind=3), "malformedHeader")
@@ -607,26 +633,728 @@ bad_tree(360, "unknown-kind-0", 7, "entry kind 0", b_tree([ref.encode_tree_entry
 bad_tree(361, "unknown-kind-4", 7, "entry kind 4", b_tree([ref.encode_tree_entry(4, 0o644, b"a", b"")]))
 
 
+# =============================================================================================
+# Version 2 (docs/FORMAT.md, "Version 2: content-defined chunks")
+#
+# Numbering: 02x-03x valid version 2 containers; 4xx the "MUST reject (version 2)" list (rule r
+# -> 4(r-1)x, rule 6 -> 45x-46x); 5xx-6xx the version 1 rules that version 2 keeps, numbered as
+# in version 1 plus 400 (rule 1 -> 50x, 4 -> 53x, 6 -> 55x, 7 -> 56x, 8 -> 57x, 9 -> 58x,
+# 11 -> 60x-61x); 62x rule 13 (packed trees) in version 2 containers.
+# =============================================================================================
+
+V2_ID_KEY, V2_SEAL_KEY = ref.v2_chunk_keys(KEY)
+
+
+class V2:
+    """A version 2 container in parts, so vectors can splice them."""
+
+    def __init__(self, fields: bytes, table: bytes, mac: bytes, chunks: list[bytes], entries: list):
+        self.fields, self.table, self.mac, self.chunks, self.entries = fields, table, mac, chunks, entries
+
+    @property
+    def header(self) -> bytes:
+        return self.fields + self.table + self.mac
+
+    @property
+    def bytes(self) -> bytes:
+        return self.header + b"".join(self.chunks)
+
+
+def build2(
+    plaintext: bytes,
+    tag: str,
+    *,
+    key: bytes | None = KEY,
+    passphrase: str | bytes | None = None,
+    scrypt: tuple[int, int, int] = TEST_SCRYPT,
+    derivable: bool = True,
+    key_id: bytes | None = None,
+    name: bytes = b"model.bin",
+    kind: int = ref.KIND_FILE,
+    kdf: int | None = None,
+    lengths: list[int] | None = None,
+    version: int = ref.VERSION_2,
+    suite: int = ref.SUITE_V2,
+    reserved: int = 0,
+    fields_length: int | None = None,
+    extra: bytes = b"",
+    length: int | None = None,
+    count: int | None = None,
+    table_edit=None,
+    seal_key: bytes | None = None,
+    nonce_for=None,
+    aad_for=None,
+    header_key_for=None,
+    mac_covers_table: bool = True,
+) -> V2:
+    """A version 2 container whose fields, table and sealing can be set to anything.
+
+    By default the writers' cut (ref.cut_plaintext), IDs under the ID key, chunks under the seal
+    key, and a MAC over fields || table under the header key, all from the real key material, so
+    that only the rule under test fails. `table_edit(entries) -> entries` rewrites the table
+    (after sealing, before the MAC); `count` and `length` override n and L in the fields;
+    `nonce_for(id, i)`, `aad_for(id, i, mac)`, `seal_key` and `header_key_for(ikm, salt)` replace
+    parts of the construction, and mac_covers_table=False MACs the fields alone. With
+    derivable=False the key material is a placeholder (a reader must refuse before deriving).
+    """
+    if isinstance(passphrase, str):
+        passphrase = passphrase.encode("utf-8")
+    uses_passphrase = passphrase is not None
+    if kdf is None:
+        kdf = ref.KDF_PASSPHRASE if uses_passphrase else ref.KDF_MODEL_KEY
+    if key_id is None:
+        key_id = b"" if uses_passphrase else KEY_ID.encode()
+    s_salt = scrypt_salt(tag) if uses_passphrase else None
+    scrypt_fields = ref.encode_scrypt_fields(*scrypt, s_salt) if uses_passphrase else None
+    if uses_passphrase:
+        ikm = ref.scrypt_ikm(passphrase, s_salt, *scrypt) if derivable else hashlib.sha256(b"placeholder").digest()
+    else:
+        ikm = key
+    id_key, real_seal_key = ref.v2_chunk_keys(ikm)
+    if lengths is None:
+        lengths = ref.cut_plaintext(plaintext, kind)
+    pieces, pos = [], 0
+    for size in lengths:
+        pieces.append(plaintext[pos:pos + size])
+        pos += size
+    entries = [(ref.chunk_id(id_key, piece), len(piece)) for piece in pieces]
+    table_entries = table_edit(list(entries)) if table_edit else entries
+    fields = ref.encode_fields_v2(
+        kind=kind, kdf=kdf, length=len(plaintext) if length is None else length, salt=salt(tag),
+        count=len(table_entries) if count is None else count, key_id=key_id, name=name,
+        scrypt_fields=scrypt_fields, version=version, suite=suite, reserved=reserved,
+        fields_length=fields_length, extra=extra)
+    table = ref.encode_table(table_entries)
+    header_key = header_key_for(ikm, salt(tag)) if header_key_for else ref.v2_header_key(ikm, salt(tag))
+    mac = ref.header_mac(header_key, fields + table if mac_covers_table else fields)
+    gcm = ref.AESGCM(real_seal_key if seal_key is None else seal_key)
+    chunks = [ref.seal_chunk_v2(gcm, cid, piece,
+                                nonce_bytes=nonce_for(cid, i) if nonce_for else None,
+                                aad=aad_for(cid, i, mac) if aad_for else None)
+              for i, ((cid, _), piece) in enumerate(zip(entries, pieces))]
+    return V2(fields, table, mac, chunks, entries)
+
+
+def add2(number: int, short: str, description: str, container: bytes, expect: str, **kw) -> None:
+    add(number, short, description, container, expect, format_version=ref.VERSION_2, **kw)
+
+
+def ok2(number, short, description, plaintext, *, name="model.bin", passphrase=None, key_id=KEY_ID, kind=1,
+        lengths=None, writers_cut=True, extra_fields=None) -> V2:
+    v = build2(plaintext, short, passphrase=passphrase, name=name.encode("utf-8"),
+               key_id=None if passphrase else key_id.encode(), kind=kind, lengths=lengths)
+    assert (lengths is None or lengths == ref.cut_plaintext(plaintext, kind)) == writers_cut, short
+    add2(number, short, description, v.bytes, "ok", key_id=key_id, passphrase=passphrase, payload_kind=kind,
+         extra_fields=extra_fields)
+    return v
+
+
+# ---- content-defined boundaries on demand -----------------------------------------------------
+#
+# After 64 bytes the gear hash depends only on the last 64 bytes (older bytes are shifted out of
+# the 64 bits), so a 64-byte window whose hash has its 20 (or 16) high bits zero cuts a chunk
+# wherever the chunker has hashed all of it. Vectors use such windows to put content-defined
+# boundaries where they want them with little data.
+
+def sha256_stream(seed: str, n: int) -> bytes:
+    """SHA-256(seed || 0 as 8 bytes big-endian) || SHA-256(seed || 1) || ..., cut to n bytes."""
+    out, counter = bytearray(), 0
+    while len(out) < n:
+        out += hashlib.sha256(seed.encode("utf-8") + counter.to_bytes(8, "big")).digest()
+        counter += 1
+    return bytes(out[:n])
+
+
+def find_window(seed: str, low: int, high: int) -> bytes:
+    """The first 64-byte window of sha256_stream(seed) whose gear hash h has low <= h < high."""
+    stream = sha256_stream(seed, 8 << 20)
+    gear, mask, h = ref.GEAR, (1 << 64) - 1, 0
+    for i, b in enumerate(stream):
+        h = ((h << 1) + gear[b]) & mask
+        if i >= 63 and low <= h < high:
+            return stream[i - 63:i + 1]
+    raise SystemExit(f"no window for {seed}")
+
+
+def window_hash(window: bytes) -> int:
+    h = 0
+    for b in window:
+        h = ((h << 1) + ref.GEAR[b]) & ((1 << 64) - 1)
+    return h
+
+
+W20 = find_window("coffer test vectors: 20-bit window", 0, 1 << 44)  # cuts anywhere in [MIN, MAX)
+W16 = find_window("coffer test vectors: 16-bit window", 1 << 44, 1 << 48)  # cuts only from AVG on
+assert window_hash(W20) >> 44 == 0 and window_hash(W16) >> 48 == 0 and window_hash(W16) >> 44 != 0
+
+
+def block(tag: str, size: int = ref.CDC_MIN) -> bytes:
+    """`size` pseudo-random bytes then W20: one chunk of size + 64 bytes when a chunk starts at
+    its first byte and size is MIN (the chunker hashes from MIN on and meets W20 exactly)."""
+    return data(tag, size) + W20
+
+
+# ---- valid version 2 containers (02x-03x) -----------------------------------------------------
+
+ok2(20, "v2-empty", "Version 2, empty plaintext: n = 1, one table entry of length 0 whose ID is "
+    "HMAC-SHA-256(ID key, empty), and one tag-only chunk.", b"", name="empty.bin")
+ok2(21, "v2-one-byte", "Version 2, a 1-byte plaintext: one chunk.", b"\x42", name="one.bin")
+ok2(22, "v2-min-plus-one", "Version 2, 65537 bytes (MIN + 1): the writers' chunker hashes one byte, and the "
+    "segment ends there, so one chunk of 65537 bytes.", data("022", ref.CDC_MIN + 1))
+V2_CDC_LENGTH = 640_000
+v2_cdc = ok2(23, "v2-content-defined", f"Version 2, {V2_CDC_LENGTH} pseudo-random bytes (SHAKE-256, tag '023') "
+             "cut by the writers' gear chunker into several content-defined chunks; 'chunks' lists them. (The "
+             "3 MiB and other writer cases whose containers would be too large for this folder are in "
+             "../chunker/.)", data("023", V2_CDC_LENGTH))
+assert len(v2_cdc.entries) >= 3, [size for _, size in v2_cdc.entries]
+ok2(24, "v2-passphrase", "Version 2 passphrase container, scrypt logN 10, r 8, p 1 (key ID length 0, 25 bytes "
+    "of scrypt parameters in the fields). The ID and seal keys derive from the scrypt output with an empty "
+    "salt.", b"Sealed with a passphrase, version 2. " * 4, passphrase=PASSPHRASE, name="notes.txt")
+v2_tree = ok2(25, "v2-packed-folder", "Version 2 packed folder: the tree of 008 (root mode 750). The writers' "
+              "cut puts a boundary before each entry and makes the 14-byte stream prefix a chunk of its own. "
+              "Every entry here is one chunk: the 70000-byte file's segment (70028 bytes with its entry header) "
+              "is over MIN, but the gear hash finds no boundary in its last 4492 bytes.",
+              ref.pack_tree(tree_entries, tree_root_mode), name="Model.mlmodelc", kind=2)
+assert len(v2_tree.entries) == 1 + len(tree_entries) and v2_tree.entries[0][1] == 14
+ok2(26, "v2-packed-empty-folder", "Version 2 packed folder with no entries (root mode 700): the 14-byte stream "
+    "is one chunk.", ref.pack_tree([], 0o700), name="Empty.mlpackage", kind=2)
+
+# 027/028: two containers under one key whose plaintexts share a region. 028 is 027 with 500 bytes
+# inserted at offset 30000: its first chunk changes length and content, and the next chunks are found
+# again at the same content (W20 ends them), so both containers hold them with the same IDs and the
+# same sealed bytes, at other offsets.
+shared_p1 = block("shared-p1")
+shared_rest = block("shared-s") + data("shared-t", 1000)
+shared_a = shared_p1 + shared_rest
+shared_b = shared_p1[:30000] + data("shared-insert", 500) + shared_p1[30000:] + shared_rest
+cut_a, cut_b = ref.cut_plaintext(shared_a), ref.cut_plaintext(shared_b)
+assert cut_a == [ref.CDC_MIN + 64, ref.CDC_MIN + 64, 1000] and cut_b == [ref.CDC_MIN + 564, ref.CDC_MIN + 64, 1000], \
+    (cut_a, cut_b)
+va = build2(shared_a, "027-v2-shared-a", name=b"shared.bin")
+vb = build2(shared_b, "028-v2-shared-b", name=b"shared.bin")
+assert va.entries[1:] == vb.entries[1:] and va.chunks[1:] == vb.chunks[1:] and va.entries[0] != vb.entries[0]
+shared_ids = [cid.hex() for cid, _ in va.entries[1:]]
+SHARED_WHY = ("sealed under the same model key (different salts) from plaintexts that share a region: chunks with "
+              "equal IDs have equal sealed bytes (ciphertext and tag) in both containers, at different offsets "
+              "(docs/FORMAT.md, 'Keys' of version 2: the ID and seal keys do not depend on the salt)")
+ok2(27, "v2-shared-a", "Version 2, one of a pair with 028: " + SHARED_WHY + ". Plaintext: 65536 pseudo-random "
+    "bytes, a 64-byte window whose gear hash has 20 high bits zero (so the writers' chunker cuts right after it), "
+    "65536 more bytes and the window again, then 1000 bytes: chunks of 65600, 65600 and 1000 bytes.",
+    shared_a, name="shared.bin",
+    extra_fields={"sharesChunksWith": {"vector": "028-v2-shared-b", "chunkIDs": shared_ids}})
+ok2(28, "v2-shared-b", "Version 2, one of a pair with 027: " + SHARED_WHY + ". Plaintext: 027's with 500 bytes "
+    "inserted at offset 30000; the first chunk grows to 66100 bytes, the next two (the last 66600 bytes) are "
+    "027's chunks 1 and 2, found again by content.", shared_b, name="shared.bin",
+    extra_fields={"sharesChunksWith": {"vector": "027-v2-shared-a", "chunkIDs": shared_ids}})
+
+ok2(29, "v2-one-byte-chunks", "Version 2, 'hello\\n' cut into six 1-byte chunks: n = L (the largest count "
+    "allowed). Not the writers' cut: readers accept any cut that keeps the length rules.", b"hello\n",
+    lengths=[1] * 6, writers_cut=False)
+ok2(30, "v2-repeated-chunks", "Version 2, three equal 16-byte pieces cut as three chunks: the table holds the "
+    "same ID three times and the three sealed chunks are identical (same key, nonce and plaintext). Not the "
+    "writers' cut.", data("030", 16) * 3, lengths=[16, 16, 16], writers_cut=False)
+v_small_fields = build2(b"hello\n", "031-v2-smallest-fields", key_id=b"a", name=b"")
+assert len(v_small_fields.fields) == ref.MIN_FIELDS_LENGTH
+add2(31, "v2-smallest-fields", "Version 2 with the smallest fields: a 1-byte key ID 'a' and an empty name give "
+     "F = 64, the minimum.", v_small_fields.bytes, "ok", key_id="a")
+ok2(32, "v2-largest-fields", "Version 2 with a 64-byte key ID and a 1024-byte name (F = 1151, the largest a "
+    "model key container can have).", b"largest fields\n", name="\u00e9" * 512, key_id="Az09._-" * 9 + "z")
+folder_w = ref.pack_tree([
+    {"path": "big.bin", "kind": "file", "mode": 0o644,
+     "content": data("033-big", ref.CDC_MIN - (5 + 7 + 8)) + W20 + data("033-big-tail", 5000)},
+    {"path": "small.txt", "kind": "file", "mode": 0o644, "content": b"small\n"},
+], 0o755)
+cut_w = ref.cut_plaintext(folder_w, 2)
+assert cut_w == [14, ref.CDC_MIN + 64, 5000, 5 + 9 + 8 + 6], cut_w
+ok2(33, "v2-packed-folder-cut-in-file", "Version 2 packed folder with a file 'big.bin' whose entry (kind, mode, "
+    "path length, path, size: 20 bytes) plus the first 65516 content bytes make exactly MIN bytes, followed by a "
+    "64-byte window with 20 high gear-hash bits zero: the writers' cut counts from the entry's kind byte, so the "
+    "file's segment is cut after 65600 bytes, then its last 5000 bytes; 'small.txt' is a chunk of its own. "
+    "Chunks: 14, 65600, 5000, 28.", folder_w, name="Cut.mlmodelc", kind=2)
+
+# ---- v2 rule 1: F (40x) -----------------------------------------------------------------------
+
+hello = b"hello\n"
+add2(400, "v2-fields-length-63", "Version 2 rule 1: F = 63, under 64; the fields are a valid 64-byte set (key ID "
+     "'a', empty name) with only F changed (MAC recomputed, chunks valid).",
+     build2(hello, "f63", key_id=b"a", name=b"", fields_length=63).bytes, "malformedHeader")
+add2(401, "v2-fields-length-4097", "Version 2 rule 1: F = 4097 (over 4096), file long enough to hold it.",
+     build2(hello, "f4097", fields_length=4097).bytes + bytes(4200), "malformedHeader")
+add2(402, "v2-fields-length-0", "Version 2 rule 1: F = 0 (MAC recomputed).",
+     build2(hello, "f0", fields_length=0).bytes, "malformedHeader")
+add2(403, "v2-fields-length-65535", "Version 2 rule 1: F = 65535 (MAC recomputed).",
+     build2(hello, "fffff", fields_length=0xFFFF).bytes, "malformedHeader")
+add2(404, "v2-fields-longer-than-fields", "Version 2 rule 1: one extra byte after the last field, F counting it; "
+     "MAC recomputed over fields || table and the container length matches.",
+     build2(hello, "fplus", extra=b"\x00").bytes, "malformedHeader")
+v_f = build2(hello, "fminus")
+add2(405, "v2-fields-shorter-than-fields", "Version 2 rule 1: F one less than the fields need (MAC recomputed).",
+     build2(hello, "fminus", fields_length=len(v_f.fields) - 1).bytes, "malformedHeader")
+v_fpw = build2(hello, "fpw", passphrase=PASSPHRASE)
+add2(406, "v2-fields-length-omits-scrypt", "Version 2 rule 1: a passphrase container whose F omits the 25 bytes "
+     "of scrypt parameters; MAC recomputed.",
+     build2(hello, "fpw", passphrase=PASSPHRASE, fields_length=len(v_fpw.fields) - 25).bytes, "malformedHeader",
+     passphrase=PASSPHRASE)
+v_trunc = build2(data("trunc", 40), "trunc", lengths=[20, 20])
+add2(407, "v2-file-ends-inside-fields", "Version 2 rule 1: the first 40 bytes of a valid container (the file "
+     "ends before F bytes): malformed, as a version 1 file that ends inside its header.", v_trunc.bytes[:40],
+     "malformedHeader")
+add2(408, "v2-file-ends-inside-prefix", "Version 2: magic, version 2 and one byte of F (11 bytes).",
+     v_trunc.bytes[:11], "malformedHeader")
+
+# ---- v2 rule 2: suite and reserved byte (41x) ------------------------------------------------
+
+for number, short, kw, why in [
+    (410, "v2-suite-1", {"suite": 1}, "suite 1 (version 1's suite)"),
+    (411, "v2-suite-3", {"suite": 3}, "suite 3"),
+    (412, "v2-suite-0", {"suite": 0}, "suite 0"),
+    (413, "v2-reserved-1", {"reserved": 1}, "reserved byte 1"),
+    (414, "v2-reserved-128", {"reserved": 0x80}, "reserved byte 0x80"),
+    (415, "v2-reserved-16", {"reserved": 16}, "reserved byte 16 (a version 1 chunk size exponent in its place)"),
+]:
+    add2(number, short, f"Version 2 rule 2: {why}; MAC recomputed with the right key, chunks valid.",
+         build2(hello, short, **kw).bytes, "malformedHeader")
+v1_as_v2 = bytearray(build(hello, "v1as2"))
+v1_as_v2[9] = 2
+add2(416, "v1-relabelled-v2", "Version 2 rule 2: a valid version 1 container with its version changed to 2: read "
+     "with the version 2 layout its suite byte is 1 (and its salt, count and key ID are misplaced).",
+     bytes(v1_as_v2), "malformedHeader")
+v2_as_v1 = bytearray(build2(hello, "v2as1").bytes)
+v2_as_v1[9] = 1
+add(417, "v2-relabelled-v1", "A valid version 2 container with its version changed to 1: read with the version 1 "
+    "layout, its 'header length' is F (too short for H) and its suite byte is 2.", bytes(v2_as_v1),
+    "malformedHeader")
+
+# ---- v2 rule 3: chunk count (42x) ------------------------------------------------------------
+
+add2(420, "v2-count-0-empty", "Version 2 rule 3: L = 0 and n = 0: no table and no chunk; the file is exactly "
+     "H + L + 16n = F + 32 bytes and the MAC is valid.", build2(b"", "n0e", lengths=[]).bytes, "malformedHeader")
+add2(421, "v2-count-0", "Version 2 rule 3: L = 6 and n = 0, followed by 6 bytes so that the file is exactly "
+     "H + L + 16n long; MAC valid.", build2(hello, "n0", lengths=[], length=6).bytes + hello, "malformedHeader")
+add2(422, "v2-count-2-empty", "Version 2 rule 3: L = 0 and n = 2, two empty chunks (lengths 0, 0) each sealed "
+     "properly; MAC valid, length exact.", build2(b"", "n2e", lengths=[0, 0]).bytes, "malformedHeader")
+add2(423, "v2-count-over-length", "Version 2 rule 3: L = 2 and n = 3 (lengths 1, 1, 0), sealed properly; MAC "
+     "valid, length exact.", build2(b"hi", "n3l2", lengths=[1, 1, 0]).bytes, "malformedHeader")
+add2(424, "v2-count-max", "Version 2 rule 3: L = 6 and n = 2^32 - 1 (a reader must refuse it from the fields, "
+     "before computing or allocating a table).", build2(hello, "nmax", count=0xFFFFFFFF).bytes, "malformedHeader")
+
+# ---- v2 rule 4: exact length (43x) -----------------------------------------------------------
+
+v_three = build2(data("three", 48), "three", lengths=[16, 16, 16], name=b"three.bin")
+A, B, Cc = v_three.chunks
+add2(430, "v2-truncated-at-chunk-boundary", "Version 2 rule 4: a 3-chunk container with its last chunk removed.",
+     v_three.header + A + B, "lengthMismatch")
+add2(431, "v2-truncated-inside-chunk", "Version 2 rule 4: a 3-chunk container cut 10 bytes into its last chunk.",
+     v_three.header + A + B + Cc[:10], "lengthMismatch")
+add2(432, "v2-truncated-one-byte", "Version 2 rule 4: a container missing the last byte of its last tag.",
+     v_three.bytes[:-1], "lengthMismatch")
+add2(433, "v2-one-byte-appended", "Version 2 rule 4: a valid container with one byte appended.",
+     v_three.bytes + b"\x00", "lengthMismatch")
+extra_piece = b"more!"
+extra_id = ref.chunk_id(V2_ID_KEY, extra_piece)
+add2(434, "v2-extended-by-a-chunk", "Version 2 rule 4: a valid container followed by one more chunk sealed "
+     "correctly under the same key (its own ID as nonce and aad); the table does not list it.",
+     v_three.bytes + ref.seal_chunk_v2(ref.AESGCM(V2_SEAL_KEY), extra_id, extra_piece), "lengthMismatch")
+add2(435, "v2-header-only", "Version 2 rule 4: fields, table and MAC of a 3-chunk container, no chunks.",
+     v_three.header, "lengthMismatch")
+add2(436, "v2-file-ends-inside-table", "Version 2 rule 4: a 3-chunk container cut 10 bytes into its second "
+     "table entry: the table claims more than the file holds.", v_three.bytes[:len(v_three.fields) + 46],
+     "lengthMismatch")
+add2(437, "v2-table-claims-1000-chunks", "Version 2 rule 4: n = 1000 and L = 1000 (valid fields, MAC recomputed) "
+     "but the file holds a 1-entry table and one 6-byte chunk: refused by the exact length before the table "
+     "is read.", build2(hello, "n1000", count=1000, length=1000).bytes, "lengthMismatch")
+add2(438, "v2-table-claims-4g-chunks", "Version 2 rule 4: n = 2^32 - 1 and L = 2^48 (valid fields, MAC "
+     "recomputed): H + L + 16n is about 2^48 + 2^37.6 bytes; the file is small. A reader must not overflow or "
+     "allocate a 150 GB table.", build2(hello, "n4g", count=0xFFFFFFFF, length=1 << 48).bytes, "lengthMismatch")
+v_empty2 = build2(b"", "emptyc2", name=b"empty.bin")
+add2(439, "v2-empty-missing-chunk", "Version 2 rule 4: an empty-plaintext container without its tag-only chunk.",
+     v_empty2.header, "lengthMismatch")
+
+# ---- v2 rule 5: chunk lengths (44x) ----------------------------------------------------------
+
+
+def set_lengths(*sizes):
+    return lambda entries: [(cid, size) for (cid, _), size in zip(entries, sizes)]
+
+
+add2(440, "v2-chunk-length-0", "Version 2 rule 5: L = 6, lengths 6 and 0 (the empty chunk sealed properly, "
+     "n = 2 <= L, sum right, MAC valid): only the non-empty plaintext's empty chunk is wrong.",
+     build2(hello, "len0", lengths=[6, 0]).bytes, "malformedHeader")
+add2(441, "v2-chunk-length-0-first", "Version 2 rule 5: L = 6, lengths 0 and 6 (sealed properly, MAC valid).",
+     build2(hello, "len0first", lengths=[0, 6]).bytes, "malformedHeader")
+over = ref.MAX_CHUNK_LENGTH + 1
+add2(442, "v2-chunk-lengths-over-4mib-wrap", "Version 2 rule 5: L = 6, n = 2, lengths 4194305 and "
+     f"{(1 << 32) - over + 6}: both over 4 MiB, and their sum is 2^32 + 6, which is L in 32-bit arithmetic. The "
+     "file is exactly H + 6 + 32 bytes (two 3-byte chunks) and the MAC is valid.",
+     build2(hello, "lenwrap", lengths=[3, 3], table_edit=set_lengths(over, (1 << 32) - over + 6)).bytes,
+     "malformedHeader")
+add2(443, "v2-chunk-length-4mib-plus-1", "Version 2 rule 5: one chunk whose table length is 4194305 (over 4 MiB, "
+     "and not L = 6); MAC valid, file length exact.",
+     build2(hello, "len4m1", table_edit=set_lengths(over)).bytes, "malformedHeader")
+add2(444, "v2-chunk-length-max-u32", "Version 2 rule 5: one chunk whose table length is 2^32 - 1; MAC valid.",
+     build2(hello, "lenmax", table_edit=set_lengths(0xFFFFFFFF)).bytes, "malformedHeader")
+add2(445, "v2-lengths-sum-under", "Version 2 rule 5: L = 6, lengths 3 and 2 (sum 5); MAC valid, file length "
+     "exact (H + L + 16n).", build2(hello, "sumless", lengths=[3, 3], table_edit=set_lengths(3, 2)).bytes,
+     "malformedHeader")
+add2(446, "v2-lengths-sum-over", "Version 2 rule 5: L = 6, lengths 3 and 4 (sum 7); MAC valid, file length "
+     "exact.", build2(hello, "summore", lengths=[3, 3], table_edit=set_lengths(3, 4)).bytes, "malformedHeader")
+add2(447, "v2-empty-chunk-length-1", "Version 2 rule 5: L = 0, n = 1, the chunk's length 1 (sum 1, not 0); MAC "
+     "valid, file length exact.", build2(b"", "emptylen1", table_edit=set_lengths(1)).bytes, "malformedHeader")
+wrap_plain = data("448", 1025)
+add2(448, "v2-lengths-sum-wraps-32-bits", "Version 2 rule 5: L = 1025, n = 1025 (= L): 1024 lengths of 4194304 "
+     "(4 MiB, each allowed) and one of 1025. The sum is 2^32 + 1025, which is L in 32-bit arithmetic; the file "
+     "is exactly H + L + 16n bytes (1025 one-byte chunks) and the MAC is valid.",
+     build2(wrap_plain, "sumwrap", lengths=[1] * 1025,
+            table_edit=set_lengths(*([ref.MAX_CHUNK_LENGTH] * 1024 + [1025]))).bytes, "malformedHeader")
+add2(449, "v2-lengths-sum-under-wrong-key", "Version 2 order: 445's table rule is broken and the key is wrong; "
+     "the table is checked (step 3) before the MAC (step 4).",
+     build2(hello, "sumless", lengths=[3, 3], table_edit=set_lengths(3, 2)).bytes, "malformedHeader",
+     key=OTHER_KEY, key_id=OTHER_KEY_ID)
+
+# ---- v2 rule 6: chunk tags (45x-46x) ---------------------------------------------------------
+# v_three: 48 pseudo-random bytes cut as three 16-byte chunks A, B, C (32 sealed bytes each).
+
+h3 = len(v_three.header)
+add2(450, "v2-flipped-bit-first-chunk", "Version 2 rule 6: one bit flipped in chunk 0's ciphertext.",
+     flip(v_three.bytes, h3 + 5), "authenticationFailure")
+add2(451, "v2-flipped-bit-last-chunk", "Version 2 rule 6: one bit flipped in the last chunk's ciphertext (the "
+     "other chunks are intact: only reading chunk 2 fails).", flip(v_three.bytes, h3 + 64 + 3),
+     "authenticationFailure")
+add2(452, "v2-flipped-bit-tag", "Version 2 rule 6: one bit flipped in chunk 1's tag.",
+     flip(v_three.bytes, h3 + 32 + 20), "authenticationFailure")
+add2(453, "v2-chunks-swapped", "Version 2 rule 6: chunks 0 and 1 (same length) swapped, table unchanged: each "
+     "meets another chunk's ID as nonce and aad.", v_three.header + B + A + Cc, "authenticationFailure")
+add2(454, "v2-table-rows-swapped", "Version 2 rule 6: table rows 0 and 1 swapped and the MAC recomputed over the "
+     "new table; the chunks stay in their places, so chunk 0 is opened with chunk 1's ID.",
+     build2(data("three", 48), "three", lengths=[16, 16, 16], name=b"three.bin",
+            table_edit=lambda e: [e[1], e[0], e[2]]).header + A + B + Cc, "authenticationFailure")
+add2(455, "v2-chunk-moved", "Version 2 rule 6: chunk 0 moved to the end (B, C, A), table unchanged.",
+     v_three.header + B + Cc + A, "authenticationFailure")
+add2(456, "v2-chunk-dropped", "Version 2 rule 6: chunk 1 dropped, chunk 2 moved up into its place and 32 zero "
+     "bytes appended (so the length is exact), table unchanged.", v_three.header + A + Cc + bytes(32),
+     "authenticationFailure")
+add2(457, "v2-chunk-repeated", "Version 2 rule 6: chunk 0 repeated in place of chunk 1 (A, A, C).",
+     v_three.header + A + A + Cc, "authenticationFailure")
+v_three_other = build2(data("three", 48), "three-other", key=OTHER_KEY, key_id=OTHER_KEY_ID.encode(),
+                       lengths=[16, 16, 16], name=b"three.bin")
+add2(458, "v2-chunk-from-other-key", "Version 2 rule 6: chunk 1 replaced by chunk 1 of a container sealed from "
+     "the same plaintext with the same cut under another model key (other ID, other seal key).",
+     v_three.header + A + v_three_other.chunks[1] + Cc, "authenticationFailure")
+add2(459, "v2-chunks-from-other-key", "Version 2 rule 6: this container's header followed by all the chunks of "
+     "the same plaintext sealed under another model key.",
+     v_three.header + b"".join(v_three_other.chunks), "authenticationFailure")
+for number, short, kw, why in [
+    (460, "v2-nonce-last-12-bytes", {"nonce_for": lambda cid, i: cid[20:]}, "nonce = ID[20..31] instead of "
+     "ID[0..11]"),
+    (461, "v2-aad-empty", {"aad_for": lambda cid, i, mac: b""}, "empty associated data instead of the ID"),
+    (462, "v2-aad-header-mac", {"aad_for": lambda cid, i, mac: mac}, "the header MAC as associated data (as in "
+     "version 1) instead of the ID"),
+    (463, "v2-nonce-v1-counter", {"nonce_for": lambda cid, i: ref.nonce(i, i == 2)}, "version 1's counter "
+     "nonces (index, last-chunk flag) instead of ID[0..11]"),
+    (464, "v2-seal-key-header-salt", {"seal_key": ref.hkdf(KEY, salt("v2-seal-key-header-salt"),
+                                                           ref.V2_CHUNK_SEAL_INFO)},
+     "a seal key derived with the header's salt instead of an empty salt"),
+    (465, "v2-seal-key-v1-payload", {"seal_key": ref.file_keys(KEY, salt("v2-seal-key-v1-payload"))[1]},
+     "version 1's payload key (info 'coffer v1 payload', header salt) instead of the seal key"),
+    (466, "v2-seal-key-is-id-key", {"seal_key": V2_ID_KEY}, "the ID key instead of the seal key"),
+    (467, "v2-nonce-id-12-to-23", {"nonce_for": lambda cid, i: cid[12:24]}, "nonce = ID[12..23] (one off by a "
+     "whole nonce)"),
+]:
+    add2(number, short, f"Version 2 rule 6: every chunk sealed with {why}; IDs, table and MAC correct.",
+         build2(data("three", 48), short, lengths=[16, 16, 16], **kw).bytes, "authenticationFailure")
+v_other_plain = build2(data("other-three", 48), "other-three", lengths=[16, 16, 16], name=b"three.bin")
+add2(468, "v2-chunk-from-same-key-other-plaintext", "Version 2 rule 6: chunk 1 replaced by a chunk of the same "
+     "length from another container under the same key, with other plaintext: its ID is not the one in the "
+     "table.", v_three.header + A + v_other_plain.chunks[1] + Cc, "authenticationFailure")
+add2(469, "v2-flipped-bit-empty-chunk-tag", "Version 2 rule 6: empty plaintext with one bit flipped in its only "
+     "(tag-only) chunk.", flip(v_empty2.bytes, len(v_empty2.bytes) - 1), "authenticationFailure")
+
+# ---- v1 rule 1 in version 2 (50x) --------------------------------------------------------------
+
+add(500, "v2-bad-magic", "Rule 1 in a version 2 container: first magic byte 0x89 changed to 0x88.",
+    flip(v_three.bytes, 0), "notAContainer", format_version=2)
+
+# ---- v1 rule 4 in version 2 (53x) --------------------------------------------------------------
+
+for number, short, kw, why in [
+    (530, "v2-unknown-payload-kind", {"kind": 3}, "payload kind 3"),
+    (531, "v2-unknown-key-derivation", {"kdf": 3}, "key derivation 3 (fields otherwise as for a model key)"),
+    (532, "v2-payload-kind-0", {"kind": 0}, "payload kind 0"),
+    (533, "v2-key-derivation-0", {"kdf": 0}, "key derivation 0"),
+]:
+    add2(number, short, f"Rule 4 in version 2: {why}; MAC recomputed with the right key, chunks valid.",
+         build2(hello, short, **kw).bytes, "malformedHeader")
+
+# ---- v1 rule 6 in version 2 (55x) --------------------------------------------------------------
+
+add2(550, "v2-plaintext-length-2p48-plus-1", "Rule 6 in version 2: L = 2^48 + 1 (n = 1, MAC recomputed).",
+     build2(hello, "v2l48", length=(1 << 48) + 1).bytes, "malformedHeader")
+add2(551, "v2-plaintext-length-max-u64", "Rule 6 in version 2: L = 2^64 - 1 (MAC recomputed; a reader must not "
+     "overflow computing H + L + 16n).", build2(hello, "v2l64", length=(1 << 64) - 1).bytes, "malformedHeader")
+add2(552, "v2-plaintext-length-2p48-short-file", "Rule 6 boundary in version 2: L = 2^48 exactly is allowed by "
+     "the field rules (n = 1, MAC valid), so the reader reaches the exact length check, which fails.",
+     build2(hello, "v2l48exact", length=1 << 48).bytes, "lengthMismatch")
+
+# ---- v1 rule 7 in version 2 (56x) --------------------------------------------------------------
+
+add2(560, "v2-key-id-empty-model-key", "Rule 7 in version 2: model key container with an empty key ID; MAC "
+     "recomputed.", build2(hello, "v2kidempty", key_id=b"").bytes, "malformedHeader")
+add2(561, "v2-key-id-with-passphrase", "Rule 7 in version 2: passphrase container carrying a key ID; MAC "
+     "recomputed with the right passphrase.",
+     build2(hello, "v2kidpw", passphrase=PASSPHRASE, key_id=KEY_ID.encode()).bytes, "malformedHeader",
+     passphrase=PASSPHRASE)
+add2(562, "v2-key-id-65-bytes", "Rule 7 in version 2: key ID of 65 bytes; MAC recomputed.",
+     build2(hello, "v2kid65", key_id=b"a" * 65).bytes, "malformedHeader")
+add2(563, "v2-key-id-slash", "Rule 7 in version 2: key ID containing '/'; MAC recomputed.",
+     build2(hello, "v2kidslash", key_id=b"abc/def").bytes, "malformedHeader")
+
+# ---- v1 rule 8 in version 2 (57x) --------------------------------------------------------------
+
+for number, short, name, why in [
+    (570, "v2-name-1025-bytes", b"n" * 1025, "name of 1025 bytes"),
+    (571, "v2-name-invalid-utf8", b"model\xff.bin", "name with byte 0xFF"),
+    (572, "v2-name-dot-dot", b"..", "name '..'"),
+    (573, "v2-name-slash", b"models/evil.bin", "name containing '/'"),
+    (574, "v2-name-nul", b"model\x00.bin", "name containing NUL"),
+]:
+    add2(number, short, f"Rule 8 in version 2: {why}; MAC recomputed, chunks valid.",
+         build2(hello, short, name=name).bytes, "malformedHeader")
+
+# ---- v1 rule 9 in version 2 (58x) --------------------------------------------------------------
+
+for number, short, params, derivable, why in [
+    (580, "v2-scrypt-logn-21", (21, 8, 1), False, "logN 21"),
+    (581, "v2-scrypt-r-33", (10, 33, 1), True, "r 33"),
+    (582, "v2-scrypt-memory-288mib", (18, 9, 1), False, "logN 18, r 9 (288 MiB)"),
+]:
+    add2(number, short, f"Rule 9 in version 2: scrypt {why}; costLimitExceeded without deriving; "
+         f"{VALID_MAC if derivable else PLACEHOLDER}.",
+         build2(hello, short, passphrase=PASSPHRASE, scrypt=params, derivable=derivable).bytes,
+         "costLimitExceeded", passphrase=PASSPHRASE)
+add2(583, "v2-scrypt-logn-21-truncated", "Version 2 order: scrypt logN 21 (placeholder MAC) and the file one byte "
+     "short: the exact length (step 2) is checked before the scrypt limits (step 4).",
+     build2(hello, "v2-scrypt-logn-21", passphrase=PASSPHRASE, scrypt=(21, 8, 1), derivable=False).bytes[:-1],
+     "lengthMismatch", passphrase=PASSPHRASE)
+
+# ---- v1 rule 11 in version 2: the header MAC (60x-61x) -----------------------------------------
+
+v_two = build2(hello, "mac2", lengths=[3, 3], name=b"two.bin")
+f2 = len(v_two.fields)
+add2(600, "v2-flipped-bit-table-id", "Rule 11 in version 2: one bit flipped in chunk 0's ID in the table (the MAC "
+     "covers the table).", flip(v_two.bytes, f2 + 3), "authenticationFailure")
+v_shifted = build2(hello, "mac2", lengths=[3, 3], name=b"two.bin", table_edit=set_lengths(2, 4))
+add2(601, "v2-table-lengths-shifted", "Rule 11 in version 2: lengths 3, 3 rewritten as 2, 4 (still adding up to "
+     "L, every rule kept) without recomputing the MAC.",
+     v_shifted.fields + v_shifted.table + v_two.mac + b"".join(v_two.chunks), "authenticationFailure")
+add2(602, "v2-flipped-bit-salt", "Rule 11 in version 2: one bit flipped in the header salt (offset 30).",
+     flip(v_two.bytes, 30), "authenticationFailure")
+add2(603, "v2-flipped-bit-mac", "Rule 11 in version 2: one bit flipped in the MAC's last byte.",
+     flip(v_two.bytes, len(v_two.header) - 1, 0x80), "authenticationFailure")
+add2(604, "v2-flipped-bit-name", "Rule 11 in version 2: original name 'two.bin' changed to 'uwo.bin'.",
+     flip(v_two.bytes, 61 + len(KEY_ID) + 2, 0x01), "authenticationFailure")
+add2(605, "v2-flipped-bit-key-id", "Rule 11 in version 2: key ID's first byte '5' changed to '4'.",
+     flip(v_two.bytes, 61, 0x01), "authenticationFailure")
+add2(606, "v2-wrong-key", "Rule 11 in version 2: opened with another model key.", v_two.bytes,
+     "authenticationFailure", key=OTHER_KEY, key_id=OTHER_KEY_ID)
+add2(607, "v2-wrong-key-same-id", "Rule 11 in version 2: opened with another key carrying the container's key ID.",
+     v_two.bytes, "authenticationFailure", key=OTHER_KEY, key_id=KEY_ID)
+v_pw2 = build2(b"hello, passphrase, version 2\n", "pw2", passphrase=PASSPHRASE)
+add2(608, "v2-wrong-passphrase", "Rule 11 in version 2: opened with the wrong passphrase.", v_pw2.bytes,
+     "authenticationFailure", passphrase="correct horse battery stapler")
+add2(609, "v2-passphrase-for-model-key", "Rule 11 in version 2: a model key container opened with a passphrase.",
+     v_two.bytes, "authenticationFailure", passphrase=PASSPHRASE)
+add2(610, "v2-model-key-for-passphrase", "Rule 11 in version 2: a passphrase container opened with a model key.",
+     v_pw2.bytes, "authenticationFailure")
+add2(611, "v2-flipped-bit-scrypt-salt", "Rule 11 in version 2: one bit flipped in the scrypt salt.",
+     flip(v_pw2.bytes, len(v_pw2.fields) - 1), "authenticationFailure", passphrase=PASSPHRASE)
+for number, short, kw, why in [
+    (612, "v2-mac-v1-header-info", {"header_key_for": lambda ikm, s: ref.hkdf(ikm, s, ref.HEADER_INFO)},
+     "a header key derived with version 1's info 'coffer v1 header'"),
+    (613, "v2-mac-header-key-empty-salt", {"header_key_for": lambda ikm, s: ref.hkdf(ikm, b"", ref.V2_HEADER_INFO)},
+     "a header key derived with an empty salt instead of the header's salt"),
+    (614, "v2-mac-over-fields-only", {"mac_covers_table": False}, "a MAC over the fields alone, not the table"),
+]:
+    add2(number, short, f"Rule 11 in version 2: {why}; chunks valid.",
+         build2(hello, short, lengths=[3, 3], **kw).bytes, "authenticationFailure")
+v_drop = build2(data("three", 48)[:16] + data("three", 48)[32:], "three", lengths=[16, 16], name=b"three.bin")
+add2(615, "v2-chunk-dropped-table-rewritten", "Rule 11 in version 2: chunk 1 of a 3-chunk container dropped, with "
+     "its table row removed and n and L rewritten to match (every structural rule kept) but the original MAC: "
+     "a dropped chunk is refused by the MAC over the table.",
+     v_drop.fields + v_drop.table + v_three.mac + A + Cc, "authenticationFailure")
+v_reordered = build2(data("three", 48)[16:32] + data("three", 48)[:16] + data("three", 48)[32:], "three",
+                     lengths=[16, 16, 16], name=b"three.bin")
+assert v_reordered.chunks == [B, A, Cc]
+add2(616, "v2-chunks-reordered-table-rewritten", "Rule 11 in version 2: chunks 0 and 1 swapped together with their "
+     "table rows (each chunk would open with its row's ID), original MAC: reordering is refused by the MAC.",
+     v_reordered.fields + v_reordered.table + v_three.mac + B + A + Cc, "authenticationFailure")
+v_cut = build2(data("three", 48)[:32], "three", lengths=[16, 16], name=b"three.bin")
+add2(617, "v2-truncated-table-rewritten", "Rule 11 in version 2: the last chunk removed with its table row, n and "
+     "L rewritten to match, original MAC: truncation at a chunk boundary is refused by the MAC.",
+     v_cut.fields + v_cut.table + v_three.mac + A + B, "authenticationFailure")
+
+# ---- v1 rule 13 in version 2: packed trees (62x) -----------------------------------------------
+
+
+def bad_tree2(number: int, short: str, rule: int, why: str, stream: bytes) -> None:
+    try:
+        ref.unpack_check(stream)
+    except ref.RejectError:
+        pass
+    else:
+        raise SystemExit(f"{short}: tree unexpectedly valid")
+    try:
+        lengths = ref.cut_plaintext(stream, ref.KIND_FOLDER)
+    except ValueError:
+        lengths = [len(stream)]  # not walkable: one chunk (any cut is valid for a reader)
+    container = build2(stream, short, kind=ref.KIND_FOLDER, name=b"Bad.mlmodelc", lengths=lengths).bytes
+    add2(number, short, f"Rule 13 in version 2, packed tree rule {rule}: {why}. Sealed properly (valid MAC and "
+         "tags), so only the tree rule fails.", container, "malformedTree", payload_kind=2)
+
+
+bad_tree2(620, "v2-tree-link-escapes-root", 5, "link 'd/l' -> '../../x'", b_tree([t_dir("d"), t_link("d/l", "../../x")]))
+bad_tree2(621, "v2-tree-trailing-byte", 6, "one byte after the last entry (cut as one chunk)",
+          b_tree([t_file("a")]) + b"\x00")
+bad_tree2(622, "v2-tree-order-reversed", 3, "'b' before 'a' (each entry its own chunk)",
+          b_tree([t_file("b"), t_file("a")]))
+bad_tree2(623, "v2-tree-parent-is-file", 4, "file 'f' then 'f/g'", b_tree([t_file("f"), t_file("f/g")]))
+
+
+# =============================================================================================
+# Writer vectors (../chunker/): the writers' cut of plaintexts too large to store as containers
+# =============================================================================================
+
+chunker_vectors: list[tuple[str, dict]] = []
+
+
+def chunker(number: int, short: str, description: str, parts: list[dict], *, kind: int = 1,
+            expect_lengths: list[int] | None = None) -> None:
+    """Records a writer vector: a plaintext described by `parts`, its cut, IDs and sealed bytes."""
+    plaintext = b"".join(expand_part(part) for part in parts)
+    lengths = ref.cut_plaintext(plaintext, kind)
+    if expect_lengths is not None and lengths != expect_lengths:
+        raise SystemExit(f"chunker {number:03d}-{short}: cut {lengths}, expected {expect_lengths}")
+    assert sum(lengths) == len(plaintext)
+    gcm = ref.AESGCM(V2_SEAL_KEY)
+    ids, sealed, pos = [], hashlib.sha256(), 0
+    for size in lengths:
+        piece = plaintext[pos:pos + size]
+        pos += size
+        cid = ref.chunk_id(V2_ID_KEY, piece)
+        ids.append(cid.hex())
+        sealed.update(ref.seal_chunk_v2(gcm, cid, piece))
+    # The reference reader agrees: seal with these lengths and open again.
+    container = ref.seal_v2(KEY, plaintext, lengths, kind=kind, kdf=ref.KDF_MODEL_KEY, salt=salt(short),
+                            key_id=KEY_ID.encode(), name=b"chunker.bin", scrypt_fields=None)
+    header, opened = ref.open_container(container, key=KEY)
+    assert opened == plaintext and [cid.hex() for cid, _ in header["table"]] == ids
+    vector = {
+        "description": description,
+        "key": KEY.hex(),
+        "payloadKind": kind,
+        "plaintext": parts,
+        "plaintextLength": len(plaintext),
+        "plaintextSHA256": hashlib.sha256(plaintext).hexdigest(),
+    }
+    if kind == ref.KIND_FOLDER:
+        vector["segments"] = [[a, b] for a, b in ref.segments(plaintext, kind)]
+    vector["chunkLengths"] = lengths
+    vector["chunkIDs"] = ids
+    vector["sealedChunksSHA256"] = sealed.hexdigest()
+    chunker_vectors.append((f"{number:03d}-{short}", vector))
+
+
+def expand_part(part: dict) -> bytes:
+    if "sha256Stream" in part:
+        return sha256_stream(part["sha256Stream"], part["length"])
+    if "zeros" in part:
+        return bytes(part["zeros"])
+    return bytes.fromhex(part["hex"])
+
+
+def rand(seed: str, n: int) -> dict:
+    return {"sha256Stream": "coffer chunker vectors: " + seed, "length": n}
+
+
+def hexpart(raw: bytes) -> dict:
+    return {"hex": raw.hex()}
+
+
+MIN, AVG, MAX = ref.CDC_MIN, ref.CDC_AVG, ref.CDC_MAX
+chunker(1, "random-3mib", "3 MiB of pseudo-random bytes: the writers' cut finds content-defined boundaries "
+        "(some before AVG with 20 high bits zero, most after it with 16).", [rand("random 3 MiB", 3 << 20)])
+chunker(2, "zeros-2.5mib", "2.5 MiB of zero bytes: the gear hash of a run of zeros never cuts, so chunks end at "
+        "MAX: 1048576, 1048576, then the 524288-byte rest.", [{"zeros": (5 << 20) // 2}],
+        expect_lengths=[MAX, MAX, MAX // 2])
+chunker(3, "zeros-max-plus-1", "MAX + 1 zero bytes: one chunk of exactly MAX (the search stops at s + MAX) and "
+        "one of 1 byte.", [{"zeros": MAX + 1}], expect_lengths=[MAX, 1])
+chunker(4, "exactly-min", "Exactly MIN pseudo-random bytes: e - s <= MIN, one chunk, no hashing.",
+        [rand("exactly min", MIN)], expect_lengths=[MIN])
+chunker(5, "window-after-min", "MIN pseudo-random bytes, a 64-byte window whose gear hash has 20 high bits zero, "
+        "then 10000 bytes: hashing starts at s + MIN (h = 0), the window's last byte is i = s + MIN + 63, so the "
+        "cut is at s + MIN + 64.", [rand("window after min", MIN), hexpart(W20), rand("window after min tail", 10000)],
+        expect_lengths=[MIN + 64, 10000])
+straddle = [rand("straddle", MIN - 32), hexpart(W20), rand("straddle tail", 200_000)]
+chunker(6, "window-straddles-min", "The 20-bit window placed at [MIN - 32, MIN + 32): the chunker starts with h = 0 "
+        "at s + MIN, so it hashes only the window's last 32 bytes there and must not cut at MIN + 32 (a chunker "
+        "that hashed from s would).", straddle)
+assert ref.cut_plaintext(b"".join(map(expand_part, straddle)))[0] != MIN + 32
+# W16 ending at s + AVG - 1: i < s + AVG needs 20 zero bits, so no cut there. The rest (up to MAX) is
+# zeros, which never cut; any cut before is from the pseudo-random bytes, and the seed is picked so there
+# is none (asserted).
+chunker(7, "16-bit-window-before-avg", "A 64-byte window whose gear hash has 16 (not 20) high bits zero, ending at "
+        "i = s + AVG - 1, then zeros: before AVG the rule needs 20 zero bits, so no cut there; the chunk runs "
+        "to MAX.", [rand("w16 before avg", AVG - 64), hexpart(W16), {"zeros": MAX}],
+        expect_lengths=[MAX, AVG])
+chunker(8, "16-bit-window-at-avg", "The same 16-bit window ending at i = s + AVG: from AVG on 16 zero bits cut, so "
+        "the first chunk is AVG + 1 bytes.", [rand("w16 before avg", AVG - 63), hexpart(W16), {"zeros": 1000}],
+        expect_lengths=[AVG + 1, 1000])
+big = 1_500_000
+tree_parts = [
+    hexpart(ref.TREE_MAGIC + struct.pack(">IH", 4, 0o755)),
+    hexpart(struct.pack(">BHH", 1, 0o755, 1) + b"a"),
+    hexpart(struct.pack(">BHH", 2, 0o644, 9) + b"a/big.bin" + struct.pack(">Q", big)),
+    rand("folder big", big),
+    hexpart(struct.pack(">BHH", 2, 0o644, 11) + b"a/small.txt" + struct.pack(">Q", 6) + b"small\n"),
+    hexpart(struct.pack(">BHH", 3, 0o777, 4) + b"link" + struct.pack(">H", 9) + b"a/big.bin"),
+]
+assert ref.unpack_check(b"".join(map(expand_part, tree_parts)))
+chunker(9, "packed-folder", "A packed folder (kind 2): folder 'a', 'a/big.bin' of 1500000 pseudo-random bytes, "
+        "'a/small.txt', link 'link': the 14-byte prefix and each entry are segments ('segments' lists them), "
+        "cut separately; the big file's segment is cut by content (and at most MAX per chunk).", tree_parts,
+        kind=2)
+
+
 # ---- write ----------------------------------------------------------------------------------
 
-def main() -> None:
-    os.makedirs(OUT, exist_ok=True)
-    names = [name for name, _ in vectors]
+def write_folder(folder: str, entries: list[tuple[str, dict]]) -> tuple[int, int]:
+    """Writes one JSON file per vector into `folder`, removing *.json files no longer made.
+    Returns (count, total bytes)."""
+    os.makedirs(folder, exist_ok=True)
+    names = [name for name, _ in entries]
     assert len(set(names)) == len(names), "duplicate vector names"
     assert len({n[:3] for n in names}) == len(names), "duplicate vector numbers"
-    for stale in os.listdir(OUT):
+    for stale in os.listdir(folder):
         if stale.endswith(".json") and stale[:-5] not in names:
-            os.remove(os.path.join(OUT, stale))
+            os.remove(os.path.join(folder, stale))
     total = 0
-    for name, vector in vectors:
+    for name, vector in entries:
         text = json.dumps(vector, indent=2, ensure_ascii=False) + "\n"
-        path = os.path.join(OUT, name + ".json")
+        path = os.path.join(folder, name + ".json")
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         total += len(text.encode("utf-8"))
+        assert len(text) <= MAX_VECTOR_FILE, f"{name}: {len(text)} bytes, over {MAX_VECTOR_FILE}"
+    return len(entries), total
+
+
+def main() -> None:
+    count, total = write_folder(OUT, vectors)
     valid = sum(1 for _, v in vectors if v["expect"] == "ok")
-    print(f"wrote {len(vectors)} vectors ({valid} valid, {len(vectors) - valid} reject), "
+    v2 = sum(1 for _, v in vectors if v.get("formatVersion") == 2)
+    print(f"wrote {count} vectors ({valid} valid, {count - valid} reject; {v2} of version 2), "
           f"{total / 1024:.0f} KiB, to {os.path.relpath(OUT, ROOT)}")
+    count, total = write_folder(CHUNKER_OUT, chunker_vectors)
+    print(f"wrote {count} writer vectors, {total / 1024:.0f} KiB, to {os.path.relpath(CHUNKER_OUT, ROOT)}")
 
 
 if __name__ == "__main__":
