@@ -29,7 +29,15 @@ PY
   mkdir -p "$work/tree/sub" && echo hi > "$work/tree/sub/a" && ln -s sub/a "$work/tree/link"
   "$coffer" encrypt "$work/plain.bin" --key "$work/fuzz.modelkey" -o "$work/plain.coffer" --quiet >/dev/null
   "$coffer" encrypt "$work/tree" --key "$work/fuzz.modelkey" -o "$work/tree.coffer" --quiet >/dev/null
-  for mode in 0 1 2; do { printf "\\x0$mode"; cat "$work/plain.coffer"; } > "$work/seeds/container-$mode"; done
+  # Format 2 (the default; a 140 KB file makes several content-defined chunks) and format 1.
+  head -c 140000 /dev/urandom > "$work/two-chunks.bin"
+  "$coffer" encrypt "$work/two-chunks.bin" --key "$work/fuzz.modelkey" -o "$work/two-chunks.coffer" --quiet >/dev/null
+  "$coffer" encrypt "$work/plain.bin" --key "$work/fuzz.modelkey" -o "$work/plain-v1.coffer" --quiet --format-version 1 >/dev/null
+  for mode in 0 1 2; do
+    { printf "\\x0$mode"; cat "$work/plain.coffer"; } > "$work/seeds/container-$mode"
+    { printf "\\x0$mode"; cat "$work/plain-v1.coffer"; } > "$work/seeds/container-v1-$mode"
+    { printf "\\x0$mode"; cat "$work/two-chunks.coffer"; } > "$work/seeds/container-chunks-$mode"
+  done
   { printf '\x01'; cat "$work/tree.coffer"; } > "$work/seeds/tree-container"
   # The packed tree itself, in mode 3, via the CLI's plaintext of a folder container.
   python3 tools/reference/coffer_ref.py open "$work/tree.coffer" --key-file "$work/fuzz.modelkey" --raw > "$work/tree.stream" 2>/dev/null \

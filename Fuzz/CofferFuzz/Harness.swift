@@ -30,6 +30,7 @@ enum Harness {
         case 5:
             _ = try? SignedManifest.verify(envelope(payload: Data(data)), using: signingKey.publicKey, now: nil)
         case 0:
+            _ = try? ContainerHeader.preamble(from: data)
             _ = try? ContainerHeader(parsing: data)
         case 1:
             openAll(data)
@@ -58,7 +59,8 @@ enum Harness {
 
     /// Re-signs a mutated header with the fuzz key (a "validly authenticated lie").
     static func remaced(_ data: [UInt8]) -> [UInt8] {
-        guard let length = try? ContainerHeader.encodedLength(fromPrefix: data), data.count >= length,
+        guard let preamble = try? ContainerHeader.preamble(from: data), data.count >= preamble.headerLength,
+              case let length = preamble.headerLength,
               var header = try? ContainerHeader(parsing: Array(data.prefix(length)))
         else { return data }
         header.mac = SealedModel.headerMAC(for: header, using: .modelKey(key)) ?? header.mac

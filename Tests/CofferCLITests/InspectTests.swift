@@ -14,15 +14,29 @@ struct InspectTests {
         let result = try cli.run("inspect", "model.gguf.coffer", "--json")
         #expect(result.status == 0)
         let facts = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
-        #expect(facts["formatVersion"] as? Int == 1)
+        #expect(facts["formatVersion"] as? Int == 2)
         #expect(facts["keyID"] as? String == keyID)
         #expect(facts["payloadKind"] as? String == "file")
         #expect(facts["originalName"] as? String == "model.gguf")
         #expect(facts["plaintextSize"] as? Int == 3004)
-        #expect(facts["chunkSize"] as? Int == 1 << 20)
+        #expect(facts["chunking"] as? String == "content-defined")
+        #expect(facts["chunkSize"] == nil && facts["chunkCount"] as? Int == 1)
+        let statistics = try #require(facts["chunkStatistics"] as? [String: Int])
+        #expect(statistics == ["smallest": 3004, "average": 3004, "largest": 3004, "repeated": 0])
         #expect((facts["suite"] as? String)?.contains("AES-256-GCM") == true)
         let text = try cli.run("inspect", "model.gguf.coffer")
-        #expect(text.stdout.contains(keyID) && text.stdout.contains("format version 1"))
+        #expect(text.stdout.contains(keyID) && text.stdout.contains("format version 2"))
+        #expect(text.stdout.contains("chunks:      1 content-defined, 3004–3004 bytes (average 3004)"), "\(text.stdout)")
+
+        // Format 1 on request: fixed 1 MiB chunks.
+        try cli.run("encrypt", "model.gguf", "--key", "k.modelkey", "--format-version", "1", "--output", "v1.coffer")
+        let v1 = try JSONSerialization.jsonObject(with: Data(try cli.run("inspect", "v1.coffer", "--json").stdout.utf8)) as! [String: Any]
+        #expect(v1["formatVersion"] as? Int == 1 && v1["chunking"] as? String == "fixed" && v1["chunkSize"] as? Int == 1 << 20)
+        #expect(try cli.run("inspect", "v1.coffer").stdout.contains("chunks:      1 of 1048576 bytes"))
+        // Options that do not fit together are refused in one line.
+        let refused = try cli.run("encrypt", "model.gguf", "--key", "k.modelkey", "--chunk-size-exponent", "16", "--output", "x.coffer")
+        #expect(refused.status == 64 && refused.stderr.contains("--chunk-size-exponent applies to --format-version 1 only"), "\(refused.stderr)")
+        #expect(try cli.run("encrypt", "model.gguf", "--key", "k.modelkey", "--format-version", "3", "--output", "y.coffer").status == 64)
     }
 
     @Test("an unsealed model shows its kind, size and file tree")

@@ -112,6 +112,34 @@ struct DashboardDeploymentTests {
         #expect(try await browser.get(Self.collection + "/models/Nope").status == 404)
     }
 
+    @Test("the model page shows each version's format and how many of its chunks the previous version shares")
+    func chunkSharingOnTheModelPage() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        var generator = SystemRandomNumberGenerator()
+        let base = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var retrained = base
+        retrained.replaceSubrange(2_000_000..<2_010_000, with: [UInt8](repeating: 9, count: 10_000))
+        var v1Options = SealedModel.Options()
+        v1Options.formatVersion = 1
+        let first = Data(try SealedModel.seal(base, name: "m", using: .modelKey(flowers.key)))
+        let second = Data(try SealedModel.seal(retrained, name: "m", using: .modelKey(flowers.key)))
+        let third = Data(try SealedModel.seal(retrained, name: "m", using: .modelKey(flowers.key), options: v1Options))
+        for data in [first, second, third] {
+            #expect(try await Self.scriptUpload(browser, model: "FlowerClassifier", data).status == 201)
+            try await Task.sleep(for: .milliseconds(1100))  // distinct upload times: the page sorts by them
+        }
+        let page = try await browser.get(Self.collection + "/models/FlowerClassifier").html
+        #expect(page.contains("Format 1: fixed chunks; devices download every version whole."), "\(page)")
+        let secondHeader = try SealedModel.readHeader(from: BytesSource(Array(second)))
+        let shared = try #require(ChunkSharing.shared(secondHeader, with: try SealedModel.readHeader(from: BytesSource(Array(first)))))
+        #expect(shared.total >= 8 && shared.shared >= shared.total - 3, "\(shared)")
+        #expect(page.contains("Format 2: \(shared.total) content-defined chunks; \(shared.shared * 100 / shared.total) % shared with the previous version (\(first.sha256Hex.prefix(12))"))
+        #expect(page.contains("Format 2: \(try SealedModel.readHeader(from: BytesSource(Array(first))).chunkCount) content-defined chunks."))
+    }
+
     @Test("a refused deployment form says why next to the form and keeps what was typed")
     func formErrors() async throws {
         let server = try await TestServer.start()

@@ -126,7 +126,11 @@ struct CollectionUpdater: Sendable {
             guard let url = URL(string: entry.url, relativeTo: configuration.serverURL)?.absoluteURL,
                   let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http"
             else { throw .manifestRefused("model \(name) has no usable URL") }
-            try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha)) { progress.add($0) }
+            // The models this cache holds may share chunks with the new one (a delta update).
+            let cachedModels = (current?.blobs.keys.sorted() ?? []).filter { cache.hasBlob($0, size: current?.blobs[$0]?.size ?? -1) }
+                .map(cache.blobPath)
+            try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha), cachedModels: cachedModels,
+                                    skipped: { progress.lessToDownload($0) }) { progress.add($0) }
             CrashPoint.reach("blob-verified")
             do {
                 try cache.commitBlob(sha)

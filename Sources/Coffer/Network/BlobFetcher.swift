@@ -31,8 +31,19 @@ struct BlobFetcher: Sendable {
     let api: DeviceAPI
     let retry: RetryPolicy
 
+    /// How many bytes of a new container are fetched first to learn its header (a version 2
+    /// header with a table of up to ~1,800 chunks fits; a longer one is completed next).
+    static let headerProbe: UInt64 = 64 << 10
+
     /// Fetches `entry` (called `name` in the manifest) from `url` into `partPath`.
-    func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String,
+    ///
+    /// With `cachedModels` (containers this cache holds), a version 2 container is assembled as a
+    /// delta: its header first, then each chunk copied from a cached container sealed with the
+    /// same key, or downloaded with one Range request per run of missing chunks. `skipped` hears
+    /// the bytes that will be copied instead of downloaded. If the result does not have the
+    /// manifest's SHA-256 (a damaged cached file), the model is downloaded whole once more.
+    func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String, cachedModels: [String] = [],
+               skipped: @escaping @Sendable (UInt64) -> Void = { _ in },
                progress: @escaping @Sendable (UInt64) -> Void) async throws(SyncFailure) {
         let size = UInt64(entry.size)
         let writer: PartWriter
@@ -42,11 +53,20 @@ struct BlobFetcher: Sendable {
             throw .cache("cannot write \(partPath): \(error)")
         }
         progress(writer.offset)
+        var delta = cachedModels.isEmpty ? DeltaState.whole : DeltaState.learningHeader
         var failures = 0
         while writer.offset < size {
             let start = writer.offset
+            let next = delta.next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
+            delta = next.state
+            if case .copy(let path, let offset, let count) = next.step {
+                if !copy(count, from: path, at: offset, into: writer) { delta = .whole }
+                CrashPoint.reach("chunks-copied")
+                continue
+            }
+            guard case .download(let end) = next.step else { continue }
             do {
-                try await piece(url, from: start, through: min(start + Self.pieceSize, size) - 1, total: size, writer: writer)
+                try await piece(url, from: start, through: min(end, start + Self.pieceSize, size) - 1, total: size, writer: writer)
                 CrashPoint.reach("piece-written")
                 progress(writer.offset.subtractingSaturated(start))
                 failures = 0
@@ -69,6 +89,10 @@ struct BlobFetcher: Sendable {
         let digest = writer.finish()
         guard digest == entry.sha256 else {
             writer.discard()
+            if case .planned = delta {
+                // Copied bytes that were not what they should be: fetch the whole model instead.
+                return try await fetch(name, entry, from: url, into: partPath, progress: progress)
+            }
             throw .modelRefused(name: name, reason: "its SHA-256 is \(digest), not \(entry.sha256) as the manifest says")
         }
         do {
@@ -76,6 +100,26 @@ struct BlobFetcher: Sendable {
         } catch {
             throw .cache("cannot write \(partPath): \(error)")
         }
+    }
+
+    /// Copies `count` sealed bytes of a cached container into the part file; false if the cached
+    /// file cannot be read (the rest is then downloaded).
+    private func copy(_ count: UInt64, from path: String, at offset: UInt64, into writer: PartWriter) -> Bool {
+        guard let file = try? PositionalFile(readingAt: path) else { return false }
+        var done: UInt64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while done < count {
+            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(UInt64(buffer.count), count - done))])
+            do {
+                try file.readExactly(into: piece, at: offset + done)
+                try writer.append(UnsafeRawBufferPointer(piece))
+            } catch {
+                return false
+            }
+            done += UInt64(piece.count)
+        }
+        return true
     }
 
     /// Asks for bytes `first...last` and writes them at their offsets.
@@ -191,6 +235,30 @@ final class PartWriter: @unchecked Sendable {
                 }
             }
             written += UInt64(data.count)
+        }
+    }
+
+    /// Appends bytes that did not come from the server (a delta update's copied chunks).
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try lock.withLock {
+            guard written + UInt64(bytes.count) <= expectedSize else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
+            hasher.update(bufferPointer: bytes)
+            if pendingCount + bytes.count > pending.count { try flushPending() }
+            if bytes.count > pending.count {
+                try file.write(bytes, at: written)
+            } else {
+                UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
+                pendingCount += bytes.count
+            }
+            written += UInt64(bytes.count)
+        }
+    }
+
+    /// The first `count` bytes written (all of them are, when this is asked).
+    func prefix(_ count: Int) throws -> [UInt8] {
+        try lock.withLock {
+            try flushPending()
+            return try file.read(count: count, at: 0)
         }
     }
 

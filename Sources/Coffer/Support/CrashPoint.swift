@@ -14,7 +14,7 @@ import Darwin
 /// ending the app there does. Release builds compile this to nothing.
 enum CrashPoint {
     /// The points, in the order an update reaches them.
-    static let all = ["manifest-verified", "piece-written", "blob-verified", "blob-committed",
+    static let all = ["manifest-verified", "piece-written", "delta-planned", "chunks-copied", "blob-verified", "blob-committed",
                       "state-written", "state-committed", "old-removed"]
 
     #if DEBUG

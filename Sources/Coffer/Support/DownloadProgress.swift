@@ -18,6 +18,16 @@ final class DownloadProgress: @unchecked Sendable {
         for progress in observers { progress.totalUnitCount = Int64(clamping: total) }
     }
 
+    /// `count` of the bytes counted in ``begin(total:)`` need not travel after all (a delta
+    /// update copies them from models already cached).
+    func lessToDownload(_ count: UInt64) {
+        let (total, observers) = lock.withLock { () -> (UInt64, [Foundation.Progress]) in
+            self.total = self.total.subtractingSaturated(count)
+            return (self.total, Array(self.observers.values))
+        }
+        for progress in observers { progress.totalUnitCount = Int64(clamping: max(total, 1)) }
+    }
+
     /// `count` more bytes are done.
     func add(_ count: UInt64) {
         let (done, observers) = lock.withLock { () -> (UInt64, [Foundation.Progress]) in

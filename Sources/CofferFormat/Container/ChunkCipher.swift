@@ -1,15 +1,26 @@
 import Crypto
 import Foundation
 
-/// Seals and opens single chunks: AES-256-GCM under the payload key, nonce = 88-bit big-endian
-/// chunk counter + last-chunk flag byte, associated data = the header MAC.
+/// Seals and opens single chunks with AES-256-GCM under the payload key. Version 1: nonce =
+/// 88-bit big-endian chunk counter + last-chunk flag byte, associated data = the header MAC.
+/// Version 2: nonce = the first 12 bytes of the chunk's ID, associated data = the ID.
 struct ChunkCipher: Sendable {
     let key: SymmetricKey
     let associatedData: [UInt8]
+    /// Version 2: the IDs that give each chunk its nonce.
+    let table: ChunkTable?
 
     init(keys: FileKeys, header: ContainerHeader) {
         key = keys.payloadKey
         associatedData = header.mac
+        table = header.chunkTable
+    }
+
+    /// Version 2: seals one chunk whose ID is `id`; the result is ciphertext followed by the tag.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, id: ChunkID, using key: SymmetricKey) throws -> Data {
+        let id = id.bytes
+        let box = try AES.GCM.seal(plaintext, using: key, nonce: try AES.GCM.Nonce(data: id[0..<12]), authenticating: id)
+        return box.combined!.dropFirst(12)
     }
 
     static func nonce(index: UInt64, isLast: Bool) -> AES.GCM.Nonce {
@@ -33,6 +44,14 @@ struct ChunkCipher: Sendable {
         guard sealed.count >= ContainerHeader.tagLength else { throw ContainerError.authenticationFailure }
         let split = sealed.count - ContainerHeader.tagLength
         do {
+            if let table {
+                let id = table.entries[Int(index)].id.bytes
+                let box = try AES.GCM.SealedBox(
+                    nonce: try AES.GCM.Nonce(data: id[0..<12]),
+                    ciphertext: UnsafeRawBufferPointer(rebasing: sealed[..<split]),
+                    tag: UnsafeRawBufferPointer(rebasing: sealed[split...]))
+                return try AES.GCM.open(box, using: key, authenticating: id)
+            }
             let box = try AES.GCM.SealedBox(
                 nonce: Self.nonce(index: index, isLast: isLast),
                 ciphertext: UnsafeRawBufferPointer(rebasing: sealed[..<split]),

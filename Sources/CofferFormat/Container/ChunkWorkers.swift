@@ -58,7 +58,7 @@ enum ChunkWorkers {
         var start: UInt64 = 0
         while start < chunkCount {
             let count = min(batch, chunkCount - start)
-            let results = BatchResults(count: Int(count))
+            let results = Slots(count: Int(count), initial: Data())
             let first = start
             try forEach(chunkCount: count, buffers: buffers) { buffer, offset in
                 results.store(try produce(buffer, first + offset), at: Int(offset))
@@ -78,13 +78,13 @@ private final class FirstFailure: @unchecked Sendable {
     func record(_ error: Error) { lock.withLock { if stored == nil { stored = error } } }
 }
 
-/// One slot per chunk of a batch, filled by workers.
-private final class BatchResults: @unchecked Sendable {
+/// One slot per chunk (of a batch, or of a container), filled by workers.
+final class Slots<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private var slots: [Data]
-    init(count: Int) { slots = Array(repeating: Data(), count: count) }
-    func store(_ data: Data, at index: Int) { lock.withLock { slots[index] = data } }
-    func take() -> [Data] { lock.withLock { slots } }
+    private var slots: [Value]
+    init(count: Int, initial: Value) { slots = Array(repeating: initial, count: count) }
+    func store(_ value: Value, at index: Int) { lock.withLock { slots[index] = value } }
+    func take() -> [Value] { lock.withLock { slots } }
 }
 
 /// One reusable buffer per worker, freed when the last user lets go.

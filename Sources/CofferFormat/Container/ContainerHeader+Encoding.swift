@@ -1,5 +1,6 @@
 extension ContainerHeader {
-    /// The header bytes the MAC covers: everything but the MAC itself (docs/FORMAT.md, "Header").
+    /// The header bytes the MAC covers: everything but the MAC itself (docs/FORMAT.md, "Header";
+    /// for version 2 the fields and the chunk table).
     public func encodedBody() -> [UInt8] {
         let keyID = Array((self.keyID ?? "").utf8)
         let name = Array(originalName.utf8)
@@ -10,8 +11,10 @@ extension ContainerHeader {
             scryptBytes.append(parameters.p)
             scryptBytes.append(contentsOf: parameters.salt)
         }
-        let total = Self.prefixLength + 12 + salt.count + 1 + keyID.count + 2 + name.count
-            + scryptBytes.bytes.count + Self.macLength
+        let tabled = version >= 2
+        // Version 1 records the whole header's length, version 2 that of the fields.
+        let total = Self.prefixLength + 12 + salt.count + (tabled ? 4 : 0) + 1 + keyID.count + 2 + name.count
+            + scryptBytes.bytes.count + (tabled ? 0 : Self.macLength)
 
         var writer = ByteWriter()
         writer.append(contentsOf: Self.magic)
@@ -23,11 +26,13 @@ extension ContainerHeader {
         writer.append(keyDerivation.code)
         writer.append(plaintextLength)
         writer.append(contentsOf: salt)
+        if tabled { writer.append(UInt32(chunkTable?.count ?? 0)) }
         writer.append(UInt8(keyID.count))
         writer.append(contentsOf: keyID)
         writer.append(UInt16(name.count))
         writer.append(contentsOf: name)
         writer.append(contentsOf: scryptBytes.bytes)
+        if tabled, let chunkTable { writer.append(contentsOf: chunkTable.encoded()) }
         return writer.bytes
     }
 

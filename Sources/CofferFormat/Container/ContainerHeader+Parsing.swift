@@ -1,84 +1,181 @@
 extension ContainerHeader {
-    /// Reads the header length from the first ``prefixLength`` bytes, checking magic, version and bounds.
-    ///
-    /// Call this before reading the rest, so that nothing is allocated from an unchecked length.
-    public static func encodedLength(fromPrefix prefix: some Collection<UInt8>) throws -> Int {
-        let bytes = Array(prefix.prefix(prefixLength))
-        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else {
-            throw ContainerError.notAContainer
-        }
-        var cursor = ByteCursor(bytes)
-        _ = try cursor.take(magic.count, or: ContainerError.notAContainer)
-        let version = try cursor.integer(UInt16.self, or: truncated)
-        guard version == currentVersion else { throw ContainerError.unsupportedVersion(version) }
-        let length = Int(try cursor.integer(UInt16.self, or: truncated))
-        guard (minimumLength...maximumLength).contains(length) else {
-            throw ContainerError.malformedHeader("header length \(length) out of range")
-        }
-        return length
+    /// What the first bytes of a container say about its layout, learned before any chunk table
+    /// is read: enough to check a file's or an upload's exact length before allocating anything
+    /// for the rest of its header.
+    public struct Preamble: Sendable, Equatable {
+        /// The format version (1 or 2).
+        public let version: UInt16
+        /// The length of the whole header: for version 2, fields, chunk table and MAC.
+        public let headerLength: Int
+        /// The exact length of the whole container.
+        public let sealedLength: UInt64
     }
 
-    /// Parses and validates a whole encoded header (its MAC is checked later, with the key).
+    /// Reads the preamble from the start of a container, checking magic, version, bounds and every
+    /// field rule that needs no key; nil while `prefix` is too short to tell. No container needs
+    /// more than ``maximumLength`` bytes for this.
+    public static func preamble(from prefix: some Collection<UInt8>) throws -> Preamble? {
+        let bytes = Array(prefix.prefix(maximumLength))
+        let magicBytes = min(bytes.count, magic.count)
+        guard Array(bytes[0..<magicBytes]) == Array(magic[0..<magicBytes]) else { throw ContainerError.notAContainer }
+        guard bytes.count >= prefixLength else { return nil }
+        let (version, length) = try versionAndLength(bytes)
+        guard bytes.count >= length else { return nil }
+        switch version {
+        case 1:
+            let header = try ContainerHeader(parsing: Array(bytes[0..<length]))
+            return Preamble(version: 1, headerLength: length, sealedLength: header.sealedLength)
+        default:
+            let fields = try Fields(parsing: bytes[0..<length], version: 2)
+            return Preamble(version: 2, headerLength: fields.headerLength, sealedLength: fields.sealedLength)
+        }
+    }
+
+    /// Magic, version and the length the prefix announces: the whole header for version 1, the
+    /// fields for version 2. Bounds are checked here, before anything is allocated from them.
+    static func versionAndLength(_ bytes: [UInt8]) throws -> (UInt16, Int) {
+        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw ContainerError.notAContainer }
+        var cursor = ByteCursor(Array(bytes.prefix(prefixLength)))
+        _ = try cursor.take(magic.count, or: ContainerError.notAContainer)
+        let version = try cursor.integer(UInt16.self, or: truncated)
+        let length = Int(try cursor.integer(UInt16.self, or: truncated))
+        switch version {
+        case 1:
+            guard (minimumLength...maximumLength).contains(length) else {
+                throw ContainerError.malformedHeader("header length \(length) out of range")
+            }
+        case 2:
+            guard (minimumFieldsLength...maximumLength).contains(length) else {
+                throw ContainerError.malformedHeader("fields length \(length) out of range")
+            }
+        default:
+            throw ContainerError.unsupportedVersion(version)
+        }
+        return (version, length)
+    }
+
+    /// Parses and validates a whole encoded header, chunk table and MAC included (the MAC is
+    /// checked later, with the key).
     ///
     /// Refuses every rule of docs/FORMAT.md that can be checked without a key.
     public init(parsing bytes: [UInt8]) throws {
-        let length = try Self.encodedLength(fromPrefix: bytes)
-        guard bytes.count == length else {
-            throw ContainerError.malformedHeader("header is \(bytes.count) bytes, its length field says \(length)")
-        }
+        let (version, length) = try Self.versionAndLength(bytes)
+        guard bytes.count >= length else { throw truncated }
+        let fields = try Fields(parsing: bytes[0..<length], version: version)
         var cursor = ByteCursor(bytes)
-        _ = try cursor.take(Self.prefixLength, or: truncated)
-
-        guard let suite = CipherSuite(rawValue: try cursor.integer(UInt8.self, or: truncated)) else {
-            throw ContainerError.malformedHeader("unknown cipher suite")
-        }
-        let exponent = try cursor.integer(UInt8.self, or: truncated)
-        guard Self.chunkSizeExponents.contains(exponent) else {
-            throw ContainerError.malformedHeader("chunk size 2^\(exponent) not in 2^16...2^20")
-        }
-        guard let kind = PayloadKind(rawValue: try cursor.integer(UInt8.self, or: truncated)) else {
-            throw ContainerError.malformedHeader("unknown payload kind")
-        }
-        let derivationCode = try cursor.integer(UInt8.self, or: truncated)
-        let plaintextLength = try cursor.integer(UInt64.self, or: truncated)
-        guard plaintextLength <= Self.maximumPlaintextLength else {
-            throw ContainerError.malformedHeader("plaintext length over 2^48 bytes")
-        }
-        let salt = Array(try cursor.take(Self.saltLength, or: truncated))
-
-        let keyIDLength = Int(try cursor.integer(UInt8.self, or: truncated))
-        let keyID = try Self.decodeKeyID(try cursor.take(keyIDLength, or: truncated))
-        let nameLength = Int(try cursor.integer(UInt16.self, or: truncated))
-        guard nameLength <= Self.maximumNameLength else {
-            throw ContainerError.malformedHeader("original name longer than \(Self.maximumNameLength) bytes")
-        }
-        let name = try Self.decodeName(try cursor.take(nameLength, or: truncated))
-
-        let derivation: KeyDerivation
-        switch derivationCode {
-        case 1:
-            guard !keyID.isEmpty else { throw ContainerError.malformedHeader("model key container without key ID") }
-            derivation = .modelKey(id: keyID)
-        case 2:
-            guard keyID.isEmpty else { throw ContainerError.malformedHeader("passphrase container with a key ID") }
-            let logN = try cursor.integer(UInt8.self, or: truncated)
-            let r = try cursor.integer(UInt32.self, or: truncated)
-            let p = try cursor.integer(UInt32.self, or: truncated)
-            let scryptSalt = Array(try cursor.take(ScryptParameters.saltLength, or: truncated))
-            derivation = .passphrase(ScryptParameters(logN: logN, r: r, p: p, salt: scryptSalt))
-        default:
-            throw ContainerError.malformedHeader("unknown key derivation \(derivationCode)")
+        _ = try cursor.take(version == 1 ? length - Self.macLength : length, or: truncated)
+        var table: ChunkTable?
+        if version == 2 {
+            guard bytes.count == fields.headerLength else {
+                throw ContainerError.malformedHeader("header is \(bytes.count) bytes, its fields say \(fields.headerLength)")
+            }
+            let count = Int(fields.chunkCount)
+            let tableBytes = Array(try cursor.take(count * ChunkTable.entryLength, or: truncated))
+            table = try ChunkTable(parsing: tableBytes, count: count, plaintextLength: fields.plaintextLength)
         }
         let mac = Array(try cursor.take(Self.macLength, or: truncated))
         guard cursor.remaining == 0 else {
             throw ContainerError.malformedHeader("header length field disagrees with its fields")
         }
-
         self.init(
-            suite: suite, chunkSizeExponent: exponent, payloadKind: kind, keyDerivation: derivation,
-            plaintextLength: plaintextLength, salt: salt, originalName: name
-        )
+            suite: fields.suite, chunkSizeExponent: fields.chunkSizeExponent, payloadKind: fields.payloadKind,
+            keyDerivation: fields.keyDerivation, plaintextLength: fields.plaintextLength, salt: fields.salt,
+            originalName: fields.originalName)
+        self.version = version
+        self.chunkTable = table
         self.mac = mac
+    }
+
+    /// The fields of a header, before its chunk table (version 2) or MAC (version 1).
+    struct Fields {
+        var suite: CipherSuite
+        var chunkSizeExponent: UInt8
+        var payloadKind: PayloadKind
+        var keyDerivation: KeyDerivation
+        var plaintextLength: UInt64
+        var salt: [UInt8]
+        var chunkCount: UInt64
+        var originalName: String
+        /// The whole header's length and the whole container's, computed without overflow.
+        var headerLength: Int
+        var sealedLength: UInt64
+
+        /// Parses the fields at the start of `bytes`: for version 1 the whole header (it must end
+        /// with the MAC exactly), for version 2 exactly the announced fields length.
+        init(parsing slice: ArraySlice<UInt8>, version: UInt16) throws {
+            let bytes = Array(slice)
+            let (_, length) = try ContainerHeader.versionAndLength(bytes)
+            var cursor = ByteCursor(bytes)
+            _ = try cursor.take(ContainerHeader.prefixLength, or: truncated)
+            let suiteCode = try cursor.integer(UInt8.self, or: truncated)
+            guard let suite = CipherSuite(rawValue: suiteCode), suite.version == version else {
+                throw ContainerError.malformedHeader("unknown cipher suite")
+            }
+            self.suite = suite
+            let exponent = try cursor.integer(UInt8.self, or: truncated)
+            if version == 1 {
+                guard ContainerHeader.chunkSizeExponents.contains(exponent) else {
+                    throw ContainerError.malformedHeader("chunk size 2^\(exponent) not in 2^16...2^20")
+                }
+            } else {
+                guard exponent == 0 else { throw ContainerError.malformedHeader("reserved byte is not 0") }
+            }
+            chunkSizeExponent = exponent
+            guard let kind = PayloadKind(rawValue: try cursor.integer(UInt8.self, or: truncated)) else {
+                throw ContainerError.malformedHeader("unknown payload kind")
+            }
+            payloadKind = kind
+            let derivationCode = try cursor.integer(UInt8.self, or: truncated)
+            plaintextLength = try cursor.integer(UInt64.self, or: truncated)
+            guard plaintextLength <= ContainerHeader.maximumPlaintextLength else {
+                throw ContainerError.malformedHeader("plaintext length over 2^48 bytes")
+            }
+            salt = Array(try cursor.take(ContainerHeader.saltLength, or: truncated))
+            if version == 2 {
+                chunkCount = UInt64(try cursor.integer(UInt32.self, or: truncated))
+                guard chunkCount >= 1, plaintextLength == 0 ? chunkCount == 1 : chunkCount <= plaintextLength else {
+                    throw ContainerError.malformedHeader("chunk count \(chunkCount) does not fit a plaintext of \(plaintextLength) bytes")
+                }
+            } else {
+                let size = UInt64(1) << exponent
+                chunkCount = plaintextLength == 0 ? 1 : (plaintextLength + size - 1) / size
+            }
+            let keyIDLength = Int(try cursor.integer(UInt8.self, or: truncated))
+            let keyID = try ContainerHeader.decodeKeyID(try cursor.take(keyIDLength, or: truncated))
+            let nameLength = Int(try cursor.integer(UInt16.self, or: truncated))
+            guard nameLength <= ContainerHeader.maximumNameLength else {
+                throw ContainerError.malformedHeader("original name longer than \(ContainerHeader.maximumNameLength) bytes")
+            }
+            originalName = try ContainerHeader.decodeName(try cursor.take(nameLength, or: truncated))
+            switch derivationCode {
+            case 1:
+                guard !keyID.isEmpty else { throw ContainerError.malformedHeader("model key container without key ID") }
+                keyDerivation = .modelKey(id: keyID)
+            case 2:
+                guard keyID.isEmpty else { throw ContainerError.malformedHeader("passphrase container with a key ID") }
+                let logN = try cursor.integer(UInt8.self, or: truncated)
+                let r = try cursor.integer(UInt32.self, or: truncated)
+                let p = try cursor.integer(UInt32.self, or: truncated)
+                let scryptSalt = Array(try cursor.take(ScryptParameters.saltLength, or: truncated))
+                keyDerivation = .passphrase(ScryptParameters(logN: logN, r: r, p: p, salt: scryptSalt))
+            default:
+                throw ContainerError.malformedHeader("unknown key derivation \(derivationCode)")
+            }
+            if version == 1 {
+                guard cursor.remaining == ContainerHeader.macLength else {
+                    throw ContainerError.malformedHeader("header length field disagrees with its fields")
+                }
+                headerLength = length
+            } else {
+                guard cursor.remaining == 0 else {
+                    throw ContainerError.malformedHeader("fields length field disagrees with its fields")
+                }
+                // chunkCount < 2^32, so the table's length fits easily in 64 bits.
+                headerLength = length + Int(chunkCount) * ChunkTable.entryLength + ContainerHeader.macLength
+            }
+            // ≤ 2^38 + 2^48 + 2^36: no overflow.
+            sealedLength = UInt64(headerLength) + plaintextLength + chunkCount * UInt64(ContainerHeader.tagLength)
+        }
     }
 
     /// Key IDs are 1...64 bytes of `A-Z a-z 0-9 . _ -` (empty only for passphrases).

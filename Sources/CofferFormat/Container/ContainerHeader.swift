@@ -1,18 +1,23 @@
-/// The authenticated header of a Coffer container, format version 1 (docs/FORMAT.md).
+/// The authenticated header of a Coffer container, format version 1 or 2 (docs/FORMAT.md).
 ///
 /// Every field is readable without a key, so `coffer inspect` can show it; none of it is secret.
-/// The MAC that ends the header commits to every byte before it and to the key.
+/// The MAC that ends the header commits to every byte before it (for version 2, the chunk table
+/// too) and to the key.
 public struct ContainerHeader: Sendable, Equatable {
     /// The eight bytes every container starts with: `89 43 4F 46 46 45 52 0A` ("\x89COFFER\n").
     public static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
-    /// The format version this build writes and reads.
-    public static let currentVersion: UInt16 = 1
+    /// The format version this build writes by default; it reads 1 and 2.
+    public static let currentVersion: UInt16 = 2
+    /// The format versions this build reads and writes.
+    public static let supportedVersions: ClosedRange<UInt16> = 1...2
     /// Bytes that identify a container and give its header length: magic, version, header length.
     public static let prefixLength = 12
     /// No valid header is longer; a reader refuses larger claims before allocating.
     public static let maximumLength = 4096
-    /// No valid header is shorter: a one-byte key ID, an empty name, no scrypt fields.
+    /// No valid version 1 header is shorter: a one-byte key ID, an empty name, no scrypt fields.
     public static let minimumLength = 92
+    /// No valid version 2 fields are shorter: a one-byte key ID, an empty name, no scrypt fields.
+    public static let minimumFieldsLength = 64
     /// Bytes of the salt that makes every file key unique.
     public static let saltLength = 32
     /// Bytes of the header MAC (HMAC-SHA-256).
@@ -28,11 +33,11 @@ public struct ContainerHeader: Sendable, Equatable {
     /// The longest original name, in UTF-8 bytes.
     public static let maximumNameLength = 1024
 
-    /// The format version (1).
+    /// The format version (1 or 2).
     public var version: UInt16
-    /// The algorithms used; version 1 has exactly one.
+    /// The algorithms used; each version has exactly one.
     public var suite: CipherSuite
-    /// log2 of the chunk size.
+    /// log2 of the chunk size (version 1); 0 in version 2, whose chunks are listed in ``chunkTable``.
     public var chunkSizeExponent: UInt8
     /// Whether the payload is one file or a packed directory tree.
     public var payloadKind: PayloadKind
@@ -44,6 +49,8 @@ public struct ContainerHeader: Sendable, Equatable {
     public var salt: [UInt8]
     /// The file or folder name the plaintext had when it was sealed (may be empty).
     public var originalName: String
+    /// Every chunk's ID and length (version 2 only).
+    public var chunkTable: ChunkTable?
     /// HMAC-SHA-256 over the encoded header before it; all zero until sealed.
     public var mac: [UInt8]
 
@@ -53,12 +60,16 @@ public struct ContainerHeader: Sendable, Equatable {
         return nil
     }
 
-    /// The chunk size in bytes.
+    /// The chunk size in bytes (version 1; version 2 chunks vary, see ``largestChunkLength``).
     public var chunkSize: Int { 1 << Int(chunkSizeExponent) }
+
+    /// The longest chunk's plaintext: what a buffer for any one chunk must hold.
+    public var largestChunkLength: Int { chunkTable?.longestChunk ?? chunkSize }
 
     /// The number of chunks: at least one, even for an empty plaintext.
     public var chunkCount: UInt64 {
-        plaintextLength == 0 ? 1 : (plaintextLength + UInt64(chunkSize) - 1) / UInt64(chunkSize)
+        if let chunkTable { return UInt64(chunkTable.count) }
+        return plaintextLength == 0 ? 1 : (plaintextLength + UInt64(chunkSize) - 1) / UInt64(chunkSize)
     }
 
     /// The length of the encoded header, MAC included.
@@ -77,7 +88,8 @@ public struct ContainerHeader: Sendable, Equatable {
 
     /// Where every chunk lies, computed once (encoding the header is not free; chunk loops use this).
     var layout: ChunkLayout {
-        ChunkLayout(headerLength: UInt64(encodedLength), chunkSize: UInt64(chunkSize), plaintextLength: plaintextLength)
+        ChunkLayout(headerLength: UInt64(encodedLength), chunkSize: UInt64(chunkSize), plaintextLength: plaintextLength,
+                    table: chunkTable)
     }
 
     /// Creates a header; `mac` is filled in when the container is sealed.
@@ -90,7 +102,7 @@ public struct ContainerHeader: Sendable, Equatable {
         salt: [UInt8],
         originalName: String
     ) {
-        self.version = Self.currentVersion
+        self.version = suite.version
         self.suite = suite
         self.chunkSizeExponent = chunkSizeExponent
         self.payloadKind = payloadKind
@@ -105,8 +117,14 @@ public struct ContainerHeader: Sendable, Equatable {
 extension ContainerHeader {
     /// The cipher suite: how file keys are derived, chunks sealed and the header authenticated.
     public enum CipherSuite: UInt8, Sendable {
-        /// AES-256-GCM chunks, HKDF-SHA-256 key derivation, HMAC-SHA-256 header MAC.
+        /// Version 1: AES-256-GCM chunks, HKDF-SHA-256 key derivation, HMAC-SHA-256 header MAC.
         case aes256GCMWithHKDFSHA256 = 1
+        /// Version 2: AES-256-GCM chunks sealed deterministically (nonce from an HMAC-SHA-256
+        /// chunk ID), HKDF-SHA-256 key derivation, HMAC-SHA-256 header MAC.
+        case deterministicAES256GCM = 2
+
+        /// The format version that uses this suite.
+        public var version: UInt16 { UInt16(rawValue) }
     }
 
     /// What the plaintext is.
@@ -126,20 +144,33 @@ extension ContainerHeader {
     }
 }
 
-/// The positions of a container's chunks: plaintext ranges and sealed offsets.
+/// The positions of a container's chunks: plaintext ranges and sealed offsets, fixed-size
+/// (version 1) or from the chunk table (version 2).
 struct ChunkLayout: Sendable {
     let headerLength: UInt64
     let chunkSize: UInt64
     let plaintextLength: UInt64
+    let table: ChunkTable?
 
-    var chunkCount: UInt64 { plaintextLength == 0 ? 1 : (plaintextLength + chunkSize - 1) / chunkSize }
+    var chunkCount: UInt64 {
+        if let table { return UInt64(table.count) }
+        return plaintextLength == 0 ? 1 : (plaintextLength + chunkSize - 1) / chunkSize
+    }
 
     func plaintextRange(ofChunk index: UInt64) -> Range<UInt64> {
+        if let table { return table.plaintextRange(ofChunk: Int(index)) }
         let start = index * chunkSize
         return start..<min(start + chunkSize, plaintextLength)
     }
 
     func sealedOffset(ofChunk index: UInt64) -> UInt64 {
-        headerLength + index * (chunkSize + UInt64(ContainerHeader.tagLength))
+        if let table { return headerLength + table.starts[Int(index)] + index * UInt64(ContainerHeader.tagLength) }
+        return headerLength + index * (chunkSize + UInt64(ContainerHeader.tagLength))
+    }
+
+    /// The chunk that holds plaintext offset `offset` (below the plaintext length).
+    func chunk(containing offset: UInt64) -> UInt64 {
+        if let table { return UInt64(table.chunk(containing: offset)) }
+        return offset / chunkSize
     }
 }

@@ -41,7 +41,7 @@ extension SealedModel {
             self.input = input
             self.cipher = ChunkCipher(keys: keys, header: header)
             self.layout = header.layout
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.chunkSize + ContainerHeader.tagLength, alignment: 64)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.largestChunkLength + ContainerHeader.tagLength, alignment: 64)
             defer { buffer.deallocate() }
             _ = try openChunk(header.chunkCount - 1, using: buffer)
         }
@@ -55,14 +55,13 @@ extension SealedModel {
                 throw ContainerError.malformedHeader("range \(range) outside plaintext of \(plaintextLength) bytes")
             }
             guard !range.isEmpty else { return [] }
-            let chunkSize = UInt64(header.chunkSize)
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.chunkSize + ContainerHeader.tagLength, alignment: 64)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
             defer { buffer.deallocate() }
             var result: [UInt8] = []
             result.reserveCapacity(Int(range.count))
-            for index in (range.lowerBound / chunkSize)...((range.upperBound - 1) / chunkSize) {
+            for index in layout.chunk(containing: range.lowerBound)...layout.chunk(containing: range.upperBound - 1) {
                 let plaintext = try openChunk(index, using: buffer)
-                let chunkStart = index * chunkSize
+                let chunkStart = layout.plaintextRange(ofChunk: index).lowerBound
                 let from = Int(max(range.lowerBound, chunkStart) - chunkStart)
                 let to = Int(min(range.upperBound, chunkStart + UInt64(plaintext.count)) - chunkStart)
                 result.append(contentsOf: plaintext[from..<to])
@@ -105,18 +104,25 @@ extension SealedModel {
             }
         }
 
-        private var bufferSize: Int { header.chunkSize + ContainerHeader.tagLength }
+        private var bufferSize: Int { header.largestChunkLength + ContainerHeader.tagLength }
     }
 
     /// Reads and parses the header at the start of `input`, without a key.
+    ///
+    /// The preamble (at most 4 KiB) is checked first, the input's exact length next, and only then
+    /// is a version 2 chunk table read: a hostile file cannot make this allocate more than it holds.
     public static func readHeader(from input: some PlaintextSource) throws -> ContainerHeader {
-        var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.prefixLength), input.length)))
+        var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.maximumLength), input.length)))
         try prefix.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
         guard prefix.starts(with: ContainerHeader.magic) else { throw ContainerError.notAContainer }
-        guard prefix.count == ContainerHeader.prefixLength else { throw ContainerError.malformedHeader("header ends early") }
-        let length = try ContainerHeader.encodedLength(fromPrefix: prefix)
-        guard input.length >= UInt64(length) else { throw ContainerError.malformedHeader("header ends early") }
-        var bytes = [UInt8](repeating: 0, count: length)
+        guard let preamble = try ContainerHeader.preamble(from: prefix) else {
+            throw ContainerError.malformedHeader("header ends early")
+        }
+        if preamble.version >= 2, input.length != preamble.sealedLength {
+            throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: input.length)
+        }
+        guard input.length >= UInt64(preamble.headerLength) else { throw ContainerError.malformedHeader("header ends early") }
+        var bytes = [UInt8](repeating: 0, count: preamble.headerLength)
         try bytes.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
         return try ContainerHeader(parsing: bytes)
     }

@@ -15,9 +15,8 @@ extension SealedModel {
         options: Options = Options(),
         progress: Progress? = nil
     ) throws -> ContainerHeader {
-        let (header, keys) = try makeHeader(kind: kind, name: name, length: source.length, key: key, options: options)
-        try write(source, as: header, keys: keys, to: sink, workers: options.workers, progress: progress)
-        return header
+        let (header, keys) = try makeHeader(kind: kind, name: name, source: source, key: key, options: options)
+        return try write(source, as: header, keys: keys, to: sink, workers: options.workers, progress: progress)
     }
 
     /// Seals bytes held in memory into a container held in memory.
@@ -25,17 +24,22 @@ extension SealedModel {
         _ bytes: [UInt8], name: String, using key: KeyMaterial, options: Options = Options()
     ) throws -> [UInt8] {
         let source = BytesSource(bytes)
-        let (header, keys) = try makeHeader(kind: .file, name: name, length: source.length, key: key, options: options)
+        let (header, keys) = try makeHeader(kind: .file, name: name, source: source, key: key, options: options)
         let sink = MemorySink(length: Int(header.sealedLength))
         try write(source, as: header, keys: keys, to: sink, workers: options.workers, progress: nil)
         return sink.bytes
     }
 
-    /// Writes the header, then every chunk sealed in parallel at its final offset.
+    /// Writes the header, then every chunk sealed in parallel at its final offset; returns the
+    /// header written.
+    @discardableResult
     private static func write(
         _ source: some PlaintextSource, as header: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
         workers: Int, progress: Progress?
-    ) throws {
+    ) throws -> ContainerHeader {
+        if header.version >= 2 {
+            return try writeDeterministic(source, as: header, keys: keys, to: sink, workers: workers, progress: progress)
+        }
         let cipher = ChunkCipher(keys: keys, header: header)
         try header.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
         let layout = header.layout
@@ -49,6 +53,34 @@ extension SealedModel {
             try sealed.withUnsafeBytes { try sink.write($0, at: layout.sealedOffset(ofChunk: index)) }
             progress?(UInt64(range.count))
         }
+        return header
+    }
+
+    /// Version 2: seals every chunk in parallel at its final offset, each under its ID (a keyed
+    /// MAC of its plaintext), then writes the header with the finished table and its MAC.
+    private static func writeDeterministic(
+        _ source: some PlaintextSource, as header: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
+        workers: Int, progress: Progress?
+    ) throws -> ContainerHeader {
+        let layout = header.layout
+        let lengths = header.chunkTable?.entries.map(\.length) ?? []
+        let ids = Slots(count: lengths.count, initial: ChunkID([UInt8](repeating: 0, count: ChunkID.length)))
+        try ChunkWorkers.forEach(chunkCount: layout.chunkCount, workers: workers, bufferSize: max(1, header.largestChunkLength)) {
+            buffer, index in
+            let range = layout.plaintextRange(ofChunk: index)
+            let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(range.count)])
+            try source.read(into: plaintext, at: range.lowerBound)
+            let id = keys.chunkID(of: UnsafeRawBufferPointer(plaintext))
+            let sealed = try ChunkCipher.seal(UnsafeRawBufferPointer(plaintext), id: id, using: keys.payloadKey)
+            try sealed.withUnsafeBytes { try sink.write($0, at: layout.sealedOffset(ofChunk: index)) }
+            ids.store(id, at: Int(index))
+            progress?(UInt64(range.count))
+        }
+        var sealed = header
+        sealed.chunkTable = ChunkTable(entries: zip(ids.take(), lengths).map { ChunkTable.Entry(id: $0, length: $1) })
+        sealed.mac = keys.mac(of: sealed)
+        try sealed.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
+        return sealed
     }
 
     /// Seals the file or folder at `path` into a new container at `destination`.

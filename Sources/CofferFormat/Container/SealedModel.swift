@@ -9,7 +9,10 @@ import Foundation
 public enum SealedModel {
     /// Choices a writer makes; readers learn them from the header.
     public struct Options: Sendable {
-        /// log2 of the chunk size; 20 (1 MiB) measured fastest here (docs/BENCHMARKS.md).
+        /// The format version to write: 2 (content-defined chunks, sealed deterministically so
+        /// that versions of a model share chunks) or 1 (fixed-size chunks under a per-file key).
+        public var formatVersion: UInt16 = ContainerHeader.currentVersion
+        /// log2 of the chunk size for version 1; 20 (1 MiB) measured fastest here (docs/BENCHMARKS.md).
         public var chunkSizeExponent: UInt8 = 20
         /// scrypt cost for passphrase containers: log2 N (r = 8, p = 1).
         public var passphraseLogN: UInt8 = 17
@@ -26,11 +29,17 @@ public enum SealedModel {
     /// Called from worker threads with the number of plaintext bytes just processed.
     public typealias Progress = @Sendable (UInt64) -> Void
 
-    /// Makes the header for sealing `length` bytes of `kind` named `name` with `key`.
+    /// Makes the header for sealing `source` as `kind` named `name` with `key`. For version 2 the
+    /// plaintext is cut first (one read of the source) and the header carries a table with the
+    /// chunks' lengths and placeholder IDs; the IDs and the MAC are filled in as it is sealed.
     static func makeHeader(
-        kind: ContainerHeader.PayloadKind, name: String, length: UInt64, key: KeyMaterial, options: Options
+        kind: ContainerHeader.PayloadKind, name: String, source: some PlaintextSource, key: KeyMaterial, options: Options
     ) throws -> (ContainerHeader, FileKeys) {
-        guard ContainerHeader.chunkSizeExponents.contains(options.chunkSizeExponent) else {
+        let length = source.length
+        guard ContainerHeader.supportedVersions.contains(options.formatVersion) else {
+            throw ContainerError.unsupportedVersion(options.formatVersion)
+        }
+        guard options.formatVersion == 2 || ContainerHeader.chunkSizeExponents.contains(options.chunkSizeExponent) else {
             throw ContainerError.malformedHeader("chunk size 2^\(options.chunkSizeExponent) not in 2^16...2^20")
         }
         guard length <= ContainerHeader.maximumPlaintextLength else {
@@ -45,11 +54,19 @@ public enum SealedModel {
                 logN: options.passphraseLogN, r: 8, p: 1, salt: randomBytes(ScryptParameters.saltLength)))
         }
         let safeName = ContainerHeader.isValidName(name) ? name : ""
+        let v2 = options.formatVersion == 2
         var header = ContainerHeader(
-            chunkSizeExponent: options.chunkSizeExponent, payloadKind: kind, keyDerivation: derivation,
+            suite: v2 ? .deterministicAES256GCM : .aes256GCMWithHKDFSHA256,
+            chunkSizeExponent: v2 ? 0 : options.chunkSizeExponent, payloadKind: kind, keyDerivation: derivation,
             plaintextLength: length, salt: randomBytes(ContainerHeader.saltLength), originalName: safeName)
         let keys = try FileKeys(for: header, using: key)
-        header.mac = keys.mac(of: header)
+        if v2 {
+            let placeholder = ChunkID([UInt8](repeating: 0, count: ChunkID.length))
+            let lengths = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts)
+            header.chunkTable = ChunkTable(entries: lengths.map { ChunkTable.Entry(id: placeholder, length: $0) })
+        } else {
+            header.mac = keys.mac(of: header)
+        }
         return (header, keys)
     }
 

@@ -11,4 +11,13 @@ public protocol PlaintextSource: Sendable {
     /// `offset + buffer.count` never exceeds `length`. Throws if the underlying data is shorter than
     /// promised (a file that shrank while it was being sealed).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws
+
+    /// Offsets where a version 2 chunk must start whatever the content (a packed folder: every
+    /// entry), so that a changed part does not shift its neighbours' chunks. Usually none.
+    var segmentStarts: [UInt64] { get }
+}
+
+extension PlaintextSource {
+    /// No boundaries beyond those the content decides.
+    public var segmentStarts: [UInt64] { [] }
 }

@@ -62,6 +62,9 @@ public struct PackedTree: PlaintextSource {
     /// The exact length of the packed stream in bytes.
     public let length: UInt64
 
+    /// Where each entry starts in the stream (its kind byte): version 2 starts a chunk at each.
+    public let segmentStarts: [UInt64]
+
     /// The runs of the stream in order, none empty, and the stream offset where each starts.
     let segments: [Segment]
     let offsets: [UInt64]
@@ -89,7 +92,10 @@ public struct PackedTree: PlaintextSource {
         writer.append(contentsOf: Format.magic)
         writer.append(UInt32(entries.count))
         writer.append(rootMode)
+        var entryStarts: [UInt64] = []
+        entryStarts.reserveCapacity(entries.count)
         for (entry, fullPath) in zip(entries, walker.fullPaths) {
+            entryStarts.append(layout.length + UInt64(writer.bytes.count))
             writer.append(entry.kindCode)
             writer.append(entry.mode)
             writer.append(UInt16(entry.path.utf8.count))
@@ -107,6 +113,7 @@ public struct PackedTree: PlaintextSource {
             }
         }
         layout.add(.bytes(writer.bytes))
+        self.segmentStarts = entryStarts
         self.segments = layout.segments
         self.offsets = layout.offsets
         self.length = layout.length

@@ -49,7 +49,7 @@ enum Dashboard {
         try pages.register(collection: TokenPages(check: passwordCheck))
         try pages.register(collection: admin)
         try pages.register(collection: TeamPages())
-        try pages.register(collection: ModelPageRoute())
+        try pages.register(collection: ModelPageRoute(store: store))
         try pages.register(collection: DeploymentForms(deployments: deployments, maximumSize: configuration.maximumBlobSize))
         try pages.register(collection: DeploymentPageRoute(store: store))
         // Any other dashboard address a browser opens gets the dashboard's own "Not found" page,

@@ -18,6 +18,8 @@ struct DeploymentPage: Encodable, Sendable {
         let facts: Facts?
         /// A line under the version (the model page says when it came and who uses it).
         var note = ""
+        /// The model page: the container format, and what the previous version shares (delta updates).
+        var chunks = ""
     }
     /// What is inside a model, as `coffer inspect` says it.
     struct Facts: Encodable, Sendable {

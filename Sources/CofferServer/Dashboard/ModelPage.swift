@@ -17,18 +17,24 @@ struct ModelPage: Encodable, Sendable {
         CollectionPages.path(team: team, collection: collection) + "/models/" + CollectionPages.escape(model)
     }
 
-    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, model: String) async throws -> ModelPage {
+    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, model: String, store: BlobStore) async throws -> ModelPage {
         let collectionID = try collection.requireID()
         let rows = try await ModelVersionRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .filter(\.$modelName == model).sort(\.$createdAt, .descending).all()
         let facts = try await DeploymentView.facts(of: Set(rows.map(\.blobID)), team: try team.requireID(), on: req.db)
         let deployments = try await DeploymentRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .sort(\.$createdAt, .descending).all()
-        let versions = try rows.map { row in
+        // Headers are read from the stored containers (a version 2 header holds its chunk table).
+        let headers = rows.map { (try? store.header(of: $0.blobID))?.header }
+        let versions = try rows.enumerated().map { index, row in
             let id = try row.requireID()
             var version = DeploymentPage.version(model, DeploymentView.Version(
                 versionID: id, sha256: row.blobID, size: row.size, keyID: row.keyID, facts: facts[row.blobID]))
             version.note = "Uploaded \(CollectionPage.date(row.createdAt)) by \(row.createdBy). " + Self.uses(of: id, model: model, in: deployments, activeID: collection.activeDeploymentID)
+            let previous = index + 1 < rows.count ? rows[index + 1] : nil
+            version.chunks = ChunkSharing.describe(
+                headers[index], previous: index + 1 < rows.count ? headers[index + 1] : nil,
+                previousLabel: previous.map { "the previous version (\($0.blobID.prefix(12))…, \(CollectionPage.date($0.createdAt)))" } ?? "")
             return version
         }
         return ModelPage(chrome: try Chrome.make(req, title: model + " · " + collection.identifier), team: team.name,
@@ -52,6 +58,8 @@ struct ModelPage: Encodable, Sendable {
 
 /// The route of ``ModelPage``.
 struct ModelPageRoute: RouteCollection {
+    let store: BlobStore
+
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "teams", ":team", "collections", ":collection", "models", ":model", use: show)
     }
@@ -60,6 +68,6 @@ struct ModelPageRoute: RouteCollection {
         let (team, collection) = try await req.collection(requiring: .viewer)
         let model = try req.parameters.require("model")
         guard collection.modelNames.contains(model) else { throw APIError.notFound("model \(model.prefix(100)) of this collection") }
-        return try await req.page("model", try await ModelPage.make(req, team: team, collection: collection, model: model))
+        return try await req.page("model", try await ModelPage.make(req, team: team, collection: collection, model: model, store: store))
     }
 }

@@ -2,8 +2,10 @@ import CofferFormat
 import Foundation
 
 extension BlobStore {
-    /// The container header of a stored blob, read from its first bytes (at most 4 KiB), and its size.
-    /// nil when the blob is not stored; throws ``ContainerError`` when it is not a valid container.
+    /// The container header of a stored blob and its size: the preamble from the first bytes (at
+    /// most 4 KiB), the exact length, then the rest of the header (a version 2 chunk table, no
+    /// longer than the blob). nil when the blob is not stored; throws ``ContainerError`` when it is
+    /// not a valid container.
     func header(of address: String) throws -> (header: ContainerHeader, size: Int64)? {
         guard let handle = FileHandle(forReadingAtPath: path(of: address)) else { return nil }
         defer { try? handle.close() }
@@ -11,12 +13,14 @@ extension BlobStore {
         try handle.seek(toOffset: 0)
         let prefix = [UInt8](try handle.read(upToCount: ContainerHeader.maximumLength) ?? Data())
         guard prefix.count >= ContainerHeader.prefixLength else { throw ContainerError.notAContainer }
-        let length = try ContainerHeader.encodedLength(fromPrefix: prefix)
-        guard prefix.count >= length else { throw ContainerError.malformedHeader("the header is cut short") }
-        let header = try ContainerHeader(parsing: Array(prefix.prefix(length)))
-        guard header.sealedLength == UInt64(size) else {
-            throw ContainerError.lengthMismatch(expected: header.sealedLength, actual: UInt64(size))
+        guard let preamble = try ContainerHeader.preamble(from: prefix) else {
+            throw ContainerError.malformedHeader("the header is cut short")
         }
-        return (header, size)
+        guard preamble.sealedLength == UInt64(size) else {
+            throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: UInt64(size))
+        }
+        try handle.seek(toOffset: 0)
+        let bytes = [UInt8](try handle.read(upToCount: preamble.headerLength) ?? Data())
+        return (try ContainerHeader(parsing: bytes), size)
     }
 }

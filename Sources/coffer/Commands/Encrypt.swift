@@ -28,8 +28,13 @@ struct Encrypt: ParsableCommand {
     @Option(help: "coffer (default) or rncryptor (RNCryptor v3, passphrase only, files only, for older readers).")
     var format: Format = .coffer
 
-    @Option(help: ArgumentHelp("log2 of the chunk size, 16...20 (for benchmarks).", visibility: .hidden))
-    var chunkSizeExponent: UInt8 = 20
+    @Option(help: ArgumentHelp(
+        "Container format: 2 (default: content-defined chunks; versions of a model sealed with one key share chunks, so updates download only what changed) or 1 (fixed chunks under a per-file key; versions share nothing).",
+        valueName: "N"))
+    var formatVersion: UInt16 = ContainerHeader.currentVersion
+
+    @Option(help: ArgumentHelp("log2 of the chunk size, 16...20, format 1 only (for benchmarks).", visibility: .hidden))
+    var chunkSizeExponent: UInt8?
 
     @Flag(help: "Replace OUT if it exists.")
     var force = false
@@ -38,8 +43,14 @@ struct Encrypt: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard ContainerHeader.chunkSizeExponents.contains(chunkSizeExponent) else {
-            throw ValidationError("--chunk-size-exponent must be 16...20")
+        guard ContainerHeader.supportedVersions.contains(formatVersion) else {
+            throw ValidationError("--format-version must be 1 or 2")
+        }
+        if let chunkSizeExponent {
+            guard formatVersion == 1 else { throw ValidationError("--chunk-size-exponent applies to --format-version 1 only") }
+            guard ContainerHeader.chunkSizeExponents.contains(chunkSizeExponent) else {
+                throw ValidationError("--chunk-size-exponent must be 16...20")
+            }
         }
     }
 
@@ -52,12 +63,13 @@ struct Encrypt: ParsableCommand {
             let plaintext = try SealedModel.Input(path: input)
             let bar = ProgressBar.make(total: plaintext.source.length, label: "sealing", quiet: quiet)
             var options = SealedModel.Options()
-            options.chunkSizeExponent = chunkSizeExponent
+            options.formatVersion = formatVersion
+            options.chunkSizeExponent = chunkSizeExponent ?? options.chunkSizeExponent
             let header = try SealedModel.seal(
                 plaintext, to: destination, using: material, replacing: force, options: options, progress: bar?.1)
             bar?.0.finish()
             let keyNote = header.keyID.map { "key \($0)" } ?? "passphrase"
-            print("Sealed \(input) to \(destination) (\(header.plaintextLength) bytes, \(keyNote))")
+            print("Sealed \(input) to \(destination) (\(header.plaintextLength) bytes, \(keyNote), format \(header.version), \(header.chunkCount) chunks)")
         case .rncryptor:
             guard case .passphrase(let passphrase) = material else {
                 throw ValidationError("--format rncryptor needs --passphrase-file or --passphrase-env")

@@ -75,8 +75,28 @@ struct SealedFacts: Encodable {
     let payloadKind: String
     let originalName: String
     let plaintextSize: UInt64
-    let chunkSize: Int
+    /// "fixed" (format 1) or "content-defined" (format 2).
+    let chunking: String
+    /// Format 1's chunk size; nil for format 2, whose chunks vary.
+    let chunkSize: Int?
     let chunkCount: UInt64
+    /// Format 2: the smallest, average and largest chunk, and how many chunks repeat an earlier one.
+    let chunkStatistics: ChunkStatistics?
+
+    struct ChunkStatistics: Encodable {
+        let smallest: Int
+        let average: Int
+        let largest: Int
+        let repeated: Int
+
+        init(_ table: ChunkTable) {
+            let lengths = table.entries.map { Int($0.length) }
+            smallest = lengths.min() ?? 0
+            largest = lengths.max() ?? 0
+            average = lengths.isEmpty ? 0 : lengths.reduce(0, +) / lengths.count
+            repeated = table.count - Set(table.entries.map(\.id)).count
+        }
+    }
 
     struct PassphraseFacts: Encodable {
         let kdf = "scrypt"
@@ -87,7 +107,9 @@ struct SealedFacts: Encodable {
 
     init(_ header: ContainerHeader) {
         formatVersion = Int(header.version)
-        suite = "AES-256-GCM, HKDF-SHA-256, HMAC-SHA-256"
+        suite = header.version == 1
+            ? "AES-256-GCM, HKDF-SHA-256, HMAC-SHA-256"
+            : "AES-256-GCM sealed deterministically (HMAC-SHA-256 chunk IDs), HKDF-SHA-256, HMAC-SHA-256"
         keyID = header.keyID
         if case .passphrase(let parameters) = header.keyDerivation {
             passphrase = PassphraseFacts(logN: Int(parameters.logN), r: Int(parameters.r), p: Int(parameters.p))
@@ -97,8 +119,10 @@ struct SealedFacts: Encodable {
         payloadKind = header.payloadKind == .file ? "file" : "directory"
         originalName = header.originalName
         plaintextSize = header.plaintextLength
-        chunkSize = header.chunkSize
+        chunking = header.chunkTable == nil ? "fixed" : "content-defined"
+        chunkSize = header.chunkTable == nil ? header.chunkSize : nil
         chunkCount = header.chunkCount
+        chunkStatistics = header.chunkTable.map(ChunkStatistics.init)
     }
 
     var text: String {
@@ -109,7 +133,13 @@ struct SealedFacts: Encodable {
               payload:     \(payloadKind) "\(Printable.text(originalName))", \(plaintextSize) bytes
               key:         \(key)
               suite:       \(suite)
-              chunks:      \(chunkCount) of \(chunkSize) bytes
+              chunks:      \(chunkText)
             """
+    }
+
+    private var chunkText: String {
+        guard let statistics = chunkStatistics else { return "\(chunkCount) of \(chunkSize ?? 0) bytes" }
+        return "\(chunkCount) content-defined, \(statistics.smallest)–\(statistics.largest) bytes (average \(statistics.average))"
+            + (statistics.repeated > 0 ? ", \(statistics.repeated) repeated" : "")
     }
 }

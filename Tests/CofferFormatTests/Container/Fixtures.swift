@@ -1,13 +1,16 @@
 import Crypto
 import Foundation
+import Testing
 @testable import CofferFormat
 
 /// Small, fast settings and helpers shared by the container tests.
 enum Fixtures {
     static let chunk = 1 << 16
 
+    /// Version 1 with 64 KiB chunks: the fixed layout these tests compute offsets from.
     static var smallChunks: SealedModel.Options {
         var options = SealedModel.Options()
+        options.formatVersion = 1
         options.chunkSizeExponent = 16
         options.passphraseLogN = 10
         return options
@@ -22,6 +25,11 @@ enum Fixtures {
 
     static func seal(_ plaintext: [UInt8], key: KeyMaterial = .modelKey(Fixtures.key)) throws -> [UInt8] {
         try SealedModel.seal(plaintext, name: "model.bin", using: key, options: smallChunks)
+    }
+
+    /// The length of the whole header at the start of `sealed`.
+    static func headerLength(_ sealed: [UInt8]) throws -> Int {
+        try #require(try ContainerHeader.preamble(from: sealed)).headerLength
     }
 
     /// Opens fully, returning the error thrown, if any.

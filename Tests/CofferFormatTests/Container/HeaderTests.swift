@@ -16,7 +16,7 @@ struct HeaderTests {
     func roundTrip(header: ContainerHeader) throws {
         let bytes = header.encoded()
         #expect(bytes.count == header.encodedLength)
-        #expect(try ContainerHeader.encodedLength(fromPrefix: bytes) == bytes.count)
+        #expect(try ContainerHeader.preamble(from: bytes)?.headerLength == bytes.count)
         #expect(try ContainerHeader(parsing: bytes) == header)
     }
 
@@ -70,7 +70,7 @@ struct HeaderTests {
         var bytes = Self.sample().encoded()
         bytes[10] = 0x13; bytes[11] = 0x88  // 5000
         #expect(throws: ContainerError.malformedHeader("header length 5000 out of range")) {
-            try ContainerHeader.encodedLength(fromPrefix: bytes)
+            try ContainerHeader.preamble(from: bytes)
         }
     }
 

@@ -10,7 +10,7 @@ struct RoundTripTests {
     func roundTrip(size: Int) throws {
         let plaintext = Fixtures.bytes(size)
         let sealed = try Fixtures.seal(plaintext)
-        let header = try ContainerHeader(parsing: Array(sealed.prefix(try ContainerHeader.encodedLength(fromPrefix: sealed))))
+        let header = try ContainerHeader(parsing: Array(sealed.prefix(try Fixtures.headerLength(sealed))))
         #expect(UInt64(sealed.count) == header.sealedLength)
         #expect(header.chunkCount == UInt64(max(1, (size + Fixtures.chunk - 1) / Fixtures.chunk)))
         #expect(try SealedModel.open(sealed, using: .modelKey(Fixtures.key)) == plaintext)

@@ -67,7 +67,7 @@ struct TamperTests {
     func foreignHeader() throws {
         let first = try Fixtures.seal(Fixtures.bytes(2 * Fixtures.chunk, seed: 1))
         let second = try Fixtures.seal(Fixtures.bytes(2 * Fixtures.chunk, seed: 2))
-        let length = try ContainerHeader.encodedLength(fromPrefix: first)
+        let length = try Fixtures.headerLength(first)
         let mixed = Array(second.prefix(length)) + Array(first.dropFirst(length))
         #expect(Fixtures.openError(mixed) as? ContainerError == .authenticationFailure)
     }
@@ -76,7 +76,7 @@ struct TamperTests {
     func foreignChunk() throws {
         let first = try Fixtures.seal(Fixtures.bytes(2 * Fixtures.chunk, seed: 1))
         let second = try Fixtures.seal(Fixtures.bytes(2 * Fixtures.chunk, seed: 1))
-        let length = try ContainerHeader.encodedLength(fromPrefix: first)
+        let length = try Fixtures.headerLength(first)
         let mixed = Array(first.prefix(length + Fixtures.chunk + 16)) + Array(second.dropFirst(length + Fixtures.chunk + 16))
         #expect(Fixtures.openError(mixed) as? ContainerError == .authenticationFailure)
     }
@@ -126,7 +126,7 @@ struct TamperTests {
     @Test("a later format version is refused cleanly")
     func laterVersion() throws {
         var sealed = try Fixtures.seal(Fixtures.bytes(10))
-        sealed[9] = 2
-        #expect(Fixtures.openError(sealed) as? ContainerError == .unsupportedVersion(2))
+        sealed[9] = 3
+        #expect(Fixtures.openError(sealed) as? ContainerError == .unsupportedVersion(3))
     }
 }

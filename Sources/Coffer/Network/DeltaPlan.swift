@@ -1,0 +1,66 @@
+import CofferFormat
+import Foundation
+
+/// How a version 2 container is assembled from what a cache holds and what must be downloaded:
+/// its bytes cut into runs, each copied from a cached container or fetched with one Range request
+/// of the new blob (neighbouring missing chunks are one run, so a changed tensor is one request).
+///
+/// The runs cover the container from byte 0 to its end without gaps. The header itself is always
+/// downloaded (it is where the plan came from).
+struct DeltaPlan: Sendable, Equatable {
+    /// Where a run's bytes come from.
+    enum Source: Sendable, Equatable {
+        /// Bytes of the new blob, downloaded.
+        case remote
+        /// Bytes of a cached container, copied from this offset.
+        case local(path: String, offset: UInt64)
+    }
+
+    /// A stretch of the new container.
+    struct Run: Sendable, Equatable {
+        let range: Range<UInt64>
+        let source: Source
+    }
+
+    let runs: [Run]
+
+    /// Plans `header`'s container (`size` bytes) against `cached`.
+    init(header: ContainerHeader, size: UInt64, cached: CachedChunks) {
+        var runs: [Run] = [Run(range: 0..<UInt64(header.encodedLength), source: .remote)]
+        let table = header.chunkTable?.entries ?? []
+        for (index, entry) in table.enumerated() {
+            let start = header.sealedOffset(ofChunk: UInt64(index))
+            let range = start..<start + UInt64(entry.length) + UInt64(ContainerHeader.tagLength)
+            let source: Source = cached[entry.id].map { .local(path: $0.path, offset: $0.offset) } ?? .remote
+            if source == .remote, let last = runs.last, last.source == .remote, last.range.upperBound == range.lowerBound {
+                runs[runs.count - 1] = Run(range: last.range.lowerBound..<range.upperBound, source: .remote)
+            } else {
+                runs.append(Run(range: range, source: source))
+            }
+        }
+        // A table that does not reach the end (it always does for a valid header) leaves the rest remote.
+        if let end = runs.last?.range.upperBound, end < size { runs.append(Run(range: end..<size, source: .remote)) }
+        self.runs = runs
+    }
+
+    /// The run holding byte `offset`, or nil past the end.
+    func run(containing offset: UInt64) -> Run? {
+        var low = 0, high = runs.count - 1
+        guard high >= 0, offset < runs[high].range.upperBound else { return nil }
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if runs[middle].range.lowerBound <= offset { low = middle } else { high = middle - 1 }
+        }
+        return runs[low]
+    }
+
+    /// Bytes from `offset` on that are copied from the cache instead of downloaded.
+    func localBytes(from offset: UInt64 = 0) -> UInt64 {
+        runs.reduce(0) { total, run in
+            run.source == .remote || run.range.upperBound <= offset ? total : total + run.range.upperBound - max(run.range.lowerBound, offset)
+        }
+    }
+
+    /// How many Range requests the downloaded runs take (at least; long runs are fetched in pieces).
+    var remoteRuns: Int { runs.filter { $0.source == .remote }.count }
+}

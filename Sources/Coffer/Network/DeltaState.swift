@@ -1,0 +1,60 @@
+import CofferFormat
+import Foundation
+
+/// Where one download stands on the way to a delta update, and what it does next.
+///
+/// A download that may be a delta first fetches the new container's first bytes; if they are a
+/// version 2 header whose key a cached model shares, the rest follows a ``DeltaPlan``; otherwise
+/// (version 1, another key, nothing cached in common) it goes on as a whole download, having lost
+/// nothing: the bytes fetched so far are the container's own first bytes. Everything is decided
+/// from the part file, so a resumed download plans again from what it holds.
+enum DeltaState: Sendable {
+    /// Download the rest in pieces.
+    case whole
+    /// Fetch the header first.
+    case learningHeader
+    /// Copy or download each run of the plan.
+    case planned(DeltaPlan)
+
+    /// What to do at the current offset.
+    enum Step: Sendable {
+        /// Download up to (not including) `end`, in pieces.
+        case download(end: UInt64)
+        /// Copy `count` bytes of the cached container at `path` from `offset`.
+        case copy(path: String, offset: UInt64, count: UInt64)
+    }
+
+    /// The next step at `start` (the part file's length) of a `size`-byte container.
+    func next(at start: UInt64, size: UInt64, writer: PartWriter, cachedModels: [String],
+              skipped: (UInt64) -> Void) -> (state: DeltaState, step: Step) {
+        switch self {
+        case .whole:
+            return (.whole, .download(end: size))
+        case .planned(let plan):
+            guard let run = plan.run(containing: start) else { return (.whole, .download(end: size)) }
+            switch run.source {
+            case .remote:
+                return (self, .download(end: run.range.upperBound))
+            case .local(let path, let offset):
+                return (self, .copy(path: path, offset: offset + (start - run.range.lowerBound), count: run.range.upperBound - start))
+            }
+        case .learningHeader:
+            let probe = min(size, BlobFetcher.headerProbe)
+            if start < probe { return (self, .download(end: probe)) }
+            guard let prefix = try? writer.prefix(Int(min(start, UInt64(ContainerHeader.maximumLength)))),
+                  let preamble = try? ContainerHeader.preamble(from: prefix),
+                  preamble.version >= 2, preamble.sealedLength == size
+            else { return (.whole, .download(end: size)) }
+            if start < UInt64(preamble.headerLength) { return (self, .download(end: UInt64(preamble.headerLength))) }
+            guard let bytes = try? writer.prefix(preamble.headerLength), let header = try? ContainerHeader(parsing: bytes),
+                  let keyID = header.keyID
+            else { return (.whole, .download(end: size)) }
+            let cached = CachedChunks(paths: cachedModels, keyID: keyID)
+            guard !cached.isEmpty else { return (.whole, .download(end: size)) }
+            let plan = DeltaPlan(header: header, size: size, cached: cached)
+            skipped(plan.localBytes(from: start))
+            CrashPoint.reach("delta-planned")
+            return DeltaState.planned(plan).next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Crypto
+
+/// Cuts plaintext into content-defined chunks for format version 2 (docs/FORMAT.md, "Cutting the
+/// plaintext").
+///
+/// A gear rolling hash over the last 64 bytes decides where a chunk ends, so an insertion or a
+/// change moves only the boundaries near it: two versions of a model agree on every chunk outside
+/// the changed stretches, and those chunks seal to the same bytes. Cutting is normalized (a
+/// stricter test before the average size, a looser one after) so chunk sizes cluster around the
+/// average. Readers never cut; only writers that want to share chunks must cut alike.
+public enum ContentChunker {
+    /// No chunk is shorter, except the last of a segment (64 KiB).
+    public static let minimumLength = 1 << 16
+    /// The size chunks cluster around (256 KiB; docs/adr/0003-delta-format.md).
+    public static let averageLength = 1 << 18
+    /// No chunk is longer (1 MiB).
+    public static let maximumLength = 1 << 20
+
+    /// Before the average length a boundary needs the hash's 20 high bits zero, after it 16.
+    static let strictShift: UInt64 = 64 - 20
+    static let looseShift: UInt64 = 64 - 16
+
+    /// `gear[b]` = the first 8 bytes, big-endian, of SHA-256("coffer v2 gear" || b).
+    static let gear: [UInt64] = (0...255).map { value in
+        let digest = SHA256.hash(data: Array("coffer v2 gear".utf8) + [UInt8(value)])
+        return digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The chunk lengths of `source`, in order, with a boundary at each of `segmentStarts` too
+    /// (for a packed folder: the start of every entry). An empty source is one empty chunk.
+    ///
+    /// Reads the source once, in order, through a buffer of a few MiB.
+    public static func lengths(of source: some PlaintextSource, segmentStarts: [UInt64] = []) throws -> [UInt32] {
+        let total = source.length
+        guard total > 0 else { return [0] }
+        var starts = segmentStarts.filter { $0 > 0 && $0 < total }
+        starts.sort()
+        var window = Window(source: source)
+        defer { window.release() }
+        var lengths: [UInt32] = []
+        lengths.reserveCapacity(Int(min(total / UInt64(averageLength) + UInt64(starts.count) + 16, 1 << 24)))
+        var segmentStart: UInt64 = 0
+        for end in starts + [total] where end > segmentStart {
+            var start = segmentStart
+            while start < end {
+                let length = try cut(from: start, before: end, in: &window)
+                lengths.append(UInt32(length))
+                start += UInt64(length)
+            }
+            segmentStart = end
+        }
+        return lengths
+    }
+
+    /// The length of the chunk that starts at `start` in a segment ending before `end`.
+    static func cut(from start: UInt64, before end: UInt64, in window: inout Window<some PlaintextSource>) throws -> Int {
+        let remaining = end - start
+        guard remaining > UInt64(minimumLength) else { return Int(remaining) }
+        let limit = Int(min(UInt64(maximumLength), remaining))
+        let bytes = try window.bytes(at: start, count: limit)
+        return gear.withUnsafeBufferPointer { gear in
+            var hash: UInt64 = 0
+            var index = minimumLength
+            let normal = min(averageLength, limit)
+            while index < normal {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                if hash >> strictShift == 0 { return index + 1 }
+                index += 1
+            }
+            while index < limit {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                if hash >> looseShift == 0 { return index + 1 }
+                index += 1
+            }
+            return limit
+        }
+    }
+
+    /// A sliding view of the source: the bytes from some offset on, refilled in large reads.
+    struct Window<Source: PlaintextSource> {
+        let source: Source
+        private let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 * ContentChunker.maximumLength, alignment: 64)
+        /// The source offset of `storage[0]`, and how many bytes are valid.
+        private var origin: UInt64 = 0
+        private var valid = 0
+
+        init(source: Source) { self.source = source }
+
+        func release() { storage.deallocate() }
+
+        /// `count` (at most ``ContentChunker/maximumLength``) bytes from `offset`, which never goes back.
+        mutating func bytes(at offset: UInt64, count: Int) throws -> UnsafeRawBufferPointer {
+            if offset < origin || offset + UInt64(count) > origin + UInt64(valid) {
+                let keep = offset >= origin && offset < origin + UInt64(valid) ? valid - Int(offset - origin) : 0
+                if keep > 0 {
+                    let from = UnsafeRawBufferPointer(rebasing: storage[(valid - keep)..<valid])
+                    UnsafeMutableRawBufferPointer(rebasing: storage[0..<keep]).copyMemory(from: from)
+                }
+                let fill = Int(min(UInt64(storage.count - keep), source.length - offset - UInt64(keep)))
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[keep..<keep + fill]), at: offset + UInt64(keep))
+                origin = offset
+                valid = keep + fill
+            }
+            let from = Int(offset - origin)
+            return UnsafeRawBufferPointer(rebasing: storage[from..<from + count])
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Coffer
+import CofferFormat
+import Crypto
+import Foundation
+import Testing
+
+/// Delta updates through `coffer sync` (and so the SDK) against a real server: a device that holds
+/// version N of a model fetches only the chunks of N+1 it lacks, assembles N+1 beside N, checks
+/// its SHA-256 against the signed manifest, and survives being killed at every step.
+@Suite("Delta updates")
+struct DeltaSyncTests {
+    /// Version N of the classifier (`size` bytes of noise) and N+1: 40 KB rewritten at 60 %, and
+    /// a few bytes inserted near the start, which shifts everything after them.
+    static func versions(_ fleet: SDKFleet, size: Int = 8 << 20) throws -> (Data, Data) {
+        let base = CLI.randomData(size)
+        var next = base
+        let changed = size / 10 * 6
+        next.replaceSubrange(changed..<changed + 40_000, with: CLI.randomData(40_000))
+        next.insert(contentsOf: Data("metadata grew".utf8), at: 2_000)
+        let cli = fleet.session.cli
+        cli.write("n.bin", base)
+        cli.write("n1.bin", next)
+        try fleet.session.ok("encrypt", "n.bin", "--key", "flowers.modelkey", "--output", "n.coffer", "--quiet")
+        try fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1.coffer", "--quiet")
+        try fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1-v1.coffer", "--quiet",
+                             "--format-version", "1")
+        return (base, next)
+    }
+
+    /// Bytes the proxy sent back for blob requests, and how many such requests it saw.
+    static func blobTraffic(_ proxy: TamperingProxy) -> (bytes: Int, requests: Int) {
+        let blobs = proxy.takeLog().filter { $0.path.contains("/blobs/") }
+        return (blobs.reduce(0) { $0 + $1.bytesOut }, blobs.count)
+    }
+
+    @Test("N → N+1 downloads the changed chunks only and opens exactly N+1; a version 1 N+1 downloads whole")
+    func deltaThroughCountingProxy() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        let (_, next) = try Self.versions(fleet)
+        let cli = fleet.session.cli
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+
+        try fleet.deploy("n", classifier: "n")
+        #expect(try fleet.sync("edge").status == 0)
+        try fleet.deploy("n1", classifier: "n1")
+        _ = proxy.takeLog()
+        let synced = try fleet.sync("edge", server: proxy.url)
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let traffic = Self.blobTraffic(proxy)
+        let full = try #require(cli.read("n1.coffer")).count
+        // Two changed stretches: a few chunks of 64 KiB–1 MiB each, and the header.
+        #expect(traffic.bytes < full / 5, "downloaded \(traffic.bytes) of \(full)")
+        #expect(traffic.bytes > 0 && traffic.requests <= 8, "\(traffic.requests) requests")
+        let opened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stdoutBytes == next)
+
+        // The same content sealed as version 1 shares nothing: the whole model travels.
+        try fleet.deploy("n1-v1", classifier: "n1-v1")
+        _ = proxy.takeLog()
+        #expect(try fleet.sync("edge", server: proxy.url).status == 0)
+        let whole = Self.blobTraffic(proxy)
+        let wholeSize = try #require(cli.read("n1-v1.coffer")).count
+        #expect(whole.bytes >= wholeSize)
+        let reopened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        #expect(reopened.stdoutBytes == next)
+    }
+
+    @Test("a cached model whose bytes were damaged makes the delta fail its SHA-256; the model is then downloaded whole")
+    func damagedCacheFallsBackToWhole() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        let (_, next) = try Self.versions(fleet)
+        try fleet.deploy("n", classifier: "n")
+        #expect(try fleet.sync("edge").status == 0)
+        // Flip a byte in the middle of the cached N (a chunk N+1 shares).
+        let cached = fleet.folder("edge").path + "/collections/FlowerModels/blobs/" + fleet.flowersSHA("n.coffer") + ".coffer"
+        let handle = try #require(FileHandle(forUpdatingAtPath: cached))
+        try handle.seek(toOffset: 7_500_000)
+        let byte = try #require(try handle.read(upToCount: 1))
+        try handle.seek(toOffset: 7_500_000)
+        try handle.write(contentsOf: Data([byte[0] ^ 0xFF]))
+        try handle.close()
+        try fleet.deploy("n1", classifier: "n1")
+        let synced = try fleet.sync("edge")
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let opened = try fleet.session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        #expect(opened.stdoutBytes == next)
+    }
+
+    /// The points of a delta update where a debug build kills itself.
+    static let killPoints = ["delta-planned", "chunks-copied", "chunks-copied:2", "piece-written", "piece-written:2",
+                             "piece-written:3", "blob-verified", "blob-committed", "state-written"]
+
+    @Test("killed at every step of a delta update, the cache still opens N; the next sync finishes N+1")
+    func killedMidDelta() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        // 2 MiB and 64 KiB pieces: every step is reached, and nine kills stay quick.
+        let (base, next) = try Self.versions(fleet, size: 2 << 20)
+        let cli = fleet.session.cli
+        for point in Self.killPoints {
+            let cache = "edge-" + point.replacingOccurrences(of: ":", with: "-")
+            try fleet.deploy("n-\(cache)", classifier: "n")
+            #expect(try fleet.sync(cache).status == 0)
+            try fleet.deploy("n1-\(cache)", classifier: "n1")
+            let killed = try fleet.sync(cache, environment: ["COFFER_TEST_KILL_AT": point, "COFFER_TEST_PIECE_BYTES": "65536"])
+            #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
+            let opened = try cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            #expect(opened.status == 0, "\(point): \(opened.stderr)")
+            #expect(opened.stdoutBytes == base || (point == "state-written" && opened.stdoutBytes == next), "\(point)")
+            let finished = try fleet.sync(cache)
+            #expect(finished.status == 0, "\(point): \(finished.stderr)")
+            let reopened = try cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            #expect(reopened.stdoutBytes == next, "\(point)")
+            #expect(SDKFleet.names(fleet.folder(cache), "staging").isEmpty, "\(point)")
+        }
+    }
+}
+
+extension SDKFleet {
+    /// The SHA-256 of a file in the working folder.
+    func flowersSHA(_ name: String) -> String {
+        SHA256.hash(data: session.cli.read(name) ?? Data()).map { String(format: "%02x", $0) }.joined()
+    }
+}
