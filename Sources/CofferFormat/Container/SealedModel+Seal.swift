@@ -56,31 +56,25 @@ extension SealedModel {
         return header
     }
 
-    /// Version 2: seals every chunk in parallel at its final offset, each under its ID (a keyed
-    /// MAC of its plaintext), then writes the header with the finished table and its MAC.
+    /// Version 2: seals every chunk in parallel at its final offset under the ID its table entry
+    /// gives (computed when the header was made), then writes the header.
     private static func writeDeterministic(
         _ source: some PlaintextSource, as header: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
         workers: Int, progress: Progress?
     ) throws -> ContainerHeader {
         let layout = header.layout
-        let lengths = header.chunkTable?.entries.map(\.length) ?? []
-        let ids = Slots(count: lengths.count, initial: ChunkID([UInt8](repeating: 0, count: ChunkID.length)))
+        let entries = header.chunkTable?.entries ?? []
         try ChunkWorkers.forEach(chunkCount: layout.chunkCount, workers: workers, bufferSize: max(1, header.largestChunkLength)) {
             buffer, index in
             let range = layout.plaintextRange(ofChunk: index)
             let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(range.count)])
             try source.read(into: plaintext, at: range.lowerBound)
-            let id = keys.chunkID(of: UnsafeRawBufferPointer(plaintext))
-            let sealed = try ChunkCipher.seal(UnsafeRawBufferPointer(plaintext), id: id, using: keys.payloadKey)
+            let sealed = try ChunkCipher.seal(UnsafeRawBufferPointer(plaintext), id: entries[Int(index)].id, using: keys.payloadKey)
             try sealed.withUnsafeBytes { try sink.write($0, at: layout.sealedOffset(ofChunk: index)) }
-            ids.store(id, at: Int(index))
             progress?(UInt64(range.count))
         }
-        var sealed = header
-        sealed.chunkTable = ChunkTable(entries: zip(ids.take(), lengths).map { ChunkTable.Entry(id: $0, length: $1) })
-        sealed.mac = keys.mac(of: sealed)
-        try sealed.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
-        return sealed
+        try header.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
+        return header
     }
 
     /// Seals the file or folder at `path` into a new container at `destination`.

@@ -30,8 +30,8 @@ public enum SealedModel {
     public typealias Progress = @Sendable (UInt64) -> Void
 
     /// Makes the header for sealing `source` as `kind` named `name` with `key`. For version 2 the
-    /// plaintext is cut first (one read of the source) and the header carries a table with the
-    /// chunks' lengths and placeholder IDs; the IDs and the MAC are filled in as it is sealed.
+    /// plaintext is cut and each chunk's ID computed first (one read of the source, the hashing on
+    /// other threads), so the header with its chunk table is complete before any chunk is sealed.
     static func makeHeader(
         kind: ContainerHeader.PayloadKind, name: String, source: some PlaintextSource, key: KeyMaterial, options: Options
     ) throws -> (ContainerHeader, FileKeys) {
@@ -61,12 +61,9 @@ public enum SealedModel {
             plaintextLength: length, salt: randomBytes(ContainerHeader.saltLength), originalName: safeName)
         let keys = try FileKeys(for: header, using: key)
         if v2 {
-            let placeholder = ChunkID([UInt8](repeating: 0, count: ChunkID.length))
-            let lengths = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts)
-            header.chunkTable = ChunkTable(entries: lengths.map { ChunkTable.Entry(id: placeholder, length: $0) })
-        } else {
-            header.mac = keys.mac(of: header)
+            header.chunkTable = try identifyChunks(of: source, keys: keys, workers: options.workers)
         }
+        header.mac = keys.mac(of: header)
         return (header, keys)
     }
 
