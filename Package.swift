@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .library(name: "Coffer", targets: ["Coffer"]),
+        // The SDK's AsyncHTTPClient transport, for Linux apps and the CLI; iOS apps do not need it.
+        .library(name: "CofferAsyncHTTPClient", targets: ["CofferAsyncHTTPClient"]),
         .library(name: "SealedFields", targets: ["SealedFields"]),
         .library(name: "ModelInspection", targets: ["ModelInspection"]),
         .executable(name: "coffer", targets: ["coffer"]),
@@ -27,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.28.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -59,10 +62,21 @@ let package = Package(
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferFormat", "Coffer",
+                "CofferFormat", "Coffer", "CofferAsyncHTTPClient",
                 "ModelInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // A CofferTransport over AsyncHTTPClient (SwiftNIO): larger body pieces than FoundationNetworking's.
+        .target(
+            name: "CofferAsyncHTTPClient",
+            dependencies: [
+                "Coffer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The Vapor application: accounts, apps, model keys, key delivery, blob storage.

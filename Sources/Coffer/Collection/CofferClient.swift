@@ -27,7 +27,7 @@ public final class CofferClient: Sendable {
     public init(configuration: CofferConfiguration) throws {
         try configuration.validate()
         self.configuration = configuration
-        api = DeviceAPI(configuration: configuration, transport: DeviceTransport(timeout: configuration.requestTimeout))
+        api = DeviceAPI(configuration: configuration, transport: configuration.transport ?? DeviceTransport(timeout: configuration.requestTimeout))
         keys = ModelKeys(api: api, store: configuration.keyStore, configuredDeviceID: configuration.deviceID)
     }
 

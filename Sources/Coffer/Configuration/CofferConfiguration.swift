@@ -37,6 +37,9 @@ public struct CofferConfiguration: Sendable {
     public var maximumCacheBytes: UInt64?
     /// How long one request may wait for the server.
     public var requestTimeout: TimeInterval
+    /// How requests are sent; nil: URLSession (ephemeral, no redirects, no cookies). Linux apps
+    /// may set `AsyncHTTPClientTransport` from the `CofferAsyncHTTPClient` product.
+    public var transport: (any CofferTransport)?
     /// How failed downloads are retried.
     public var retry: RetryPolicy
     /// Whether a plain `http://` ``serverURL`` to another machine is accepted. Off: the credential

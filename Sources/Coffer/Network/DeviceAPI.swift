@@ -9,7 +9,7 @@ import FoundationNetworking
 /// and blob ranges. Maps transport failures and error answers to ``UnavailableCause``s.
 struct DeviceAPI: Sendable {
     let configuration: CofferConfiguration
-    let transport: DeviceTransport
+    let transport: any CofferTransport
 
     /// What a manifest request got.
     enum ManifestAnswer: Sendable {

@@ -3,13 +3,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// URLSession behind one `async` function that hands the body over as it arrives.
+/// The default ``CofferTransport``: URLSession behind one `async` function that hands the body
+/// over as it arrives.
 ///
 /// Ephemeral (no cookies, no URL cache, no credential storage), never follows a redirect (the
 /// 3xx answer is returned), and never answers an authentication challenge. A task is cancelled
 /// when the Swift task awaiting it is, or when the body consumer throws. The session ends when the
 /// last holder of the transport (a client, or an entry that may still fetch a key) lets it go.
-final class DeviceTransport: @unchecked Sendable {
+final class DeviceTransport: CofferTransport, @unchecked Sendable {
     private var session: URLSession!
     private let running = RunningTasks()
 
@@ -41,13 +42,6 @@ final class DeviceTransport: @unchecked Sendable {
         } onCancel: {
             task.cancel()
         }
-    }
-
-    /// Sends `request` and collects a body of at most `limit` bytes (a longer one is an error).
-    func data(_ request: URLRequest, limit: Int) async throws -> (HTTPURLResponse, Data) {
-        let body = Collected()
-        let response = try await stream(request) { _, piece in try body.append(piece, limit: limit) }
-        return (response, body.data)
     }
 }
 
@@ -129,24 +123,4 @@ private final class RunningTasks: @unchecked Sendable {
             entry.continuation.resume(throwing: URLError(.badServerResponse))
         }
     }
-}
-
-/// A body collected up to a limit.
-private final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes = Data()
-
-    func append(_ piece: Data, limit: Int) throws {
-        try lock.withLock {
-            guard bytes.count + piece.count <= limit else { throw BodyTooLarge(limit: limit) }
-            bytes.append(piece)
-        }
-    }
-
-    var data: Data { lock.withLock { bytes } }
-}
-
-/// A body longer than the caller allowed; the request was cancelled.
-struct BodyTooLarge: Error {
-    let limit: Int
 }

@@ -1,4 +1,5 @@
 import Coffer
+import CofferAsyncHTTPClient
 import CofferFormat
 import Foundation
 
@@ -54,6 +55,8 @@ struct SyncSettings: Codable {
         configuration.deviceID = deviceID
         configuration.teamID = teamID
         configuration.allowsInsecureHTTP = PlainHTTPPolicy.allowedByEnvironment()
+        // SwiftNIO's client: large body pieces, where FoundationNetworking hands over 16 KiB at a time.
+        configuration.transport = AsyncHTTPClientTransport(timeout: configuration.requestTimeout)
         var device = DeviceAttributes()
         for (name, value) in attributes { _ = device.set(name, to: value) }
         configuration.deviceAttributes = device
