@@ -33,25 +33,28 @@ public final class AsyncHTTPClientTransport: CofferTransport {
     }
 
     /// Sends `request` and hands each piece of the body to `consume` as it arrives.
+    ///
+    /// Pieces are handed over by a response delegate on the connection's event loop, and the next
+    /// read waits until `consume` returned (back-pressure without an async hand-off per piece,
+    /// which measured 2–3 times slower with AsyncHTTPClient's `AsyncSequence` body).
     public func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
         guard let url = request.url else { throw URLError(.badURL) }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { outgoing.headers.add(name: name, value: value) }
-        if let body = request.httpBody { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        var headers = HTTPHeaders()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         do {
+            let outgoing = try HTTPClient.Request(
+                url: url.absoluteString, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers,
+                body: request.httpBody.map { .bytes($0) })
+            let delegate = StreamingDelegate(url: url, consume: consume)
             // The read timeout bounds each wait; the deadline only stops a request that never ends.
-            let answer = try await client.execute(outgoing, deadline: .now() + .hours(24))
-            var fields: [String: String] = [:]
-            for header in answer.headers { fields[header.name] = fields[header.name].map { $0 + ", " + header.value } ?? header.value }
-            guard let response = HTTPURLResponse(url: url, statusCode: Int(answer.status.code), httpVersion: "HTTP/1.1", headerFields: fields) else {
-                throw URLError(.badServerResponse)
+            let task = client.execute(request: outgoing, delegate: delegate, deadline: .now() + .hours(24))
+            return try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
             }
-            for try await piece in answer.body {
-                try Task.checkCancellation()
-                try consume(response, Data(piece.readableBytesView))
-            }
-            return response
+        } catch let error as HTTPClientError where error == .cancelled && Task.isCancelled {
+            throw CancellationError()
         } catch let error as HTTPClientError {
             throw Self.urlError(error)
         } catch let error as IOError {
@@ -79,5 +82,46 @@ public final class AsyncHTTPClientTransport: CofferTransport {
         case ENETUNREACH, EHOSTUNREACH: return URLError(.notConnectedToInternet)
         default: return URLError(fallback)
         }
+    }
+}
+
+/// Receives one answer: its head becomes an `HTTPURLResponse`, each body part goes to `consume`
+/// before the next is read; a part `consume` refuses fails the request with its error.
+private final class StreamingDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = HTTPURLResponse
+
+    private let url: URL
+    private let consume: @Sendable (HTTPURLResponse, Data) throws -> Void
+    // Touched only on the request's event loop, one callback at a time.
+    private var response: HTTPURLResponse?
+
+    init(url: URL, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) {
+        self.url = url
+        self.consume = consume
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        var fields: [String: String] = [:]
+        for header in head.headers { fields[header.name] = fields[header.name].map { $0 + ", " + header.value } ?? header.value }
+        guard let made = HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/1.1", headerFields: fields) else {
+            return task.eventLoop.makeFailedFuture(URLError(.badServerResponse))
+        }
+        response = made
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard let response else { return task.eventLoop.makeFailedFuture(URLError(.badServerResponse)) }
+        do {
+            try consume(response, Data(buffer.readableBytesView))
+            return task.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> HTTPURLResponse {
+        guard let response else { throw URLError(.badServerResponse) }
+        return response
     }
 }
