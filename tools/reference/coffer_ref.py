@@ -15,7 +15,8 @@ Library use:
     open_container(data, key=... | passphrase=...) -> (header_dict, plaintext)
     parse_header(data) -> header_dict   (every rule that needs no key; for version 2 `data` must
                                          be the whole container: its length is checked first)
-    cut_plaintext(plaintext, kind) -> list of chunk lengths (the version 2 writers' cut)
+    gear_table(ikm) -> the keyed gear table of the version 2 writers' cut
+    cut_plaintext(plaintext, kind, gear=gear_table(ikm)) -> list of chunk lengths (the writers' cut)
     pack_tree(entries, root_mode=0o755) -> bytes
     unpack_check(stream) -> list of entries (raises RejectError("malformedTree"))
 
@@ -101,7 +102,7 @@ V2_CHUNK_SEAL_INFO = b"coffer v2 chunk seal"
 CDC_MIN = 65_536
 CDC_AVG = 262_144
 CDC_MAX = 1_048_576
-GEAR_INFO = b"coffer v2 gear"
+V2_GEAR_INFO = b"coffer v2 chunk gear"
 TREE_PREFIX_LENGTH = 14  # packed tree: magic (8) || entry-count (4) || root-mode (2)
 
 # scrypt limits a reader enforces before deriving (docs/FORMAT.md, "Keys").
@@ -283,7 +284,8 @@ def seal(
 
     Exactly one of `key` (with `key_id`) or `passphrase` (with `scrypt_salt`). Deterministic:
     the salts are inputs. `format_version` 2 (the default) cuts content-defined chunks
-    (cut_plaintext); version 1 cuts chunks of 2^chunk_exp bytes (default 20).
+    (cut_plaintext, with the gear table of this container's IKM); version 1 cuts chunks of
+    2^chunk_exp bytes (default 20).
     """
     if format_version not in SUPPORTED_VERSIONS:
         raise ValueError("format version must be 1 or 2")
@@ -317,8 +319,9 @@ def seal(
         kdf, scrypt_fields = KDF_PASSPHRASE, encode_scrypt_fields(*scrypt, scrypt_salt)
     ikm = input_key_material(kdf, key=key, passphrase=passphrase, scrypt=scrypt, scrypt_salt=scrypt_salt)
     if format_version == VERSION_2:
-        return seal_v2(ikm, plaintext, cut_plaintext(plaintext, kind), kind=kind, kdf=kdf, salt=salt,
-                       key_id=kid, name=name_bytes, scrypt_fields=scrypt_fields)
+        lengths = cut_plaintext(plaintext, kind, gear=gear_table(ikm))
+        return seal_v2(ikm, plaintext, lengths, kind=kind, kdf=kdf, salt=salt, key_id=kid, name=name_bytes,
+                       scrypt_fields=scrypt_fields)
     header_key, payload_key = file_keys(ikm, salt)
     body = encode_header_body(chunk_exp=chunk_exp, kind=kind, kdf=kdf, length=len(plaintext), salt=salt,
                               key_id=kid, name=name_bytes, scrypt_fields=scrypt_fields)
@@ -421,20 +424,34 @@ def seal_v2(ikm: bytes, plaintext: bytes, lengths: list[int], *, kind: int, kdf:
 
 # ---- the writers' cut ("Cutting the plaintext (writers)") ------------------------------------
 
-# gear[b] = first 8 bytes, big-endian, of SHA-256("coffer v2 gear" || b), b one byte.
-GEAR = tuple(int.from_bytes(hashlib.sha256(GEAR_INFO + bytes([b])).digest()[:8], "big") for b in range(256))
+
+def gear_table(ikm: bytes) -> tuple[int, ...]:
+    """The writers' gear table, keyed so that nobody without the key can cut a guessed plaintext
+    and compare its chunk lengths with a container's:
+
+        gear key = HKDF-SHA-256(IKM, salt = empty, info = "coffer v2 chunk gear", L = 32)
+        gear[b]  = first 8 bytes, big-endian, of HMAC-SHA-256(gear key, the single byte b)
+
+    Like the ID and seal keys it does not depend on the header's salt, so under one key the cut of
+    a plaintext is the same in every container (delta updates need that).
+    """
+    gear_key = hkdf(ikm, b"", V2_GEAR_INFO)
+    return tuple(int.from_bytes(hmac.new(gear_key, bytes([b]), hashlib.sha256).digest()[:8], "big")
+                 for b in range(256))
+
+
 _MASK64 = (1 << 64) - 1
 # "h >> 44 = 0" is h < 2^44 (20 high bits zero); "h >> 48 = 0" is h < 2^48 (16 high bits zero).
 _BEFORE_AVG_LIMIT = 1 << 44
 _FROM_AVG_LIMIT = 1 << 48
 
 
-def _cut_end(data: bytes, s: int, e: int) -> int:
+def _cut_end(data: bytes, s: int, e: int, gear: tuple[int, ...]) -> int:
     """The end of the chunk that starts at `s` in the segment [s, e)."""
     if e - s <= CDC_MIN:
         return e
     end = min(s + CDC_MAX, e)
-    gear, mask = GEAR, _MASK64
+    mask = _MASK64
     h = 0
     # i from s + MIN while i < s + AVG: 20 high bits zero cuts at i + 1.
     middle = min(s + CDC_AVG, end)
@@ -452,11 +469,12 @@ def _cut_end(data: bytes, s: int, e: int) -> int:
     return end
 
 
-def cut_segment(data: bytes, s: int, e: int) -> list[int]:
-    """Chunk lengths of the segment [s, e) of `data`."""
+def cut_segment(data: bytes, s: int, e: int, gear: tuple[int, ...]) -> list[int]:
+    """Chunk lengths of the segment [s, e) of `data`, cut with `gear` (gear_table(ikm))."""
+    assert len(gear) == 256
     lengths = []
     while s < e:
-        cut = _cut_end(data, s, e)
+        cut = _cut_end(data, s, e, gear)
         lengths.append(cut - s)
         s = cut
     return lengths
@@ -500,13 +518,14 @@ def segments(plaintext: bytes, kind: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
 
 
-def cut_plaintext(plaintext: bytes, kind: int = KIND_FILE) -> list[int]:
-    """The chunk lengths Coffer's writers use (an empty plaintext is one empty chunk)."""
+def cut_plaintext(plaintext: bytes, kind: int = KIND_FILE, *, gear: tuple[int, ...]) -> list[int]:
+    """The chunk lengths Coffer's writers use (an empty plaintext is one empty chunk). `gear` is
+    gear_table(IKM) of the container being written: the cut depends on the key."""
     if not plaintext:
         return [0]
     lengths = []
     for s, e in segments(plaintext, kind):
-        lengths.extend(cut_segment(plaintext, s, e))
+        lengths.extend(cut_segment(plaintext, s, e, gear))
     return lengths
 
 

@@ -204,7 +204,8 @@ def add(number: int, short: str, description: str, container: bytes, expect: str
         if header["version"] == ref.VERSION_2:
             lengths = [size for _, size in header["table"]]
             vector["chunks"] = [{"id": cid.hex(), "length": size} for cid, size in header["table"]]
-            vector["writersCut"] = lengths == ref.cut_plaintext(plaintext, payload_kind)
+            gear = ref.gear_table(ref._input_key_material(header, key, pw))  # the container's IKM
+            vector["writersCut"] = lengths == ref.cut_plaintext(plaintext, payload_kind, gear=gear)
     vector.update(extra_fields or {})
     vector["container"] = base64.b64encode(container).decode("ascii")
     vectors.append((f"{number:03d}-{short}", vector))
@@ -643,13 +644,15 @@ bad_tree(361, "unknown-kind-4", 7, "entry kind 4", b_tree([ref.encode_tree_entry
 # =============================================================================================
 
 V2_ID_KEY, V2_SEAL_KEY = ref.v2_chunk_keys(KEY)
+KEY_GEAR = ref.gear_table(KEY)  # the writers' cut of every model key vector depends on KEY
 
 
 class V2:
     """A version 2 container in parts, so vectors can splice them."""
 
-    def __init__(self, fields: bytes, table: bytes, mac: bytes, chunks: list[bytes], entries: list):
+    def __init__(self, fields: bytes, table: bytes, mac: bytes, chunks: list[bytes], entries: list, gear: tuple):
         self.fields, self.table, self.mac, self.chunks, self.entries = fields, table, mac, chunks, entries
+        self.gear = gear  # the gear table of the key material (the writers' cut depends on it)
 
     @property
     def header(self) -> bytes:
@@ -689,13 +692,14 @@ def build2(
 ) -> V2:
     """A version 2 container whose fields, table and sealing can be set to anything.
 
-    By default the writers' cut (ref.cut_plaintext), IDs under the ID key, chunks under the seal
-    key, and a MAC over fields || table under the header key, all from the real key material, so
-    that only the rule under test fails. `table_edit(entries) -> entries` rewrites the table
-    (after sealing, before the MAC); `count` and `length` override n and L in the fields;
-    `nonce_for(id, i)`, `aad_for(id, i, mac)`, `seal_key` and `header_key_for(ikm, salt)` replace
-    parts of the construction, and mac_covers_table=False MACs the fields alone. With
-    derivable=False the key material is a placeholder (a reader must refuse before deriving).
+    By default the writers' cut (ref.cut_plaintext with the key material's gear table), IDs under
+    the ID key, chunks under the seal key, and a MAC over fields || table under the header key, all
+    from the real key material, so that only the rule under test fails. `table_edit(entries) ->
+    entries` rewrites the table (after sealing, before the MAC); `count` and `length` override n
+    and L in the fields; `nonce_for(id, i)`, `aad_for(id, i, mac)`, `seal_key` and
+    `header_key_for(ikm, salt)` replace parts of the construction, and mac_covers_table=False MACs
+    the fields alone. With derivable=False the key material is a placeholder (a reader must refuse
+    before deriving).
     """
     if isinstance(passphrase, str):
         passphrase = passphrase.encode("utf-8")
@@ -711,8 +715,9 @@ def build2(
     else:
         ikm = key
     id_key, real_seal_key = ref.v2_chunk_keys(ikm)
+    gear = ref.gear_table(ikm)
     if lengths is None:
-        lengths = ref.cut_plaintext(plaintext, kind)
+        lengths = ref.cut_plaintext(plaintext, kind, gear=gear)
     pieces, pos = [], 0
     for size in lengths:
         pieces.append(plaintext[pos:pos + size])
@@ -732,7 +737,7 @@ def build2(
                                 nonce_bytes=nonce_for(cid, i) if nonce_for else None,
                                 aad=aad_for(cid, i, mac) if aad_for else None)
               for i, ((cid, _), piece) in enumerate(zip(entries, pieces))]
-    return V2(fields, table, mac, chunks, entries)
+    return V2(fields, table, mac, chunks, entries, gear)
 
 
 def add2(number: int, short: str, description: str, container: bytes, expect: str, **kw) -> None:
@@ -743,7 +748,7 @@ def ok2(number, short, description, plaintext, *, name="model.bin", passphrase=N
         lengths=None, writers_cut=True, extra_fields=None) -> V2:
     v = build2(plaintext, short, passphrase=passphrase, name=name.encode("utf-8"),
                key_id=None if passphrase else key_id.encode(), kind=kind, lengths=lengths)
-    assert (lengths is None or lengths == ref.cut_plaintext(plaintext, kind)) == writers_cut, short
+    assert (lengths is None or lengths == ref.cut_plaintext(plaintext, kind, gear=v.gear)) == writers_cut, short
     add2(number, short, description, v.bytes, "ok", key_id=key_id, passphrase=passphrase, payload_kind=kind,
          extra_fields=extra_fields)
     return v
@@ -754,7 +759,9 @@ def ok2(number, short, description, plaintext, *, name="model.bin", passphrase=N
 # After 64 bytes the gear hash depends only on the last 64 bytes (older bytes are shifted out of
 # the 64 bits), so a 64-byte window whose hash has its 20 (or 16) high bits zero cuts a chunk
 # wherever the chunker has hashed all of it. Vectors use such windows to put content-defined
-# boundaries where they want them with little data.
+# boundaries where they want them with little data. The gear table is keyed, so the windows are
+# found under KEY's table: they cut where they are meant to only in containers sealed under KEY
+# (every model key vector; passphrase vectors are too small to be cut).
 
 def sha256_stream(seed: str, n: int) -> bytes:
     """SHA-256(seed || 0 as 8 bytes big-endian) || SHA-256(seed || 1) || ..., cut to n bytes."""
@@ -765,27 +772,44 @@ def sha256_stream(seed: str, n: int) -> bytes:
     return bytes(out[:n])
 
 
-def find_window(seed: str, low: int, high: int) -> bytes:
-    """The first 64-byte window of sha256_stream(seed) whose gear hash h has low <= h < high."""
+def gear_hashes(raw: bytes) -> list[int]:
+    """The gear hash under KEY_GEAR after each byte of `raw`, starting from h = 0."""
+    out, h = [], 0
+    for b in raw:
+        h = ((h << 1) + KEY_GEAR[b]) & ((1 << 64) - 1)
+        out.append(h)
+    return out
+
+
+def window_hash(window: bytes) -> int:
+    return gear_hashes(window)[-1]
+
+
+def find_window(seed: str, low: int, high: int, accept=lambda window: True) -> bytes:
+    """The first 64-byte window of sha256_stream(seed) whose gear hash h (under KEY_GEAR) has
+    low <= h < high, and that `accept` takes."""
     stream = sha256_stream(seed, 8 << 20)
-    gear, mask, h = ref.GEAR, (1 << 64) - 1, 0
+    gear, mask, h = KEY_GEAR, (1 << 64) - 1, 0
     for i, b in enumerate(stream):
         h = ((h << 1) + gear[b]) & mask
-        if i >= 63 and low <= h < high:
+        if i >= 63 and low <= h < high and accept(stream[i - 63:i + 1]):
             return stream[i - 63:i + 1]
     raise SystemExit(f"no window for {seed}")
 
 
-def window_hash(window: bytes) -> int:
-    h = 0
-    for b in window:
-        h = ((h << 1) + ref.GEAR[b]) & ((1 << 64) - 1)
-    return h
+def w20_shape(window: bytes) -> bool:
+    """Hashed from h = 0 the window meets the 20-bit rule at its last byte only, and gear[its first
+    byte] is odd. Then its last 63 bytes hashed from h = 0 give window_hash + 2^63 (mod 2^64): the
+    first byte's gear value, shifted left 63 times, keeps only its low bit, at the top. So a chunker
+    that starts hashing one byte off, early or late, sees the top bit set where the window ends (or
+    the whole window where it should see 63 bytes) and cuts elsewhere (chunker vectors 005, 006)."""
+    return KEY_GEAR[window[0]] & 1 == 1 and all(h >= 1 << 44 for h in gear_hashes(window)[:-1])
 
 
-W20 = find_window("coffer test vectors: 20-bit window", 0, 1 << 44)  # cuts anywhere in [MIN, MAX)
+W20 = find_window("coffer test vectors: 20-bit window", 0, 1 << 44, w20_shape)  # cuts anywhere in [MIN, MAX)
 W16 = find_window("coffer test vectors: 16-bit window", 1 << 44, 1 << 48)  # cuts only from AVG on
 assert window_hash(W20) >> 44 == 0 and window_hash(W16) >> 48 == 0 and window_hash(W16) >> 44 != 0
+assert gear_hashes(W20[1:])[-1] == (window_hash(W20) + (1 << 63)) % (1 << 64)
 
 
 def block(tag: str, size: int = ref.CDC_MIN) -> bytes:
@@ -802,11 +826,17 @@ ok2(21, "v2-one-byte", "Version 2, a 1-byte plaintext: one chunk.", b"\x42", nam
 ok2(22, "v2-min-plus-one", "Version 2, 65537 bytes (MIN + 1): the writers' chunker hashes one byte, and the "
     "segment ends there, so one chunk of 65537 bytes.", data("022", ref.CDC_MIN + 1))
 V2_CDC_LENGTH = 640_000
-v2_cdc = ok2(23, "v2-content-defined", f"Version 2, {V2_CDC_LENGTH} pseudo-random bytes (SHAKE-256, tag '023') "
-             "cut by the writers' gear chunker into several content-defined chunks; 'chunks' lists them. (The "
+# The tag is the first of '023', '023-1', '023-2', ... whose cut under KEY's gear table has boundaries
+# both before AVG (20-bit rule) and after it (16-bit rule) (asserted).
+V2_CDC_TAG = "023-7"
+v2_cdc = ok2(23, "v2-content-defined", f"Version 2, {V2_CDC_LENGTH} pseudo-random bytes (SHAKE-256, tag "
+             f"'{V2_CDC_TAG}') cut by the writers' gear chunker (the key's gear table) into several "
+             "content-defined chunks, with boundaries both before AVG and after it; 'chunks' lists them. (The "
              "3 MiB and other writer cases whose containers would be too large for this folder are in "
-             "../chunker/.)", data("023", V2_CDC_LENGTH))
-assert len(v2_cdc.entries) >= 3, [size for _, size in v2_cdc.entries]
+             "../chunker/.)", data(V2_CDC_TAG, V2_CDC_LENGTH))
+v2_cdc_hashed = [size for _, size in v2_cdc.entries[:-1]]  # every chunk but the last ends at a boundary
+assert len(v2_cdc.entries) >= 3 and all(ref.CDC_MIN < size < ref.CDC_MAX for size in v2_cdc_hashed) and \
+    min(v2_cdc_hashed) < ref.CDC_AVG < max(v2_cdc_hashed), [size for _, size in v2_cdc.entries]
 ok2(24, "v2-passphrase", "Version 2 passphrase container, scrypt logN 10, r 8, p 1 (key ID length 0, 25 bytes "
     "of scrypt parameters in the fields). The ID and seal keys derive from the scrypt output with an empty "
     "salt.", b"Sealed with a passphrase, version 2. " * 4, passphrase=PASSPHRASE, name="notes.txt")
@@ -827,7 +857,7 @@ shared_p1 = block("shared-p1")
 shared_rest = block("shared-s") + data("shared-t", 1000)
 shared_a = shared_p1 + shared_rest
 shared_b = shared_p1[:30000] + data("shared-insert", 500) + shared_p1[30000:] + shared_rest
-cut_a, cut_b = ref.cut_plaintext(shared_a), ref.cut_plaintext(shared_b)
+cut_a, cut_b = ref.cut_plaintext(shared_a, gear=KEY_GEAR), ref.cut_plaintext(shared_b, gear=KEY_GEAR)
 assert cut_a == [ref.CDC_MIN + 64, ref.CDC_MIN + 64, 1000] and cut_b == [ref.CDC_MIN + 564, ref.CDC_MIN + 64, 1000], \
     (cut_a, cut_b)
 va = build2(shared_a, "027-v2-shared-a", name=b"shared.bin")
@@ -838,8 +868,9 @@ SHARED_WHY = ("sealed under the same model key (different salts) from plaintexts
               "equal IDs have equal sealed bytes (ciphertext and tag) in both containers, at different offsets "
               "(docs/FORMAT.md, 'Keys' of version 2: the ID and seal keys do not depend on the salt)")
 ok2(27, "v2-shared-a", "Version 2, one of a pair with 028: " + SHARED_WHY + ". Plaintext: 65536 pseudo-random "
-    "bytes, a 64-byte window whose gear hash has 20 high bits zero (so the writers' chunker cuts right after it), "
-    "65536 more bytes and the window again, then 1000 bytes: chunks of 65600, 65600 and 1000 bytes.",
+    "bytes, a 64-byte window whose gear hash (under the key's gear table) has 20 high bits zero (so the writers' "
+    "chunker cuts right after it), 65536 more bytes and the window again, then 1000 bytes: chunks of 65600, 65600 "
+    "and 1000 bytes.",
     shared_a, name="shared.bin",
     extra_fields={"sharesChunksWith": {"vector": "028-v2-shared-b", "chunkIDs": shared_ids}})
 ok2(28, "v2-shared-b", "Version 2, one of a pair with 027: " + SHARED_WHY + ". Plaintext: 027's with 500 bytes "
@@ -864,13 +895,13 @@ folder_w = ref.pack_tree([
      "content": data("033-big", ref.CDC_MIN - (5 + 7 + 8)) + W20 + data("033-big-tail", 5000)},
     {"path": "small.txt", "kind": "file", "mode": 0o644, "content": b"small\n"},
 ], 0o755)
-cut_w = ref.cut_plaintext(folder_w, 2)
+cut_w = ref.cut_plaintext(folder_w, 2, gear=KEY_GEAR)
 assert cut_w == [14, ref.CDC_MIN + 64, 5000, 5 + 9 + 8 + 6], cut_w
 ok2(33, "v2-packed-folder-cut-in-file", "Version 2 packed folder with a file 'big.bin' whose entry (kind, mode, "
     "path length, path, size: 20 bytes) plus the first 65516 content bytes make exactly MIN bytes, followed by a "
-    "64-byte window with 20 high gear-hash bits zero: the writers' cut counts from the entry's kind byte, so the "
-    "file's segment is cut after 65600 bytes, then its last 5000 bytes; 'small.txt' is a chunk of its own. "
-    "Chunks: 14, 65600, 5000, 28.", folder_w, name="Cut.mlmodelc", kind=2)
+    "64-byte window with 20 high gear-hash bits zero (under the key's gear table): the writers' cut counts from "
+    "the entry's kind byte, so the file's segment is cut after 65600 bytes, then its last 5000 bytes; 'small.txt' "
+    "is a chunk of its own. Chunks: 14, 65600, 5000, 28.", folder_w, name="Cut.mlmodelc", kind=2)
 
 # ---- v2 rule 1: F (40x) -----------------------------------------------------------------------
 
@@ -1203,7 +1234,7 @@ def bad_tree2(number: int, short: str, rule: int, why: str, stream: bytes) -> No
     else:
         raise SystemExit(f"{short}: tree unexpectedly valid")
     try:
-        lengths = ref.cut_plaintext(stream, ref.KIND_FOLDER)
+        lengths = ref.cut_plaintext(stream, ref.KIND_FOLDER, gear=KEY_GEAR)
     except ValueError:
         lengths = [len(stream)]  # not walkable: one chunk (any cut is valid for a reader)
     container = build2(stream, short, kind=ref.KIND_FOLDER, name=b"Bad.mlmodelc", lengths=lengths).bytes
@@ -1226,13 +1257,41 @@ bad_tree2(623, "v2-tree-parent-is-file", 4, "file 'f' then 'f/g'", b_tree([t_fil
 chunker_vectors: list[tuple[str, dict]] = []
 
 
+def off_by_one_cut(plaintext: bytes, *, start: int = 0, switch: int = 0, cut: int = 0) -> list[int]:
+    """The writers' cut of a file (one segment, KEY_GEAR) with the mistakes the window vectors
+    are built to catch: the loop over i runs from s + MIN + start (hashing and testing from
+    there), the 16-bit rule applies from i = s + AVG + switch, and a boundary found at i is put at
+    i + 1 + cut. With all three 0 it is ref.cut_plaintext (checked on every vector that uses it)."""
+    gear, mask, lengths, s, e = KEY_GEAR, (1 << 64) - 1, [], 0, len(plaintext)
+    while s < e:
+        if e - s <= ref.CDC_MIN:
+            lengths.append(e - s)
+            break
+        end = boundary = min(s + ref.CDC_MAX, e)
+        h = 0
+        for i in range(s + ref.CDC_MIN + start, end):
+            h = ((h << 1) + gear[plaintext[i]]) & mask
+            if h < (1 << 48 if i >= s + ref.CDC_AVG + switch else 1 << 44):
+                boundary = min(max(i + 1 + cut, s + 1), end)
+                break
+        lengths.append(boundary - s)
+        s = boundary
+    return lengths
+
+
 def chunker(number: int, short: str, description: str, parts: list[dict], *, kind: int = 1,
-            expect_lengths: list[int] | None = None) -> None:
-    """Records a writer vector: a plaintext described by `parts`, its cut, IDs and sealed bytes."""
+            expect_lengths: list[int] | None = None, traps: list[dict] = ()) -> None:
+    """Records a writer vector: a plaintext described by `parts`, its cut, IDs and sealed bytes.
+    `traps` lists off_by_one_cut mistakes that must give another cut of this plaintext."""
     plaintext = b"".join(expand_part(part) for part in parts)
-    lengths = ref.cut_plaintext(plaintext, kind)
+    lengths = ref.cut_plaintext(plaintext, kind, gear=KEY_GEAR)
     if expect_lengths is not None and lengths != expect_lengths:
         raise SystemExit(f"chunker {number:03d}-{short}: cut {lengths}, expected {expect_lengths}")
+    if traps:
+        assert kind == ref.KIND_FILE and off_by_one_cut(plaintext) == lengths, short
+        for mistake in traps:
+            if off_by_one_cut(plaintext, **mistake) == lengths:
+                raise SystemExit(f"chunker {number:03d}-{short}: the mistake {mistake} gives the same cut")
     assert sum(lengths) == len(plaintext)
     gcm = ref.AESGCM(V2_SEAL_KEY)
     ids, sealed, pos = [], hashlib.sha256(), 0
@@ -1282,32 +1341,43 @@ def hexpart(raw: bytes) -> dict:
 MIN, AVG, MAX = ref.CDC_MIN, ref.CDC_AVG, ref.CDC_MAX
 chunker(1, "random-3mib", "3 MiB of pseudo-random bytes: the writers' cut finds content-defined boundaries "
         "(some before AVG with 20 high bits zero, most after it with 16).", [rand("random 3 MiB", 3 << 20)])
-chunker(2, "zeros-2.5mib", "2.5 MiB of zero bytes: the gear hash of a run of zeros never cuts, so chunks end at "
-        "MAX: 1048576, 1048576, then the 524288-byte rest.", [{"zeros": (5 << 20) // 2}],
+chunker(2, "zeros-2.5mib", "2.5 MiB of zero bytes: under this key's gear table the hash of a run of zeros "
+        "(gear[0] * (2^k - 1) mod 2^64 after k bytes, 2^64 - gear[0] from k = 64 on) never has 16 high bits zero, "
+        "so chunks end at MAX: 1048576, 1048576, then the 524288-byte rest.", [{"zeros": (5 << 20) // 2}],
         expect_lengths=[MAX, MAX, MAX // 2])
 chunker(3, "zeros-max-plus-1", "MAX + 1 zero bytes: one chunk of exactly MAX (the search stops at s + MAX) and "
         "one of 1 byte.", [{"zeros": MAX + 1}], expect_lengths=[MAX, 1])
 chunker(4, "exactly-min", "Exactly MIN pseudo-random bytes: e - s <= MIN, one chunk, no hashing.",
         [rand("exactly min", MIN)], expect_lengths=[MIN])
-chunker(5, "window-after-min", "MIN pseudo-random bytes, a 64-byte window whose gear hash has 20 high bits zero, "
-        "then 10000 bytes: hashing starts at s + MIN (h = 0), the window's last byte is i = s + MIN + 63, so the "
-        "cut is at s + MIN + 64.", [rand("window after min", MIN), hexpart(W20), rand("window after min tail", 10000)],
-        expect_lengths=[MIN + 64, 10000])
-straddle = [rand("straddle", MIN - 32), hexpart(W20), rand("straddle tail", 200_000)]
-chunker(6, "window-straddles-min", "The 20-bit window placed at [MIN - 32, MIN + 32): the chunker starts with h = 0 "
-        "at s + MIN, so it hashes only the window's last 32 bytes there and must not cut at MIN + 32 (a chunker "
-        "that hashed from s would).", straddle)
-assert ref.cut_plaintext(b"".join(map(expand_part, straddle)))[0] != MIN + 32
+# 005-008 put the windows where an off-by-one at MIN or AVG changes the cut; off_by_one_cut checks
+# that each listed mistake does. W20 is hashed from h = 0 at s + MIN (005) or one byte before
+# (006); see w20_shape.
+chunker(5, "window-after-min", "MIN pseudo-random bytes, a 64-byte window whose gear hash (under the key's gear "
+        "table) has 20 high bits zero, then 10000 bytes: hashing starts at s + MIN (h = 0), the window's last byte "
+        "is i = s + MIN + 63, so the cut is at s + MIN + 64 (not 63 or 65). gear[the window's first byte] is odd, "
+        "so a chunker that starts hashing one byte late (at s + MIN + 1) has a hash with its top bit set there and "
+        "does not cut.", [rand("window after min", MIN), hexpart(W20), rand("window after min tail", 10000)],
+        expect_lengths=[MIN + 64, 10000], traps=[{"cut": -1}, {"cut": 1}, {"start": 1}])
+chunker(6, "window-straddles-min", "MIN - 1 pseudo-random bytes, then the window of 005 at [MIN - 1, MIN + 63), "
+        "then 200000 bytes: the chunker starts with h = 0 at s + MIN, so at i = s + MIN + 62 it has hashed only "
+        "the window's last 63 bytes, whose hash is the window's plus 2^63 (gear[its first byte] is odd), and must "
+        "not cut at MIN + 63. A chunker that starts hashing at s + MIN - 1, or earlier (from s, say), has hashed "
+        "the whole window there and would.",
+        [rand("straddle", MIN - 1), hexpart(W20), rand("straddle tail", 200_000)],
+        traps=[{"start": -1}, {"start": -2}, {"start": -MIN}])
 # W16 ending at s + AVG - 1: i < s + AVG needs 20 zero bits, so no cut there. The rest (up to MAX) is
-# zeros, which never cut; any cut before is from the pseudo-random bytes, and the seed is picked so there
-# is none (asserted).
-chunker(7, "16-bit-window-before-avg", "A 64-byte window whose gear hash has 16 (not 20) high bits zero, ending at "
-        "i = s + AVG - 1, then zeros: before AVG the rule needs 20 zero bits, so no cut there; the chunk runs "
-        "to MAX.", [rand("w16 before avg", AVG - 64), hexpart(W16), {"zeros": MAX}],
-        expect_lengths=[MAX, AVG])
+# zeros, which do not cut under this key (asserted; for another key a run of zeros may); any cut
+# before is from the pseudo-random bytes, and the seed is picked so there is none (asserted).
+chunker(7, "16-bit-window-before-avg", "A 64-byte window whose gear hash (under the key's gear table) has 16 (not "
+        "20) high bits zero, ending at i = s + AVG - 1, then zeros: before AVG the rule needs 20 zero bits, so no "
+        "cut there (a chunker that applies the 16-bit rule from s + AVG - 1 would cut at AVG); the chunk runs to "
+        "MAX.", [rand("w16 before avg", AVG - 64), hexpart(W16), {"zeros": MAX}],
+        expect_lengths=[MAX, AVG], traps=[{"switch": -1}])
 chunker(8, "16-bit-window-at-avg", "The same 16-bit window ending at i = s + AVG: from AVG on 16 zero bits cut, so "
-        "the first chunk is AVG + 1 bytes.", [rand("w16 before avg", AVG - 63), hexpart(W16), {"zeros": 1000}],
-        expect_lengths=[AVG + 1, 1000])
+        "the first chunk is AVG + 1 bytes (a chunker that applies the 16-bit rule only from s + AVG + 1, or puts "
+        "the cut at i or i + 2, gives another cut).",
+        [rand("w16 before avg", AVG - 63), hexpart(W16), {"zeros": 1000}],
+        expect_lengths=[AVG + 1, 1000], traps=[{"switch": 1}, {"cut": -1}, {"cut": 1}])
 big = 1_500_000
 tree_parts = [
     hexpart(ref.TREE_MAGIC + struct.pack(">IH", 4, 0o755)),
