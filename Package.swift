@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferFormat", "Coffer",
+                "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

@@ -1,4 +1,5 @@
 import Coffer
+import CofferAsyncHTTPClient
 import CofferFormat
 import Crypto
 import Foundation
@@ -7,6 +8,12 @@ import Testing
 /// The Flowers team of ``DeploymentTests/Flowers`` seen from devices: the server's pinned key,
 /// the plaintext of each sealed model, and SDK configurations against the server or a proxy.
 struct SDKFleet {
+    /// The SDK's two transports: the hostile-server tests run with each.
+    enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case urlSession, asyncHTTPClient
+        var testDescription: String { rawValue }
+    }
+
     let flowers: DeploymentTests.Flowers
     let publicKey: String
     /// Plaintext by model file name: classifier, classifier-large, stylizer.
@@ -31,13 +38,14 @@ struct SDKFleet {
 
     /// A configuration for the Flowers app against `server` (default: the real one).
     func configuration(_ cache: URL, server: String? = nil, policy: UpdatePolicy = .waitForLatest,
-                       retries: Int = 2) throws -> CofferConfiguration {
+                       retries: Int = 2, transport: Transport = .urlSession) throws -> CofferConfiguration {
         var configuration = try CofferConfiguration(serverURL: URL(string: server ?? self.server)!, appID: flowers.appID,
                                                     credential: flowers.credential, publicKey: publicKey, cacheDirectory: cache)
         configuration.updatePolicy = policy
         configuration.deviceID = "device-1"
         configuration.retry = RetryPolicy(attempts: retries, initialDelay: 0.05, maximumDelay: 0.2)
         configuration.requestTimeout = 60
+        if transport == .asyncHTTPClient { configuration.transport = AsyncHTTPClientTransport(timeout: 60) }
         return configuration
     }
 

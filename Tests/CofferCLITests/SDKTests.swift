@@ -173,8 +173,9 @@ struct SDKTests {
         }
     }
 
-    @Test("a cut download resumes with Range; concurrent accesses share one download; an unchanged check is one small 304")
-    func resumeShareAndUnchanged() async throws {
+    @Test("a cut download resumes with Range; concurrent accesses share one download; an unchanged check is one small 304",
+          arguments: SDKFleet.Transport.allCases)
+    func resumeShareAndUnchanged(transport: SDKFleet.Transport) async throws {
         guard let fleet = try SDKFleet() else { return }
         defer { fleet.finish() }
         try fleet.deploy("summer", classifier: "classifier-large")
@@ -185,7 +186,7 @@ struct SDKTests {
             method == "GET" && path.hasPrefix("/v1/blobs/") ? .cut(after: 50_000) : .forward
         }
         let cache = fleet.folder("resume-cache")
-        let configuration = try fleet.configuration(cache, server: proxy.url, retries: 1)
+        let configuration = try fleet.configuration(cache, server: proxy.url, retries: 1, transport: transport)
 
         // The first try is cut off after 50 000 bytes of the first model and fails (no retries).
         await #expect {
@@ -232,8 +233,9 @@ struct SDKTests {
         #expect(!(log + check).contains { $0.path.contains(fleet.flowers.credential) })
     }
 
-    @Test("a host that ignores Range and cuts the whole file short below the resume point fails cleanly; the next access completes")
-    func rangeIgnoredAndCut() async throws {
+    @Test("a host that ignores Range and cuts the whole file short below the resume point fails cleanly; the next access completes",
+          arguments: SDKFleet.Transport.allCases)
+    func rangeIgnoredAndCut(transport: SDKFleet.Transport) async throws {
         guard let fleet = try SDKFleet() else { return }
         defer { fleet.finish() }
         try fleet.deploy("summer", classifier: "classifier-large")
@@ -251,7 +253,7 @@ struct SDKTests {
             return answers.next() == 0 ? .cut(after: 60_000) : .cut(after: 20_000)
         }
         let cache = fleet.folder("range-cache")
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, retries: 3))
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, retries: 3, transport: transport))
         await #expect {
             _ = try await client.beginAccessing(identifier: "FlowerModels")
         } throws: { error in
@@ -307,15 +309,15 @@ struct SDKTests {
         #expect(collection.origin == .server && collection.sequence == 1)
     }
 
-    @Test("a corrupted model is refused and the previous collection kept")
-    func corruptedBlob() async throws {
+    @Test("a corrupted model is refused and the previous collection kept", arguments: SDKFleet.Transport.allCases)
+    func corruptedBlob(transport: SDKFleet.Transport) async throws {
         guard let fleet = try SDKFleet() else { return }
         defer { fleet.finish() }
         try fleet.deploy("spring", classifier: "classifier")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         let cache = fleet.folder("corrupt-cache")
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, transport: transport))
         #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 1)
 
         try fleet.deploy("summer", classifier: "classifier-large")

@@ -20,19 +20,27 @@ public enum ContentChunker {
     static let strictShift: UInt64 = 64 - 20
     static let looseShift: UInt64 = 64 - 16
 
-    /// `gear[b]` = the first 8 bytes, big-endian, of SHA-256("coffer v2 gear" || b).
-    static let gear: [UInt64] = (0...255).map { value in
-        let digest = SHA256.hash(data: Array("coffer v2 gear".utf8) + [UInt8(value)])
-        return digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    /// The gear table of a container's input key material: `gear[b]` = the first 8 bytes,
+    /// big-endian, of HMAC-SHA-256(gear key, b), the gear key derived with HKDF-SHA-256 (empty
+    /// salt, info "coffer v2 chunk gear"). Keyed, so that nobody without the key can cut a guessed
+    /// plaintext and compare its chunk lengths with a container's; under one key the cut is the
+    /// same in every version, as delta updates need.
+    static func gear(inputKeyMaterial: SymmetricKey) -> [UInt64] {
+        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: inputKeyMaterial, salt: [UInt8](), info: gearInfo, outputByteCount: 32)
+        return (0...255).map { value in
+            HMAC<SHA256>.authenticationCode(for: [UInt8(value)], using: key).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
     }
 
-    /// The chunk lengths of `source`, in order, with a boundary at each of `segmentStarts` too
+    static let gearInfo = Array("coffer v2 chunk gear".utf8)
+
+    /// The chunk lengths of `source` cut with `gear` (``gear(inputKeyMaterial:)``), in order, with a boundary at each of `segmentStarts` too
     /// (for a packed folder: the start of every entry). An empty source is one empty chunk.
     /// `found` hears each chunk (index, offset, length) as soon as it is cut.
     ///
     /// Reads the source once, in order, through a buffer of a few MiB.
-    public static func lengths(
-        of source: some PlaintextSource, segmentStarts: [UInt64] = [],
+    static func lengths(
+        of source: some PlaintextSource, segmentStarts: [UInt64] = [], gear: [UInt64],
         found: (_ index: Int, _ offset: UInt64, _ length: UInt32) -> Void = { _, _, _ in }
     ) throws -> [UInt32] {
         let total = source.length
@@ -50,7 +58,7 @@ public enum ContentChunker {
         for end in starts + [total] where end > segmentStart {
             var start = segmentStart
             while start < end {
-                let length = try cut(from: start, before: end, in: &window)
+                let length = try cut(from: start, before: end, in: &window, gear: gear)
                 found(lengths.count, start, UInt32(length))
                 lengths.append(UInt32(length))
                 start += UInt64(length)
@@ -61,7 +69,7 @@ public enum ContentChunker {
     }
 
     /// The length of the chunk that starts at `start` in a segment ending before `end`.
-    static func cut(from start: UInt64, before end: UInt64, in window: inout Window<some PlaintextSource>) throws -> Int {
+    static func cut(from start: UInt64, before end: UInt64, in window: inout Window<some PlaintextSource>, gear: [UInt64]) throws -> Int {
         let remaining = end - start
         guard remaining > UInt64(minimumLength) else { return Int(remaining) }
         let limit = Int(min(UInt64(maximumLength), remaining))

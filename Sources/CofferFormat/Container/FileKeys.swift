@@ -17,6 +17,8 @@ struct FileKeys: Sendable {
     let payloadKey: SymmetricKey
     /// Version 2: the key of the chunk IDs (HMAC-SHA-256 of each chunk's plaintext).
     let chunkIDKey: SymmetricKey?
+    /// Version 2 writers: the keyed gear table that cuts the plaintext (``ContentChunker``).
+    let chunkGear: [UInt64]
 
     /// Derives the keys for `header` from `key`, refusing a key of the wrong kind.
     init(for header: ContainerHeader, using key: KeyMaterial) throws {
@@ -42,6 +44,7 @@ struct FileKeys: Sendable {
             payloadKey = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: inputKeyMaterial, salt: header.salt, info: Self.payloadInfo, outputByteCount: 32)
             chunkIDKey = nil
+            chunkGear = []
         } else {
             headerKey = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: inputKeyMaterial, salt: header.salt, info: Self.headerInfoV2, outputByteCount: 32)
@@ -49,6 +52,7 @@ struct FileKeys: Sendable {
                 inputKeyMaterial: inputKeyMaterial, salt: [UInt8](), info: Self.chunkSealInfo, outputByteCount: 32)
             chunkIDKey = HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: inputKeyMaterial, salt: [UInt8](), info: Self.chunkIDInfo, outputByteCount: 32)
+            chunkGear = ContentChunker.gear(inputKeyMaterial: inputKeyMaterial)
         }
     }
 

@@ -11,7 +11,7 @@ extension SealedModel {
         let pool = BufferPool(count: max(1, workers), size: Int(ChunkTable.maximumChunkLength))
         let group = DispatchGroup()
         let queue = DispatchQueue(label: "coffer.chunk-ids", attributes: .concurrent)
-        let lengths = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts) { index, offset, length in
+        let lengths = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts, gear: keys.chunkGear) { index, offset, length in
             if failure.take()[0] != nil { return }
             let buffer = pool.take()
             group.enter()

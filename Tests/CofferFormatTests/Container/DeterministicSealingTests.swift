@@ -9,6 +9,7 @@ import Testing
 struct DeterministicSealingTests {
     static let key = KeyMaterial.modelKey(Fixtures.key)
     static let otherKey = KeyMaterial.modelKey(Fixtures.otherKey)
+    static let gear = ContentChunker.gear(inputKeyMaterial: Fixtures.key.key)
 
     /// Pseudo-random bytes (a hash chain), so content-defined boundaries fall as in real models.
     static func noise(_ count: Int, seed: UInt8) -> [UInt8] {
@@ -59,7 +60,7 @@ struct DeterministicSealingTests {
 
     @Test("chunks respect the minimum, average and maximum sizes on random data")
     func chunkSizes() throws {
-        let lengths = try ContentChunker.lengths(of: BytesSource(Self.noise(24 << 20, seed: 2)))
+        let lengths = try ContentChunker.lengths(of: BytesSource(Self.noise(24 << 20, seed: 2)), gear: Self.gear)
         #expect(lengths.reduce(0) { $0 + Int($1) } == 24 << 20)
         for length in lengths.dropLast() {
             #expect((ContentChunker.minimumLength...ContentChunker.maximumLength).contains(Int(length)))
@@ -88,6 +89,15 @@ struct DeterministicSealingTests {
         #expect(foreign.values.allSatisfy { !firstBytes.contains($0) })
     }
 
+    @Test("the cut is keyed: another key cuts the same plaintext elsewhere")
+    func keyedCut() throws {
+        let plaintext = BytesSource(Self.noise(4 << 20, seed: 8))
+        let mine = try ContentChunker.lengths(of: plaintext, gear: Self.gear)
+        let theirs = try ContentChunker.lengths(of: plaintext, gear: ContentChunker.gear(inputKeyMaterial: Fixtures.otherKey.key))
+        #expect(mine != theirs)
+        #expect(try ContentChunker.lengths(of: plaintext, gear: Self.gear) == mine)
+    }
+
     @Test("two containers of the same plaintext differ only in salt and MAC")
     func headerSaltIsFresh() throws {
         let plaintext = Self.noise(500_000, seed: 4)
@@ -106,7 +116,7 @@ struct DeterministicSealingTests {
             try Data(Self.noise(size, seed: UInt8(10 + index))).write(to: root.appendingPathComponent("f\(index)"))
         }
         let tree = try PackedTree(root: root.path)
-        let lengths = try ContentChunker.lengths(of: tree, segmentStarts: tree.segmentStarts)
+        let lengths = try ContentChunker.lengths(of: tree, segmentStarts: tree.segmentStarts, gear: Self.gear)
         var ends: Set<UInt64> = [0]
         var position: UInt64 = 0
         for length in lengths { position += UInt64(length); ends.insert(position) }
