@@ -19,7 +19,8 @@ public struct ChunkID: Hashable, Sendable, CustomStringConvertible {
 
     /// The 32 bytes.
     public var bytes: [UInt8] {
-        [words.0, words.1, words.2, words.3].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * $0)) } }
+        let big = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return withUnsafeBytes(of: big) { Array($0) }
     }
 
     /// Lowercase hex of the first 8 bytes: enough to tell IDs apart in a listing.

@@ -12,9 +12,7 @@ extension ContainerHeader {
             scryptBytes.append(contentsOf: parameters.salt)
         }
         let tabled = version >= 2
-        // Version 1 records the whole header's length, version 2 that of the fields.
-        let total = Self.prefixLength + 12 + salt.count + (tabled ? 4 : 0) + 1 + keyID.count + 2 + name.count
-            + scryptBytes.bytes.count + (tabled ? 0 : Self.macLength)
+        let total = lengthField
 
         var writer = ByteWriter()
         writer.append(contentsOf: Self.magic)
@@ -34,6 +32,14 @@ extension ContainerHeader {
         writer.append(contentsOf: scryptBytes.bytes)
         if tabled, let chunkTable { writer.append(contentsOf: chunkTable.encoded()) }
         return writer.bytes
+    }
+
+    /// The length the header's length field records: the whole header for version 1, the fields
+    /// for version 2. Computed from the fields' sizes, without encoding anything.
+    var lengthField: Int {
+        let scrypt = if case .passphrase = keyDerivation { 1 + 4 + 4 + ScryptParameters.saltLength } else { 0 }
+        return Self.prefixLength + 12 + salt.count + (version >= 2 ? 4 : 0) + 1 + (keyID ?? "").utf8.count + 2
+            + originalName.utf8.count + scrypt + (version >= 2 ? 0 : Self.macLength)
     }
 
     /// The whole header: body then MAC.

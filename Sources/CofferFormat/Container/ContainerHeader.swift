@@ -72,8 +72,11 @@ public struct ContainerHeader: Sendable, Equatable {
         return plaintextLength == 0 ? 1 : (plaintextLength + UInt64(chunkSize) - 1) / UInt64(chunkSize)
     }
 
-    /// The length of the encoded header, MAC included.
-    public var encodedLength: Int { encodedBody().count + Self.macLength }
+    /// The length of the encoded header, MAC included (and for version 2 the chunk table):
+    /// arithmetic on the fields, so per-chunk offsets are cheap to ask for.
+    public var encodedLength: Int {
+        version >= 2 ? lengthField + (chunkTable?.count ?? 0) * ChunkTable.entryLength + Self.macLength : lengthField
+    }
 
     /// The exact length of the whole container: header plus every chunk and its tag.
     public var sealedLength: UInt64 {
