@@ -3,7 +3,8 @@ import Foundation
 
 /// How a version 2 container is assembled from what a cache holds and what must be downloaded:
 /// its bytes cut into runs, each copied from a cached container or fetched with one Range request
-/// of the new blob (neighbouring missing chunks are one run, so a changed tensor is one request).
+/// of the new blob (neighbouring missing chunks are one run, so a changed tensor is one request;
+/// neighbouring chunks that are neighbours in a cached file too are one copy).
 ///
 /// The runs cover the container from byte 0 to its end without gaps. The header itself is always
 /// downloaded (it is where the plan came from).
@@ -20,6 +21,19 @@ struct DeltaPlan: Sendable, Equatable {
     struct Run: Sendable, Equatable {
         let range: Range<UInt64>
         let source: Source
+
+        /// Whether the next stretch, from `next`, extends this run: both downloaded, or both copied
+        /// from one cached file where the bytes follow on (unchanged neighbours stay neighbours).
+        func continues(with next: Source) -> Bool {
+            switch (source, next) {
+            case (.remote, .remote):
+                return true
+            case (.local(let path, let offset), .local(let nextPath, let nextOffset)):
+                return path == nextPath && offset + UInt64(range.count) == nextOffset
+            default:
+                return false
+            }
+        }
     }
 
     let runs: [Run]
@@ -32,8 +46,8 @@ struct DeltaPlan: Sendable, Equatable {
             let start = header.sealedOffset(ofChunk: UInt64(index))
             let range = start..<start + UInt64(entry.length) + UInt64(ContainerHeader.tagLength)
             let source: Source = cached[entry.id].map { .local(path: $0.path, offset: $0.offset) } ?? .remote
-            if source == .remote, let last = runs.last, last.source == .remote, last.range.upperBound == range.lowerBound {
-                runs[runs.count - 1] = Run(range: last.range.lowerBound..<range.upperBound, source: .remote)
+            if let last = runs.last, last.range.upperBound == range.lowerBound, last.continues(with: source) {
+                runs[runs.count - 1] = Run(range: last.range.lowerBound..<range.upperBound, source: last.source)
             } else {
                 runs.append(Run(range: range, source: source))
             }
