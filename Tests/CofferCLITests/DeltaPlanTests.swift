@@ -9,21 +9,7 @@ import Testing
 struct DeltaPlanTests {
     static let key = ModelKey.generate(name: "plan")
 
-    static func noise(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SplitMix(state: seed)
-        return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-    }
-
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    static func noise(_ count: Int) -> [UInt8] { Array(CLI.randomData(count).prefix(count)) }
 
     /// Seals `plaintext` to a file; returns its path and header.
     static func sealed(_ plaintext: [UInt8], _ name: String, in folder: URL, key: ModelKey = key) throws -> (String, ContainerHeader) {
@@ -38,9 +24,9 @@ struct DeltaPlanTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-plan-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let base = Self.noise(6 << 20, seed: 1)
+        let base = Self.noise(6 << 20)
         var next = base
-        next.replaceSubrange(3_000_000..<3_020_000, with: Self.noise(20_000, seed: 2))
+        next.replaceSubrange(3_000_000..<3_020_000, with: Self.noise(20_000))
         let (oldPath, _) = try Self.sealed(base, "old", in: folder)
         let (_, header) = try Self.sealed(next, "new", in: folder)
         let plan = DeltaPlan(header: header, size: header.sealedLength, cached: CachedChunks(paths: [oldPath], keyID: Self.key.id))

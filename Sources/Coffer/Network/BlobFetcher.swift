@@ -224,17 +224,7 @@ final class PartWriter: @unchecked Sendable {
             guard written + UInt64(data.count) <= limit else {
                 throw Refusal(failure: .server(.unreachable("the server sent more bytes than asked for")))
             }
-            try data.withUnsafeBytes { bytes in
-                hasher.update(bufferPointer: bytes)
-                if pendingCount + bytes.count > pending.count { try flushPending() }
-                if bytes.count > pending.count {
-                    try file.write(bytes, at: written)
-                } else {
-                    UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
-                    pendingCount += bytes.count
-                }
-            }
-            written += UInt64(data.count)
+            try data.withUnsafeBytes { try store($0) }
         }
     }
 
@@ -242,15 +232,7 @@ final class PartWriter: @unchecked Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         try lock.withLock {
             guard written + UInt64(bytes.count) <= expectedSize else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
-            hasher.update(bufferPointer: bytes)
-            if pendingCount + bytes.count > pending.count { try flushPending() }
-            if bytes.count > pending.count {
-                try file.write(bytes, at: written)
-            } else {
-                UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
-                pendingCount += bytes.count
-            }
-            written += UInt64(bytes.count)
+            try store(bytes)
         }
     }
 
@@ -260,6 +242,19 @@ final class PartWriter: @unchecked Sendable {
             try flushPending()
             return try file.read(count: count, at: 0)
         }
+    }
+
+    /// Hashes `bytes` and appends them, gathered into 1 MiB writes (the lock is held).
+    private func store(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher.update(bufferPointer: bytes)
+        if pendingCount + bytes.count > pending.count { try flushPending() }
+        if bytes.count > pending.count {
+            try file.write(bytes, at: written)
+        } else {
+            UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
+            pendingCount += bytes.count
+        }
+        written += UInt64(bytes.count)
     }
 
     /// Writes the gathered bytes to the file.

@@ -76,37 +76,33 @@ public enum ContentChunker {
         let bytes = try window.bytes(at: start, count: limit)
         return gear.withUnsafeBufferPointer { gear in
             var hash: UInt64 = 0
-            var index = minimumLength
             let normal = min(averageLength, limit)
-            // Two bytes a step: h₂ = (h << 2) + ((g₁ << 1) + g₂) is the same value as two single
-            // steps (the arithmetic is modulo 2^64), but its dependency chain is half as long.
-            while index + 1 < normal {
-                let first = gear[Int(bytes[index])], second = gear[Int(bytes[index + 1])]
-                let middle = (hash &<< 1) &+ first
-                hash = (hash &<< 2) &+ ((first &<< 1) &+ second)
-                if middle >> strictShift == 0 { return index + 1 }
-                if hash >> strictShift == 0 { return index + 2 }
-                index += 2
-            }
-            if index < normal {
-                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
-                if hash >> strictShift == 0 { return index + 1 }
-                index += 1
-            }
-            while index + 1 < limit {
-                let first = gear[Int(bytes[index])], second = gear[Int(bytes[index + 1])]
-                let middle = (hash &<< 1) &+ first
-                hash = (hash &<< 2) &+ ((first &<< 1) &+ second)
-                if middle >> looseShift == 0 { return index + 1 }
-                if hash >> looseShift == 0 { return index + 2 }
-                index += 2
-            }
-            if index < limit {
-                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
-                if hash >> looseShift == 0 { return index + 1 }
-            }
-            return limit
+            if let cut = scan(bytes, gear, from: minimumLength, to: normal, shift: strictShift, hash: &hash) { return cut }
+            return scan(bytes, gear, from: normal, to: limit, shift: looseShift, hash: &hash) ?? limit
         }
+    }
+
+    /// Rolls the hash over `bytes[from..<to]`; the end of the first byte after which the hash's
+    /// high `64 − shift` bits are zero, or nil. Two bytes a step: h₂ = (h << 2) + ((g₁ << 1) + g₂)
+    /// is the same value as two single steps (the arithmetic is modulo 2^64), but its dependency
+    /// chain is half as long.
+    @inline(__always)
+    static func scan(_ bytes: UnsafeRawBufferPointer, _ gear: UnsafeBufferPointer<UInt64>, from: Int, to end: Int,
+                     shift: UInt64, hash: inout UInt64) -> Int? {
+        var index = from
+        while index + 1 < end {
+            let first = gear[Int(bytes[index])], second = gear[Int(bytes[index + 1])]
+            let middle = (hash &<< 1) &+ first
+            hash = (hash &<< 2) &+ ((first &<< 1) &+ second)
+            if middle >> shift == 0 { return index + 1 }
+            if hash >> shift == 0 { return index + 2 }
+            index += 2
+        }
+        if index < end {
+            hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+            if hash >> shift == 0 { return index + 1 }
+        }
+        return nil
     }
 
     /// A sliding view of the source: the bytes from some offset on, refilled in large reads.
