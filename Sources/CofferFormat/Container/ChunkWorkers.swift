@@ -70,7 +70,7 @@ enum ChunkWorkers {
 }
 
 /// The first error any worker met; later ones are dropped.
-private final class FirstFailure: @unchecked Sendable {
+final class FirstFailure: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Error?
     var isSet: Bool { lock.withLock { stored != nil } }

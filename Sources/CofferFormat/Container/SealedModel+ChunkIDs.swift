@@ -7,12 +7,12 @@ extension SealedModel {
     /// far (version 2 sealing then only encrypts). Returns the finished chunk table.
     static func identifyChunks(of source: some PlaintextSource, keys: FileKeys, workers: Int) throws -> ChunkTable {
         let found = FoundChunks()
-        let failure = Slots<Error?>(count: 1, initial: nil)
+        let failure = FirstFailure()
         let pool = BufferPool(count: max(1, workers), size: Int(ChunkTable.maximumChunkLength))
         let group = DispatchGroup()
         let queue = DispatchQueue(label: "coffer.chunk-ids", attributes: .concurrent)
         let lengths = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts, gear: keys.chunkGear) { index, offset, length in
-            if failure.take()[0] != nil { return }
+            if failure.isSet { return }
             let buffer = pool.take()
             group.enter()
             queue.async {
@@ -23,12 +23,12 @@ extension SealedModel {
                     try source.read(into: plaintext, at: offset)
                     found.store(keys.chunkID(of: UnsafeRawBufferPointer(plaintext)), at: index)
                 } catch {
-                    failure.store(error, at: 0)
+                    failure.record(error)
                 }
             }
         }
         group.wait()
-        if let error = failure.take()[0] { throw error }
+        if let error = failure.error { throw error }
         let ids = found.ids(count: lengths.count)
         return ChunkTable(entries: zip(ids, lengths).map { ChunkTable.Entry(id: $0, length: $1) })
     }
