@@ -62,6 +62,17 @@ struct AuthorizationMatrixTests {
                          app: app, key: key, blob: blob, deployment: deployment)
         }
 
+        /// A fresh deployment of collection C in a staged rollout (10 %, then 100 %), made by the
+        /// owner: a draft activated at once first (which ends any rollout left running), then another staged.
+        func staged() async throws -> String {
+            let from = try await draft()
+            #expect(try await world.admin.call("POST", Self.collection + "/deployments/\(from)/activate").status == 200)
+            let staged = try await draft()
+            let reply = try await world.admin.call("POST", Self.collection + "/deployments/\(staged)/activate", json: ["stages": [10, 100]])
+            #expect(reply.status == 200, "\(reply.text)")
+            return staged
+        }
+
         /// A fresh draft of collection C, made by the owner.
         func draft() async throws -> String {
             let reply = try await world.admin.call("POST", Self.collection + "/deployments", json: ["name": "draft-\(UUID().uuidString.prefix(8))", "models": ["A": blob]])
@@ -88,6 +99,15 @@ struct AuthorizationMatrixTests {
                 "appID": s.app.id, "credential": actor == .deviceCredential ? s.app.credential : "cfa_not-this-one",
                 "deviceID": "matrix-\(UUID().uuidString)", "devicePublicKey": Device().privateKey.publicKey.rawRepresentation.base64EncodedString(),
             ])
+        },
+        Route(method: "POST", path: "/v1/device/reports", access: .device, success: 200) { s, actor in
+            let credential = actor == .deviceCredential ? s.app.credential : "cfa_not-this-one"
+            let event: [String: Any] = [
+                "id": UUID().uuidString, "deviceID": "matrix", "collection": "C", "sequence": 1, "deployment": s.deployment,
+                "model": "A", "sha256": s.blob, "outcome": "loaded", "at": ISO8601DateFormatter().string(from: Date()),
+            ]
+            return Call(method: "POST", path: "/v1/device/reports", json: ["events": [event]],
+                        headers: ["Authorization": "Basic " + Data("\(s.app.id):\(credential)".utf8).base64EncodedString()])
         },
         Route(method: "POST", path: "/v1/teams", access: .anyUser, success: 201) { _, _ in
             Call(method: "POST", path: "/v1/teams", json: ["name": "t-\(UUID().uuidString.prefix(8))"])
@@ -201,6 +221,15 @@ struct AuthorizationMatrixTests {
         },
         Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive", access: .developer, success: 200) { s, _ in
             Call(method: "POST", path: Setup.collection + "/deployments/\(try await s.draft())/archive")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/advance", access: .developer, success: 200) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments/\(try await s.staged())/advance")
+        },
+        Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/halt", access: .developer, success: 200) { s, _ in
+            Call(method: "POST", path: Setup.collection + "/deployments/\(try await s.staged())/halt", json: ["reason": "matrix"])
+        },
+        Route(method: "GET", path: "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/status", access: .viewer, success: 200) { s, _ in
+            Call(method: "GET", path: Setup.collection + "/deployments/\(s.deployment)/status")
         },
         Route(method: "POST", path: "/v1/teams/{team}/collections/{collection}/rollback", access: .developer, success: 200) { _, _ in
             Call(method: "POST", path: Setup.collection + "/rollback")

@@ -62,6 +62,21 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_INVITATION_DAYS", .duration("days", of: 86_400, maximum: 365)) {
             configuration.invitationLifetime = value
         }
+        if let value = try settings.value("COFFER_REPORT_FLUSH_SECONDS", .duration("seconds", of: 1)) {
+            configuration.reportFlushInterval = value
+        }
+        if let value = try settings.value("COFFER_REPORT_RETENTION_DAYS", .duration("days", of: 86_400, maximum: 365)) {
+            configuration.reportRetention = value
+        }
+        if let value = try settings.value("COFFER_ROLLOUT_CHECK_SECONDS", .duration("seconds", of: 1)) {
+            configuration.rolloutCheckInterval = value
+        }
+        if let value = try settings.value("COFFER_REPORTS_PER_APP_PER_MINUTE", .count(atLeast: 1)) {
+            configuration.reportsPerAppPerMinute = value
+        }
+        if let value = try settings.value("COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE", .count(atLeast: 1)) {
+            configuration.reportEventsPerDevicePerMinute = value
+        }
         return configuration
     }
 }

@@ -76,6 +76,21 @@ public struct ServerConfiguration: Sendable {
     /// Failed authentications allowed per client address per minute, whatever the credential
     /// (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE; at least 1; default 60).
     public var authFailuresPerAddressPerMinute = 60
+    /// How often each instance writes the device reports it has accepted to the database
+    /// (COFFER_REPORT_FLUSH_SECONDS; default 1). A crash loses at most this long's reports.
+    public var reportFlushInterval: TimeInterval = 1
+    /// How long raw device reports are kept for failure reasons and the adoption chart
+    /// (COFFER_REPORT_RETENTION_DAYS; above 0, at most 365; default 7). Counts per device stay.
+    public var reportRetention: TimeInterval = 7 * 86_400
+    /// How often each instance checks staged rollouts' gates and stage timers
+    /// (COFFER_ROLLOUT_CHECK_SECONDS; default 10).
+    public var rolloutCheckInterval: TimeInterval = 10
+    /// Report batches allowed per app per minute on each instance (COFFER_REPORTS_PER_APP_PER_MINUTE;
+    /// at least 1; default 6000).
+    public var reportsPerAppPerMinute = 6000
+    /// Report events allowed per device per minute on each instance
+    /// (COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE; at least 1; default 120).
+    public var reportEventsPerDevicePerMinute = 120
     /// How long a team invitation can be redeemed (COFFER_INVITATION_DAYS, in days: above 0, at
     /// most 365; default 7 days).
     public var invitationLifetime: TimeInterval = 7 * 86_400

@@ -81,7 +81,24 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try authenticated.register(collection: UploadRoutes(controller: blobs))
     try authenticated.register(collection: ModelFactsController())
     try authenticated.register(collection: CollectionController())
-    let deployments = DeploymentController(store: store, manifests: manifests)
+    let reportTargets = ReportTargets()
+    let gate = RolloutGate(manifests: manifests, targets: reportTargets, metrics: metrics)
+    app.lifecycle.use(PeriodicWork(every: configuration.rolloutCheckInterval, failure: "staged rollouts not checked; trying again") { db, logger in
+        try await gate.check(on: db, logger: logger)
+    })
+    let reports = ReportBuffer()
+    let retention = configuration.reportRetention
+    app.lifecycle.use(PeriodicWork(every: configuration.reportFlushInterval, failure: "device reports not written; kept for the next try",
+                                   atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) }) { db, _ in
+        try await reports.flush(on: db, retention: retention)
+    })
+    try app.register(collection: ReportController(
+        credentials: credentials, buffer: reports, targets: reportTargets,
+        perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
+        perApp: RateLimiter(perMinute: configuration.reportsPerAppPerMinute),
+        perDevice: RateLimiter(perMinute: configuration.reportEventsPerDevicePerMinute),
+        refusals: refusals, metrics: metrics))
+    let deployments = DeploymentController(store: store, manifests: manifests, gate: gate)
     try authenticated.register(collection: deployments)
 
     try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
@@ -109,6 +126,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(AddDashboardAccounts())
     app.migrations.add(CreateUsageDaily())
     app.migrations.add(AddTrustBoundaries())
+    app.migrations.add(AddRollouts())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded.
     for attempt in 1...5 {

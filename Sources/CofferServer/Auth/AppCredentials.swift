@@ -45,12 +45,19 @@ final class AppCredentials: Sendable {
     /// the others keep using the cached row (``CacheAge``), so a busy endpoint sends
     /// one query per app per `freshness`, not a burst of them.
     func cachedTeam(appID: UUID, credential: String, collection: String) -> UUID? {
+        guard let app = cachedApp(appID: appID, credential: credential), app.collections.contains(collection) else { return nil }
+        return app.teamID
+    }
+
+    /// The app from the cache alone when its row is fresh, it is not revoked and the credential
+    /// matches; nil sends the caller to ``check(appID:credential:on:)``. No database, no task.
+    func cachedApp(appID: UUID, credential: String) -> App? {
         let now = Date()
         let app: App? = cache.withLockedValue { cache in
             cache[appID]?.age.admit(now: now, within: freshness) == true ? cache[appID] : nil
         }
-        guard let app, !app.revoked, app.collections.contains(collection), Secrets.matches(credential, hash: app.credentialHash) else { return nil }
-        return app.teamID
+        guard let app, !app.revoked, Secrets.matches(credential, hash: app.credentialHash) else { return nil }
+        return app
     }
 
     /// Compares a credential with the app's row (from the cache when it is fresh and matches, else

@@ -11,6 +11,7 @@ struct DeploymentController: RouteCollection {
 
     let store: BlobStore
     let manifests: ManifestService
+    let gate: RolloutGate
 
     func boot(routes: any RoutesBuilder) throws {
         let collection = routes.grouped("v1", "teams", ":team", "collections", ":collection")
@@ -22,6 +23,9 @@ struct DeploymentController: RouteCollection {
         deployments.post(":deployment", "clone", use: clone)
         deployments.post(":deployment", "activate", use: activate)
         deployments.post(":deployment", "archive", use: archive)
+        deployments.post(":deployment", "advance", use: advance)
+        deployments.post(":deployment", "halt", use: halt)
+        deployments.get(":deployment", "status", use: status)
         collection.post("rollback", use: rollback)
         collection.get("activations", use: history)
     }
@@ -85,9 +89,60 @@ struct DeploymentController: RouteCollection {
         return deployment
     }
 
+    /// Activates a deployment: at once for every device, or, with a JSON body that names stages
+    /// (``ActivationOptions``), stage by stage (docs/ROLLOUTS.md).
     func activate(req: Request) async throws -> DeploymentView {
         let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
-        return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "activate")
+        let options = req.headers.contentType == .json && (req.body.data?.readableBytes ?? 0) > 0
+            ? try req.content.decode(ActivationOptions.self) : ActivationOptions()
+        guard let plan = try options.plan() else {
+            return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "activate")
+        }
+        return try await stage(req, team: team, collection: collection, deployment: deployment, plan: plan)
+    }
+
+    /// Moves a staged rollout to its next stage by hand (its gates do not apply).
+    func advance(req: Request) async throws -> DeploymentView {
+        let (_, collection, deployment) = try await Self.deployment(req, requiring: .developer)
+        guard let rollout = try await Rollouts.running(try deployment.requireID(), on: req.db) else {
+            throw APIError.conflict("deployment \(deployment.name) has no staged rollout running")
+        }
+        let user = try req.user()
+        guard let change = try await Rollouts.advance(rollout, from: rollout.stageIndex, actor: user.name, at: Date(), on: req.db) else {
+            throw APIError.conflict("the rollout changed meanwhile; look at its status and try again")
+        }
+        try await gate.announce(change, rollout: rollout, action: "deployment.advance", reason: "stage \(rollout.stages[rollout.stageIndex + 1]) %",
+                                actor: user.name, on: req.db)
+        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+    }
+
+    /// Halts a staged rollout by hand: every device gets the previous deployment again.
+    func halt(req: Request) async throws -> DeploymentView {
+        struct HaltInput: Content { var reason: String? }
+        let (_, collection, deployment) = try await Self.deployment(req, requiring: .developer)
+        let input = (req.body.data?.readableBytes ?? 0) > 0 ? try req.content.decode(HaltInput.self) : HaltInput()
+        let user = try req.user()
+        let given = input.reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        guard given.utf8.count <= 200, !given.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw APIError.invalid("a halt's reason is at most 200 bytes on one line")
+        }
+        guard let rollout = try await Rollouts.running(try deployment.requireID(), on: req.db) else {
+            throw APIError.conflict("deployment \(deployment.name) has no staged rollout running")
+        }
+        let reason = "by \(user.name)" + (given.isEmpty ? "" : ": \(given)")
+        guard let change = try await Rollouts.halt(rollout, reason: reason, actor: user.name, at: Date(), on: req.db) else {
+            throw APIError.conflict("the rollout changed meanwhile; look at its status and try again")
+        }
+        gate.metrics.rolloutHalt(by: "person")
+        try await gate.announce(change, rollout: rollout, action: "deployment.halt", reason: reason, actor: user.name, on: req.db)
+        guard let halted = try await DeploymentRecord.find(deployment.id, on: req.db) else { throw APIError.notFound("deployment") }
+        return try await DeploymentView.make(halted, in: collection, store: store, on: req.db)
+    }
+
+    /// Where the deployment's rollout stands and how its devices fare.
+    func status(req: Request) async throws -> DeploymentStatus {
+        let (_, _, deployment) = try await Self.deployment(req, requiring: .viewer)
+        return try await DeploymentStatus.make(deployment, on: req.db)
     }
 
     func archive(req: Request) async throws -> DeploymentView {
@@ -146,6 +201,23 @@ struct DeploymentController: RouteCollection {
         activated.status = DeploymentRecord.Status.active.rawValue
         activated.activatedAt = now
         return activated
+    }
+
+    private func stage(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord,
+                       plan: RolloutPlan) async throws -> DeploymentView {
+        let user = try req.user()
+        let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+        guard before.problems.isEmpty else {
+            throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
+        }
+        let change = try await Rollouts.start(try deployment.requireID(), in: try collection.requireID(), plan: plan, actor: user.name,
+                                              at: Date(), on: req.db)
+        manifests.invalidate(change.collectionID)
+        try await Audit.record(on: req.db, teamID: team.id, action: "deployment.stage", actor: user.name,
+                               target: "\(collection.identifier)/\(deployment.name) #\(change.sequence)", outcome: "ok",
+                               reason: "stages " + plan.stages.map(String.init).joined(separator: ","))
+        guard let staged = try await DeploymentRecord.find(deployment.id, on: req.db) else { throw APIError.notFound("deployment") }
+        return try await DeploymentView.make(staged, in: collection, store: store, on: req.db)
     }
 
     /// Validates `input` over `base` and stores the result (a new draft, or `existing`), with the

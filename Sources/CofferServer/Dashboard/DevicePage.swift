@@ -90,13 +90,15 @@ struct DevicePage: RouteCollection {
     /// The entries the active deployment gives `device`, as its manifest would list them.
     static func answer(for device: DeviceAttributes, collection: CollectionRecord, on req: Request) async throws -> Answer? {
         guard let compiled = try await CompiledCollection.load(collection, publicURL: nil, on: req.db) else { return nil }
-        let target = compiled.target(for: device)
-        let manifest = compiled.manifest(target: target, issuedAt: Date(), expiresAt: Date())
-        let name = try await DeploymentRecord.find(compiled.deploymentID, on: req.db)?.name ?? ""
+        let variant = compiled.variant(for: device)
+        let target = variant.target
+        let deployment = compiled.deployment(of: variant)
+        let manifest = compiled.manifest(variant, issuedAt: Date(), expiresAt: Date())
+        let name = try await DeploymentRecord.find(deployment.deploymentID, on: req.db)?.name ?? ""
         let entries = manifest.models.sorted { $0.key < $1.key }.map {
             Entry(name: $0.key, sha256: String($0.value.sha256.prefix(12)), size: CollectionPage.size($0.value.size), keyID: $0.value.keyID)
         }
-        let rule = target == 0 ? "the defaults (no rule matched)" : "rule \(target): \(compiled.rules[target - 1].condition.text)"
+        let rule = target == 0 ? "the defaults (no rule matched)" : "rule \(target): \(deployment.rules[target - 1].condition.text)"
         return Answer(target: rule, deployment: name, entries: entries)
     }
 }

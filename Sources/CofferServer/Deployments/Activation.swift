@@ -11,25 +11,41 @@ enum Activation {
     /// Activates `deploymentID` as of `now`; returns the new sequence number.
     static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on db: any Database) async throws -> Int64 {
         try await db.transaction { tx in
-            guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
-            guard let row = try await sql.raw("""
-                UPDATE collections SET sequence = sequence + 1, active_deployment_id = \(bind: deploymentID) \
-                WHERE id = \(bind: collectionID) RETURNING sequence
-                """).first()
-            else { throw APIError.notFound("collection") }
-            let sequence = try row.decode(column: "sequence", as: Int64.self)
-            try await DeploymentRecord.query(on: tx)
-                .filter(\.$collection.$id == collectionID).filter(\.$status == .active).filter(\.$id != deploymentID)
-                .set(\.$status, to: .archived).update()
-            try await DeploymentRecord.query(on: tx)
-                .filter(\.$id == deploymentID)
-                .set(\.$status, to: .active).set(\.$activatedAt, to: now).update()
-            try await ActivationRecord(collectionID: collectionID, deploymentID: deploymentID, sequence: sequence, kind: kind, actor: actor).create(on: tx)
-            // The keys it uses become deliverable to the collection's apps with the activation, not before.
-            if let deployment = try await DeploymentRecord.find(deploymentID, on: tx) {
-                try await CollectionKeys.record(deployment, on: tx)
-            }
-            return sequence
+            try await apply(deploymentID, in: collectionID, kind: kind, actor: actor, at: now, on: tx)
         }
+    }
+
+    /// ``activate(_:in:kind:actor:at:on:)``'s steps inside the caller's transaction `tx`. A staged
+    /// rollout of the collection that is still running ends as superseded.
+    static func apply(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on tx: any Database) async throws -> Int64 {
+        let sequence = try await bump(collectionID, to: deploymentID, kind: kind, actor: actor, on: tx)
+        try await DeploymentRecord.query(on: tx)
+            .filter(\.$collection.$id == collectionID).filter(\.$status == .active).filter(\.$id != deploymentID)
+            .set(\.$status, to: .archived).update()
+        try await DeploymentRecord.query(on: tx)
+            .filter(\.$id == deploymentID)
+            .set(\.$status, to: .active).set(\.$activatedAt, to: now).update()
+        try await RolloutRecord.query(on: tx).filter(\.$collection.$id == collectionID).filter(\.$state == .staged)
+            .set(\.$state, to: .superseded).update()
+        // The keys it uses become deliverable to the collection's apps with the activation, not before.
+        if let deployment = try await DeploymentRecord.find(deploymentID, on: tx) {
+            try await CollectionKeys.record(deployment, on: tx)
+        }
+        return sequence
+    }
+
+    /// Gives the collection its next sequence number with `deploymentID` active (a stage change
+    /// keeps the active deployment and still needs a new number: what devices get changes), and
+    /// records it in the activation history. Inside the caller's transaction `tx`.
+    static func bump(_ collectionID: UUID, to deploymentID: UUID, kind: String, actor: String, on tx: any Database) async throws -> Int64 {
+        guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+        guard let row = try await sql.raw("""
+            UPDATE collections SET sequence = sequence + 1, active_deployment_id = \(bind: deploymentID) \
+            WHERE id = \(bind: collectionID) RETURNING sequence
+            """).first()
+        else { throw APIError.notFound("collection") }
+        let sequence = try row.decode(column: "sequence", as: Int64.self)
+        try await ActivationRecord(collectionID: collectionID, deploymentID: deploymentID, sequence: sequence, kind: kind, actor: actor).create(on: tx)
+        return sequence
     }
 }

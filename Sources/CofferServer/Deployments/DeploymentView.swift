@@ -19,6 +19,8 @@ struct DeploymentView: Content {
     let createdAt: Date?
     var activatedAt: Date?
     let problems: [String]
+    /// The deployment's newest staged rollout, if it had one.
+    let rollout: RolloutView?
 
     /// Loads the versions a deployment names and checks its readiness.
     static func make(_ deployment: DeploymentRecord, in collection: CollectionRecord, store: BlobStore, on db: any Database) async throws -> DeploymentView {
@@ -33,7 +35,8 @@ struct DeploymentView: Content {
         return DeploymentView(
             id: try deployment.requireID(), collection: collection.identifier, name: deployment.name, status: deployment.status.rawValue,
             models: view(deployment.spec.defaults), rules: deployment.spec.rules.map { Rule(condition: $0.condition, models: view($0.models)) },
-            createdBy: deployment.createdBy, createdAt: deployment.createdAt, activatedAt: deployment.activatedAt, problems: problems)
+            createdBy: deployment.createdBy, createdAt: deployment.createdAt, activatedAt: deployment.activatedAt, problems: problems,
+            rollout: try await Rollouts.latest(try deployment.requireID(), on: db).map(RolloutView.init))
     }
 
     /// The model facts `team` recorded for these blobs, by address.

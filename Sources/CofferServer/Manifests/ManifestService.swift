@@ -8,8 +8,8 @@ import NIOHTTP1
 
 /// Answers devices' manifest requests from memory.
 ///
-/// A collection's active deployment is compiled once (``CompiledCollection``) and each of its
-/// targets signed once per signing period; the database is asked at most once per `freshness`
+/// A collection's active deployment (and, during a staged rollout, the one it stages from) is
+/// compiled once (``CompiledCollection``) and each of its targets signed once per signing period; the database is asked at most once per `freshness`
 /// whether the collection's sequence number moved (another instance may have activated), and an
 /// activation on this instance drops the entry at once. Nothing re-signs or re-reads blobs per
 /// request.
@@ -87,14 +87,14 @@ final class ManifestService: Sendable {
 
     /// The device's target, signed once per signing period and kept.
     private func answer(_ compiled: CompiledCollection, key: Key, device: DeviceAttributes) throws -> Answer {
-        let target = compiled.target(for: device)
+        let target = compiled.variant(for: device)
         let period = signingPeriod
         let index = Int64((Date().timeIntervalSince1970 / period).rounded(.down))
         if let variant = compiled.signed[target], variant.period == index {
             return variant.answer
         }
         let issuedAt = Date(timeIntervalSince1970: Double(index) * period)
-        let manifest = compiled.manifest(target: target, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime))
+        let manifest = compiled.manifest(target, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime))
         let bytes = try SignedManifest.sign(manifest, with: signer.privateKey)
         let variant = CompiledCollection.SignedVariant(
             period: index, answer: Answer(body: ByteBuffer(data: bytes), etag: "\"" + SHA256.hash(data: bytes).prefix(16).hexString + "\""))

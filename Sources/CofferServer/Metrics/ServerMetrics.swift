@@ -13,6 +13,18 @@ final class ServerMetrics: Sendable {
                              labels: [("method", method), ("status", "\(status)")]).increment()
     }
 
+    /// Counts accepted device reports by outcome.
+    func reports(outcome: String, count: Int) {
+        registry.makeCounter(descriptor: Self.counter("device_reports", help: "Device report events accepted, by outcome"),
+                             labels: [("outcome", outcome)]).increment(by: Int64(count))
+    }
+
+    /// Counts a staged rollout halted, by its health gate (`gate`) or by a person (`person`).
+    func rolloutHalt(by: String) {
+        registry.makeCounter(descriptor: Self.counter("rollout_halts", help: "Staged rollouts halted, by the health gate or a person"),
+                             labels: [("by", by)]).increment()
+    }
+
     func keyDeliveries(outcome: String) {
         registry.makeCounter(descriptor: Self.counter("key_deliveries", help: "Key delivery requests by outcome"),
                              labels: [("outcome", outcome)]).increment()

@@ -24,16 +24,17 @@ final class RateLimiter: @unchecked Sendable {
         }
     }
 
-    /// Counts one event for `key`; returns nil if allowed, or the seconds to wait.
-    func acquire(_ key: String, now: Date = Date()) -> Int? {
+    /// Counts `cost` events (one by default) for `key`; returns nil if allowed, or the seconds to
+    /// wait (and counts nothing) when they would take `key` past its budget.
+    func acquire(_ key: String, cost: Int = 1, now: Date = Date()) -> Int? {
         lock.withLock {
             if counts.count > 100_000 { counts = counts.filter { now.timeIntervalSince($0.value.start) < window } }
             var entry = counts[key] ?? (now, 0)
             if now.timeIntervalSince(entry.start) >= window { entry = (now, 0) }
-            guard entry.count < limit else {
+            guard cost <= limit - entry.count else {
                 return max(1, Int((window - now.timeIntervalSince(entry.start)).rounded(.up)))
             }
-            entry.count += 1
+            entry.count += cost
             counts[key] = entry
             return nil
         }

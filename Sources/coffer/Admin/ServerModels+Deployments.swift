@@ -36,6 +36,8 @@ extension API {
         let activatedAt: String?
         /// Why it cannot be activated; empty when it can.
         let problems: [String]
+        /// Its newest staged rollout, if it had one.
+        let rollout: Rollout?
 
         struct Rule: Codable {
             let condition: String
@@ -43,12 +45,54 @@ extension API {
         }
     }
 
+    /// A staged rollout (docs/ROLLOUTS.md).
+    struct Rollout: Codable {
+        /// staged, completed, halted or superseded.
+        let state: String
+        let stages: [Int]
+        let stageIndex: Int
+        let stagePercent: Int
+        let stageStartedAt: String
+        let nextStageAt: String?
+        let stageHours: Double
+        let haltAt: Double
+        let minReports: Int
+        let haltReason: String?
+        let createdBy: String
+    }
+
+    /// `GET …/deployments/:deployment/status`: a rollout's stage and its devices' reports.
+    struct DeploymentStatus: Codable {
+        struct ModelHealth: Codable { let model: String; let devices: Int; let failed: Int; let failureRate: Double }
+        struct Reason: Codable { let reason: String; let count: Int }
+        let deployment: String
+        let name: String
+        let state: String
+        let rollout: Rollout?
+        let devices: Int
+        let outcomes: [String: Int]
+        let models: [ModelHealth]
+        let failureRate: Double
+        let topReasons: [Reason]
+    }
+
+    /// The options of a staged activation.
+    struct ActivationOptions: Encodable {
+        let stages: [Int]
+        let stageHours: Double?
+        let haltAt: Double?
+        let minReports: Int?
+    }
+
+    /// The reason of a halt by hand.
+    struct HaltInput: Encodable { let reason: String? }
+
     /// One line of a collection's activation history.
     struct Activation: Codable {
         let sequence: Int64
         let deploymentID: String
         let deploymentName: String
-        /// activate or rollback.
+        /// activate, rollback, "stage N %" or halt.
         let kind: String
         let actor: String
         let at: String?

@@ -12,7 +12,8 @@ struct DeploymentCommand: ParsableCommand {
             is a deployment's ID or its name, which is unique in its collection. --team may be left \
             out when only one of your teams has a collection with that identifier.
             """,
-        subcommands: [Create.self, List.self, Show.self, Activate.self, Clone.self, Archive.self, Rollback.self, History.self]
+        subcommands: [Create.self, List.self, Show.self, Activate.self, Advance.self, Halt.self, Status.self, Clone.self, Archive.self,
+                      Rollback.self, History.self]
     )
 
     /// `coffer deployment list --collection ID`.
@@ -64,8 +65,19 @@ struct DeploymentCommand: ParsableCommand {
     /// `coffer deployment activate DEPLOYMENT --collection ID`.
     struct Activate: NetworkCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make a deployment the one devices get.",
-            discussion: "Refused, with the reasons, while the deployment has problems (coffer deployment show lists them)."
+            abstract: "Make a deployment the one devices get, at once or stage by stage.",
+            discussion: """
+                Refused, with the reasons, while the deployment has problems (coffer deployment show \
+                lists them). With --stages, the devices whose rollout bucket is below the stage's \
+                percentage get it and the others keep the active deployment; each stage lasts at \
+                least --stage-hours, then the next starts if fewer than --halt-at percent of at least \
+                --min-reports reporting devices failed. At --halt-at or above, the server halts the \
+                rollout and every device goes back (docs/ROLLOUTS.md).
+
+                Example:
+                  coffer deployment activate summer --collection FlowerModels --stages 1,10,50,100 \\
+                    --stage-hours 24 --halt-at 5 --min-reports 20
+                """
         )
 
         @Argument(help: ArgumentHelp("The deployment's ID or name.", valueName: "DEPLOYMENT"))
@@ -73,16 +85,55 @@ struct DeploymentCommand: ParsableCommand {
 
         @OptionGroup var collection: CollectionOptions
 
+        @Option(help: ArgumentHelp("Roll out in stages: percentages of devices, increasing, ending at 100.", valueName: "P,P,…"))
+        var stages: String?
+
+        @Option(help: ArgumentHelp("The least hours each stage runs (default 24; fractions allowed).", valueName: "H"))
+        var stageHours: Double?
+
+        @Option(help: ArgumentHelp("The failure rate, in percent of reporting devices, that halts the rollout (default 5).", valueName: "PERCENT"))
+        var haltAt: Double?
+
+        @Option(help: ArgumentHelp("The reporting devices a stage needs before it advances or halts (default 20).", valueName: "N"))
+        var minReports: Int?
+
         @Flag(help: "Print the activated deployment as JSON.")
         var json = false
+
+        func validate() throws {
+            if stages == nil, stageHours != nil || haltAt != nil || minReports != nil {
+                throw ValidationError("--stage-hours, --halt-at and --min-reports go with --stages")
+            }
+            _ = try stagePercentages()
+        }
+
+        /// --stages as numbers; nil without it.
+        func stagePercentages() throws -> [Int]? {
+            guard let stages else { return nil }
+            let parts = stages.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let numbers = parts.compactMap { Int($0) }
+            guard numbers.count == parts.count else { throw ValidationError("--stages takes percentages separated by commas, e.g. 1,10,50,100") }
+            return numbers
+        }
 
         func run() async throws {
             let client = try APIClient.configured()
             let location = try await collection.locate(client)
             let found = try await location.deployment(deployment, client)
-            let activated = try await DeploymentCommand.activate(found, in: location, client)
-            if json { return print(JSONOutput.render(activated)) }
-            try await DeploymentCommand.reportActivation(of: activated, in: location, client)
+            guard let stages = try stagePercentages() else {
+                let activated = try await DeploymentCommand.activate(found, in: location, client)
+                if json { return print(JSONOutput.render(activated)) }
+                return try await DeploymentCommand.reportActivation(of: activated, in: location, client)
+            }
+            let options = API.ActivationOptions(stages: stages, stageHours: stageHours, haltAt: haltAt, minReports: minReports)
+            let staged = try await client.post(API.Deployment.self, location.segments + ["deployments", found.id, "activate"], json: options)
+            if json { return print(JSONOutput.render(staged)) }
+            guard let rollout = staged.rollout, rollout.state == "staged" else {
+                return try await DeploymentCommand.reportActivation(of: staged, in: location, client)
+            }
+            let sequence = try await location.collection(client, fresh: true).sequence
+            Printable.say("Staged deployment \(staged.name) of \(location.identifier) from sequence \(sequence): "
+                          + DeploymentText.rolloutLine(rollout) + ".")
         }
     }
 

@@ -13,6 +13,7 @@ enum DeploymentText {
             "Default models:",
             indented(models(deployment.models)),
         ]
+        if let rollout = deployment.rollout { lines.insert("Rollout:   " + rolloutLine(rollout), at: 4) }
         for (index, rule) in deployment.rules.enumerated() {
             lines += ["", "Rule \(index + 1) when \(rule.condition):", indented(models(rule.models))]
         }
@@ -22,6 +23,26 @@ enum DeploymentText {
             lines += ["", "Ready to activate."]
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A rollout in one line: "staged: stage 2 of 4 (10 %), next after 2026-11-25T08:00:00Z if …",
+    /// "halted: 7 of 58 devices failed to load FlowerClassifier: 12.1 % ≥ 5 %", "completed".
+    static func rolloutLine(_ rollout: API.Rollout) -> String {
+        switch rollout.state {
+        case "staged":
+            return "staged: stage \(rollout.stageIndex + 1) of \(rollout.stages.count) (\(rollout.stagePercent) %), "
+                + "next after \(rollout.nextStageAt ?? "-") if fewer than \(percent(rollout.haltAt)) % of at least \(rollout.minReports) devices fail"
+        case "halted":
+            return "halted: " + Printable.text(rollout.haltReason ?? "")
+        default:
+            return rollout.state
+        }
+    }
+
+    /// A percentage with at most one decimal.
+    static func percent(_ value: Double) -> String {
+        let tenths = (value * 10).rounded() / 10
+        return tenths.rounded() == tenths ? String(Int(tenths)) : String(format: "%.1f", tenths)
     }
 
     /// A table of model versions, by name.

@@ -1,0 +1,106 @@
+import Foundation
+
+/// One device report, checked (``ReportBatch/reports(now:)``): every field within its bounds.
+struct DeviceReport: Sendable {
+    let eventID: String
+    let deviceID: String
+    let collection: String
+    let sequence: Int64
+    let deploymentID: UUID
+    let model: String
+    let sha256: String
+    let outcome: ReportOutcome
+    let reason: String?
+    let at: Date
+}
+
+/// The body of `POST /v1/device/reports` as sent: at most ``maximumEvents`` events. Nothing of it is
+/// used before ``reports(now:)`` has checked every event.
+struct ReportBatch: Decodable, Sendable {
+    /// One event as sent.
+    struct Event: Decodable, Sendable {
+        let id: String
+        let deviceID: String
+        let collection: String
+        let sequence: Int64
+        let deployment: String
+        let model: String
+        let sha256: String
+        let outcome: String
+        let reason: String?
+        let at: String
+    }
+
+    static let maximumEvents = 100
+    /// The most bytes of a failure reason.
+    static let maximumReason = 200
+    /// How far back an event's time may be (the raw events' longest retention).
+    static let oldest: TimeInterval = 365 * 86_400
+    /// How far ahead of the server's clock an event's time may be.
+    static let newest: TimeInterval = 3600
+
+    let events: [Event]
+
+    /// The events, checked; 400 naming the first event (by index) and field that is not valid.
+    func reports(now: Date) throws -> [DeviceReport] {
+        guard (1...Self.maximumEvents).contains(events.count) else {
+            throw APIError.invalid("a report batch holds 1 to \(Self.maximumEvents) events")
+        }
+        return try events.enumerated().map { index, event in
+            do { return try event.checked(now: now) } catch let error as ReportFieldError {
+                throw APIError.invalid("event \(index): \(error.reason)")
+            }
+        }
+    }
+}
+
+/// Why one field of an event is not valid.
+struct ReportFieldError: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+extension ReportBatch.Event {
+    func checked(now: Date) throws(ReportFieldError) -> DeviceReport {
+        guard (8...64).contains(id.utf8.count), id.utf8.allSatisfy(Self.isIDByte) else {
+            throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
+        }
+        guard (1...200).contains(deviceID.utf8.count), !deviceID.contains("|"), Self.isPrintable(deviceID) else {
+            throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control or format characters")
+        }
+        guard (1...100).contains(collection.utf8.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
+        guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
+        guard let deploymentID = UUID(uuidString: deployment) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
+        guard (1...100).contains(model.utf8.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy(Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard let outcome = ReportOutcome(rawValue: outcome) else { throw ReportFieldError("outcome must be downloaded, opened, loaded or failed") }
+        if let reason {
+            guard outcome == .failed else { throw ReportFieldError("reason goes only with a failed outcome") }
+            guard reason.utf8.count <= ReportBatch.maximumReason, Self.isPrintable(reason) else {
+                throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control or format characters")
+            }
+        }
+        guard at.utf8.count <= 40, let date = Self.date(at) else { throw ReportFieldError("at must be an ISO 8601 time, e.g. 2026-11-24T08:00:00Z") }
+        guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
+            throw ReportFieldError("at is more than a year ago or more than an hour ahead of the server's clock")
+        }
+        return DeviceReport(eventID: id, deviceID: deviceID, collection: collection, sequence: sequence, deploymentID: deploymentID,
+                            model: model, sha256: sha256, outcome: outcome, reason: reason, at: date)
+    }
+
+    private static func isIDByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+    }
+
+    private static func isLowerHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
+
+    private static func isPrintable(_ text: String) -> Bool {
+        // Control and format characters (bidirectional overrides among them) would disguise what
+        // the dashboard and the CLI show.
+        text.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }
+    }
+
+    private static func date(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle().parse(text)) ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+    }
+}

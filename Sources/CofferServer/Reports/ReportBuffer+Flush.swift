@@ -1,0 +1,68 @@
+import Fluent
+import Foundation
+import SQLKit
+
+/// The report tables, written with SQL (no Fluent model per row: a flush writes many).
+enum ReportTables {
+    static let devices = "report_devices"
+    static let events = "report_events"
+}
+
+extension ReportBuffer {
+    /// Writes what is pending in one transaction: each device's outcome set merged by OR into
+    /// `report_devices`, and the raw events into `report_events` (an event ID already stored is
+    /// skipped); then, at most once a minute, removes raw events older than `retention`. On failure
+    /// everything is kept for the next flush. Returns the deployments that got reports.
+    @discardableResult
+    func flush(on database: any Database, retention: TimeInterval, now: Date = Date()) async throws -> Set<UUID> {
+        let pending = take()
+        let touched = Set(pending.devices.keys.map(\.deploymentID))
+        if !pending.events.isEmpty {
+            do {
+                try await database.writeTransaction { db in
+                    guard let sql = db as? any SQLDatabase else { return }
+                    try await Self.writeDevices(pending.devices, on: sql)
+                    try await Self.writeEvents(pending.events, on: sql)
+                }
+            } catch {
+                restore(pending)
+                throw error
+            }
+        }
+        if prunesNow(now), let sql = database as? any SQLDatabase {
+            try await sql.delete(from: ReportTables.events)
+                .where("received_at", .lessThan, SQLBind(now.addingTimeInterval(-retention))).run()
+        }
+        return touched
+    }
+
+    private static func writeDevices(_ devices: [DeviceKey: DeviceState], on sql: any SQLDatabase) async throws {
+        let rows = Array(devices)
+        for start in stride(from: 0, to: rows.count, by: 500) {
+            let insert = sql.insert(into: ReportTables.devices)
+                .columns("id", "deployment_id", "model", "device_id", "outcomes", "stage", "first_at", "last_at")
+            for (key, device) in rows[start..<min(start + 500, rows.count)] {
+                insert.values(SQLBind(UUID()), SQLBind(key.deploymentID), SQLBind(key.model), SQLBind(key.deviceID),
+                              SQLBind(device.outcomes), SQLBind(device.stage), SQLBind(device.first), SQLBind(device.last))
+            }
+            try await insert.onConflict(with: ["deployment_id", "model", "device_id"]) {
+                $0.set("outcomes", to: SQLRaw("\(ReportTables.devices).outcomes | excluded.outcomes"))
+                    .set(excludedValueOf: "last_at")
+            }.run()
+        }
+    }
+
+    private static func writeEvents(_ events: [Event], on sql: any SQLDatabase) async throws {
+        for start in stride(from: 0, to: events.count, by: 500) {
+            let insert = sql.insert(into: ReportTables.events)
+                .columns("id", "app_id", "event_id", "deployment_id", "model", "device_id", "outcome", "reason", "sequence", "at", "received_at")
+            for event in events[start..<min(start + 500, events.count)] {
+                let report = event.report
+                insert.values(SQLBind(UUID()), SQLBind(event.appID), SQLBind(report.eventID), SQLBind(report.deploymentID),
+                              SQLBind(report.model), SQLBind(report.deviceID), SQLBind(report.outcome.rawValue), SQLBind(report.reason),
+                              SQLBind(report.sequence), SQLBind(report.at), SQLBind(event.receivedAt))
+            }
+            try await insert.ignoringConflicts(with: ["app_id", "event_id"]).run()
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Device reports accepted and not yet written: the request path only takes a lock and adds them
+/// (no database write per request); ``flush(on:now:)`` writes them every flush interval and at
+/// shutdown.
+///
+/// Per deployment, model and device it keeps the set of outcomes reported (a bit each), merged
+/// with the stored set by OR, so a retried report never counts twice, on any instance. The event
+/// IDs this instance has seen recently answer a retry as a duplicate at once; the raw events' table
+/// is unique per app and event ID, so one that reaches another instance is stored once too.
+final class ReportBuffer: Sendable {
+    /// A device's outcomes for one model of one deployment.
+    struct DeviceKey: Hashable, Sendable {
+        let deploymentID: UUID
+        let model: String
+        let deviceID: String
+    }
+
+    struct DeviceState: Sendable {
+        var outcomes: Int
+        /// The stage (percent) the deployment was at when the device first reported.
+        var stage: Int
+        var first: Date
+        var last: Date
+    }
+
+    /// An accepted event and who sent it.
+    struct Event: Sendable {
+        let appID: UUID
+        let report: DeviceReport
+        let receivedAt: Date
+    }
+
+    /// What waits for the next flush.
+    struct Pending: Sendable {
+        var devices: [DeviceKey: DeviceState] = [:]
+        var events: [Event] = []
+    }
+
+    /// The most events kept unwritten (the database is down): more are refused with 503.
+    static let capacity = 200_000
+    /// Event IDs remembered per generation; two generations are kept.
+    static let remembered = 250_000
+
+    private struct State {
+        var pending = Pending()
+        var seen: Set<String> = []
+        var seenBefore: Set<String> = []
+        var prunedAt = Date.distantPast
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    init() {}
+
+    /// Adds `reports` of app `appID`; returns how many were new and how many repeated an event ID
+    /// already seen, or nil (nothing added) when the buffer is full.
+    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+        let stages = Dictionary(Set(reports.map(\.deploymentID)).map { ($0, stage($0)) }, uniquingKeysWith: { first, _ in first })
+        return state.withLockedValue { state in
+            guard state.pending.events.count + reports.count <= Self.capacity else { return nil }
+            var accepted = 0
+            for report in reports {
+                let seenKey = appID.uuidString + "|" + report.eventID
+                guard !state.seen.contains(seenKey), !state.seenBefore.contains(seenKey) else { continue }
+                if state.seen.count >= Self.remembered {
+                    state.seenBefore = state.seen
+                    state.seen = []
+                }
+                state.seen.insert(seenKey)
+                accepted += 1
+                state.pending.events.append(Event(appID: appID, report: report, receivedAt: now))
+                let key = DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID)
+                if var device = state.pending.devices[key] {
+                    device.outcomes |= report.outcome.bit
+                    device.last = max(device.last, report.at)
+                    state.pending.devices[key] = device
+                } else {
+                    state.pending.devices[key] = DeviceState(outcomes: report.outcome.bit, stage: stages[report.deploymentID] ?? 100,
+                                                             first: report.at, last: report.at)
+                }
+            }
+            return (accepted, reports.count - accepted)
+        }
+    }
+
+    /// Takes everything pending, leaving nothing.
+    func take() -> Pending {
+        state.withLockedValue { state in
+            defer { state.pending = Pending() }
+            return state.pending
+        }
+    }
+
+    /// Puts back what a failed flush took, merged with what arrived since.
+    func restore(_ taken: Pending) {
+        state.withLockedValue { state in
+            for (key, device) in taken.devices {
+                if var newer = state.pending.devices[key] {
+                    newer.outcomes |= device.outcomes
+                    newer.stage = device.stage
+                    newer.first = min(newer.first, device.first)
+                    newer.last = max(newer.last, device.last)
+                    state.pending.devices[key] = newer
+                } else {
+                    state.pending.devices[key] = device
+                }
+            }
+            state.pending.events.insert(contentsOf: taken.events, at: 0)
+        }
+    }
+
+    /// Whether raw events should be pruned now (at most once a minute); records that they are.
+    func prunesNow(_ now: Date) -> Bool {
+        state.withLockedValue { state in
+            guard now.timeIntervalSince(state.prunedAt) >= 60 else { return false }
+            state.prunedAt = now
+            return true
+        }
+    }
+
+    /// The number of events waiting (for tests).
+    var pendingEvents: Int { state.withLockedValue { $0.pending.events.count } }
+}

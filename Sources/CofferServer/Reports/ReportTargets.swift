@@ -1,0 +1,54 @@
+import Fluent
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What a report may name: deployments that have been activated, with their team, collection and
+/// model names, cached (an activated deployment never changes) so the report route reads the
+/// database once per deployment, not per request. A deployment that is unknown, a draft or
+/// another team's is remembered as unknown for a minute; the stage each staged deployment is at is
+/// kept here by ``RolloutGate``.
+final class ReportTargets: Sendable {
+    struct Target: Sendable {
+        let teamID: UUID
+        let collection: String
+        let models: Set<String>
+    }
+
+    private enum Entry {
+        case known(Target)
+        case unknown(until: Date)
+    }
+
+    static let capacity = 20_000
+    private let entries = NIOLockedValueBox<[UUID: Entry]>([:])
+    private let stages = NIOLockedValueBox<[UUID: Int]>([:])
+
+    init() {}
+
+    /// The deployment's target, or nil when no activated deployment has that ID.
+    func target(_ deploymentID: UUID, on db: any Database, now: Date = Date()) async throws -> Target? {
+        switch entries.withLockedValue({ $0[deploymentID] }) {
+        case .known(let target): return target
+        case .unknown(let until) where until > now: return nil
+        default: break
+        }
+        var entry = Entry.unknown(until: now.addingTimeInterval(60))
+        if let deployment = try await DeploymentRecord.find(deploymentID, on: db), deployment.activatedAt != nil,
+           let collection = try await CollectionRecord.find(deployment.$collection.id, on: db) {
+            let models = Set(deployment.spec.defaults.keys).union(deployment.spec.rules.flatMap(\.models.keys))
+            entry = .known(Target(teamID: collection.$team.id, collection: collection.identifier, models: models))
+        }
+        entries.withLockedValue { entries in
+            if entries.count >= Self.capacity { entries.removeAll() }
+            entries[deploymentID] = entry
+        }
+        if case .known(let target) = entry { return target }
+        return nil
+    }
+
+    /// The stage percent a deployment is at: its running rollout's, else 100.
+    func stage(of deploymentID: UUID) -> Int { stages.withLockedValue { $0[deploymentID] } ?? 100 }
+
+    /// Records the stages of the rollouts running now.
+    func setStages(_ running: [UUID: Int]) { stages.withLockedValue { $0 = running } }
+}
