@@ -65,6 +65,12 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}/archive", access: .developer, success: 303) { s in
             (page + "/deployments/\(try await s.draft())/archive", [:])
         },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}/advance", access: .developer, success: 303) { s in
+            (page + "/deployments/\(try await s.staged())/advance", [:])
+        },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/deployments/{deployment}/halt", access: .developer, success: 303) { s in
+            (page + "/deployments/\(try await s.staged())/halt", ["reason": "matrix"])
+        },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/collections/{collection}/rollback", access: .developer, success: 303) { _ in
             (page + "/rollback", [:])
         },

@@ -92,9 +92,14 @@ struct DeploymentController: RouteCollection {
     /// Activates a deployment: at once for every device, or, with a JSON body that names stages
     /// (``ActivationOptions``), stage by stage (docs/ROLLOUTS.md).
     func activate(req: Request) async throws -> DeploymentView {
-        let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
         let options = req.headers.contentType == .json && (req.body.data?.readableBytes ?? 0) > 0
             ? try req.content.decode(ActivationOptions.self) : ActivationOptions()
+        return try await activate(req, options: options)
+    }
+
+    /// Activates the request's deployment with `options` (the dashboard's form comes here too).
+    func activate(_ req: Request, options: ActivationOptions) async throws -> DeploymentView {
+        let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
         guard let plan = try options.plan() else {
             return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "activate")
         }

@@ -11,6 +11,11 @@ struct BarChart: Encodable, Sendable {
     struct Row: Encodable, Sendable { let day: String; let values: [String]; let total: String }
     /// One stacked series: a label (user data: escaped by the template) and its count per day.
     struct Series: Sendable { let label: String; let counts: [UsageDay: Int64] }
+    /// One bar's place on the x axis (a day, an hour): `id` orders and keys the counts, `label` is
+    /// the axis text, `text` the numbers table's.
+    struct Slot: Sendable { let id: Int; let label: String; let text: String }
+    /// A series over slots, keyed by ``Slot/id``.
+    struct SlotSeries: Sendable { let label: String; let counts: [Int: Int64] }
 
     let id: String
     let heading: String
@@ -18,6 +23,10 @@ struct BarChart: Encodable, Sendable {
     let summary: String
     let isEmpty: Bool
     let emptyText: String
+    /// What the empty state tells the reader makes counts appear.
+    let emptyNote: String
+    /// The numbers table's first column: "Day (UTC)", "Hour (UTC)".
+    let slotHeading: String
     let width: Int, height: Int, left: Int, right: Int, baseline: String, tickX: Int, labelY: Int, centerX: Int, centerY: Int
     let bars: [Bar]
     let ticks: [Tick]
@@ -30,7 +39,21 @@ struct BarChart: Encodable, Sendable {
     static let otherColor = "#868e96"
 
     /// Lays out `series` over `days` (oldest first), at most 7 series plus "other" (the rest summed).
-    static func stacked(id: String, heading: String, unit: String, days: [UsageDay], series input: [Series], otherLabel: String, emptyText: String) -> BarChart {
+    static func stacked(id: String, heading: String, unit: String, days: [UsageDay], series: [Series], otherLabel: String, emptyText: String,
+                        emptyNote: String = "Counts appear here after devices sync: each download of a model version and each key a device fetches is counted per day (UTC).") -> BarChart {
+        stacked(id: id, heading: heading, unit: unit, slots: days.map { Slot(id: $0.number, label: display($0), text: $0.text) },
+                slotName: "day", slotHeading: "Day (UTC)",
+                series: series.map { SlotSeries(label: $0.label, counts: Dictionary(uniqueKeysWithValues: $0.counts.map { ($0.key.number, $0.value) })) },
+                otherLabel: otherLabel, emptyText: emptyText, emptyNote: emptyNote)
+    }
+
+    /// Lays out `series` over `slots` (oldest first), at most 7 series plus "other" (the rest summed).
+    static func stacked(id: String, heading: String, unit: String, slots: [Slot], slotName: String, slotHeading: String,
+                        series input: [SlotSeries], otherLabel: String, emptyText: String, emptyNote: String) -> BarChart {
+        typealias Series = SlotSeries
+        let days = slots.map(\.id)
+        let slotsByID = Dictionary(slots.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        func display(_ id: Int) -> String { slotsByID[id]?.label ?? "" }
         let (width, height, left, right, top, bottom) = (480, 220, 40, 10, 12, 28)
         let plotWidth = Double(width - left - right), plotHeight = Double(height - top - bottom)
         let shown = Set(days)
@@ -41,7 +64,7 @@ struct BarChart: Encodable, Sendable {
         }
         var series: [Series] = sorted.map { $0.item }
         if series.count > palette.count {
-            var other: [UsageDay: Int64] = [:]
+            var other: [Int: Int64] = [:]
             for rest in series[palette.count...] { for (day, count) in rest.counts { other[day, default: 0] += count } }
             series = Array(series.prefix(palette.count)) + [Series(label: otherLabel, counts: other)]
         }
@@ -80,14 +103,15 @@ struct BarChart: Encodable, Sendable {
         let busiest = zip(days, totals).max { $0.1 < $1.1 }
         let range = days.isEmpty ? "" : "\(display(days[0])) to \(display(days[days.count - 1]))"
         let summary = grandTotal == 0 ? emptyText
-            : "\(grandTotal) \(unit) from \(range); the busiest day was \(busiest.map { display($0.0) } ?? "") with \(busiest?.1 ?? 0)."
+            : "\(grandTotal) \(unit) from \(range); the busiest \(slotName) was \(busiest.map { display($0.0) } ?? "") with \(busiest?.1 ?? 0)."
         let legend: [Legend] = zip(series, colors).map { item, color in Legend(label: item.label, color: color, total: "\(total(item))") }
         let columns: [String] = series.map { $0.label }
-        let rows: [Row] = zip(days, totals).filter { $0.1 > 0 }.reversed().map { (day: UsageDay, dayTotal: Int64) -> Row in
-            Row(day: day.text, values: series.map { "\($0.counts[day] ?? 0)" }, total: "\(dayTotal)")
+        let rows: [Row] = zip(days, totals).filter { $0.1 > 0 }.reversed().map { (day: Int, dayTotal: Int64) -> Row in
+            Row(day: slotsByID[day]?.text ?? "", values: series.map { "\($0.counts[day] ?? 0)" }, total: "\(dayTotal)")
         }
         return BarChart(
             id: id, heading: heading, title: "\(heading), \(range)", summary: summary, isEmpty: grandTotal == 0, emptyText: emptyText,
+            emptyNote: emptyNote, slotHeading: slotHeading,
             width: width, height: height, left: left, right: width - right, baseline: f(Double(top) + plotHeight), tickX: left - 8,
             labelY: height - 10, centerX: left + Int(plotWidth / 2), centerY: top + Int(plotHeight / 2), bars: bars, ticks: ticks, labels: labels,
             legend: legend, columns: columns, rows: rows)

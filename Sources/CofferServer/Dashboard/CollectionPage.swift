@@ -48,6 +48,8 @@ struct CollectionPage: Encodable, Sendable {
     let active: String?
     let deployments: [Deployment]
     let history: [Activation]
+    /// Devices reporting each deployment for the first time, per hour (``AdoptionChart``).
+    let chart: BarChart
 
     static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, store: BlobStore) async throws -> CollectionPage {
         let (_, role) = try await req.team(requiring: .viewer)
@@ -81,7 +83,7 @@ struct CollectionPage: Encodable, Sendable {
             }, sequence: collection.sequence,
             path: CollectionPages.path(team: team.name, collection: collection.identifier), canChange: canChange,
             canRollBack: canChange && active != nil && history.contains { $0.deployment != active },
-            active: active, deployments: deployments, history: history)
+            active: active, deployments: deployments, history: history, chart: try await AdoptionChart.make(collection: collection, on: req.db))
     }
 
     /// UTC, to the minute: what a team across time zones reads alike.

@@ -49,6 +49,11 @@ struct DeploymentPage: Encodable, Sendable {
     let rules: [Rule]
     let canClone: Bool
     let canActivate: Bool
+    /// A staged activation starts from another active deployment.
+    let canStage: Bool
+    /// Advance and halt, for developers while a staged rollout of this deployment runs.
+    let canSteer: Bool
+    let rollout: RolloutPanel
 
     /// The page of a deployment (path components are percent-encoded).
     static func path(team: String, collection: String, deployment: UUID) -> String {
@@ -60,6 +65,9 @@ struct DeploymentPage: Encodable, Sendable {
         let view = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
         let isActive = collection.activeDeploymentID == deployment.id
         let canChange = role >= .developer
+        let status = try await DeploymentStatus.make(deployment, on: req.db)
+        let panel = RolloutPanel(status)
+        let canActivate = canChange && !isActive && view.problems.isEmpty
         return DeploymentPage(
             chrome: try Chrome.make(req, title: deployment.name + " · " + collection.identifier), team: team.name, identifier: collection.identifier,
             collectionPath: CollectionPages.path(team: team.name, collection: collection.identifier),
@@ -68,7 +76,8 @@ struct DeploymentPage: Encodable, Sendable {
             createdAt: CollectionPage.date(view.createdAt), activatedAt: CollectionPage.date(view.activatedAt),
             problems: view.problems.map(DashboardErrorMiddleware.sentence), defaults: Self.versions(view.models),
             rules: view.rules.enumerated().map { Rule(number: $0.offset + 1, condition: $0.element.condition, versions: Self.versions($0.element.models)) },
-            canClone: canChange, canActivate: canChange && !isActive && view.problems.isEmpty)
+            canClone: canChange, canActivate: canActivate, canStage: canActivate && collection.activeDeploymentID != nil,
+            canSteer: canChange && panel.isStaged, rollout: panel)
     }
 
     private static func versions(_ models: [String: DeploymentView.Version]) -> [Version] {

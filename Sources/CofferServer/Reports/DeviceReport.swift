@@ -34,8 +34,8 @@ struct ReportBatch: Decodable, Sendable {
     static let maximumEvents = 100
     /// The most bytes of a failure reason.
     static let maximumReason = 200
-    /// How far back an event's time may be (the raw events' longest retention).
-    static let oldest: TimeInterval = 365 * 86_400
+    /// How far back an event's time may be (the SDK drops what it could not send in a week).
+    static let oldest: TimeInterval = 7 * 86_400
     /// How far ahead of the server's clock an event's time may be.
     static let newest: TimeInterval = 3600
 
@@ -82,7 +82,7 @@ extension ReportBatch.Event {
         }
         guard at.utf8.count <= 40, let date = Self.date(at) else { throw ReportFieldError("at must be an ISO 8601 time, e.g. 2026-11-24T08:00:00Z") }
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
-            throw ReportFieldError("at is more than a year ago or more than an hour ahead of the server's clock")
+            throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
         return DeviceReport(eventID: id, deviceID: deviceID, collection: collection, sequence: sequence, deploymentID: deploymentID,
                             model: model, sha256: sha256, outcome: outcome, reason: reason, at: date)

@@ -40,10 +40,11 @@ extension ReportBuffer {
         let rows = Array(devices)
         for start in stride(from: 0, to: rows.count, by: 500) {
             let insert = sql.insert(into: ReportTables.devices)
-                .columns("id", "deployment_id", "model", "device_id", "outcomes", "stage", "first_at", "last_at")
+                .columns("id", "deployment_id", "model", "device_id", "outcomes", "stage", "first_at", "first_hour", "last_at")
             for (key, device) in rows[start..<min(start + 500, rows.count)] {
                 insert.values(SQLBind(UUID()), SQLBind(key.deploymentID), SQLBind(key.model), SQLBind(key.deviceID),
-                              SQLBind(device.outcomes), SQLBind(device.stage), SQLBind(device.first), SQLBind(device.last))
+                              SQLBind(device.outcomes), SQLBind(device.stage), SQLBind(device.first),
+                              SQLBind(Int64((device.first.timeIntervalSince1970 / 3600).rounded(.down))), SQLBind(device.last))
             }
             try await insert.onConflict(with: ["deployment_id", "model", "device_id"]) {
                 $0.set("outcomes", to: SQLRaw("\(ReportTables.devices).outcomes | excluded.outcomes"))

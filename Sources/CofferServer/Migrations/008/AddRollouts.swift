@@ -5,7 +5,8 @@ import SQLKit
 ///
 /// - `rollouts`: a staged activation of a deployment: its stages, gates, current stage and state.
 /// - `report_devices`: per deployment, model and device, the outcomes that device reported (a bit
-///   each), so counts are of devices and a retried report never counts twice.
+///   each), so counts are of devices and a retried report never counts twice; the hour of its first
+///   report (hours since 1970, UTC) for the adoption chart.
 /// - `report_events`: raw reports, unique per app and event ID, kept for a bounded window (failure
 ///   reasons, adoption over time).
 ///
@@ -38,6 +39,7 @@ struct AddRollouts: AsyncMigration {
             .field("outcomes", .int, .required)
             .field("stage", .int, .required)
             .field("first_at", .datetime, .required)
+            .field("first_hour", .int64, .required)
             .field("last_at", .datetime, .required)
             .unique(on: "deployment_id", "model", "device_id")
             .create()
@@ -60,6 +62,7 @@ struct AddRollouts: AsyncMigration {
             try await sql.create(index: "report_events_deployment_received").on(ReportTables.events)
                 .column("deployment_id").column("received_at").run()
             try await sql.create(index: "report_events_received").on(ReportTables.events).column("received_at").run()
+            try await sql.create(index: "report_devices_deployment_hour").on(ReportTables.devices).column("deployment_id").column("first_hour").run()
         }
     }
 
