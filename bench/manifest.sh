@@ -9,6 +9,7 @@
 # exact bytes as a static file, with
 # sendfile, 2 workers. Load: wrk, 256 connections, 2 threads. Targets (issue 4): manifest requests/s
 # >= 0.5x nginx and p99 <= 20 ms; the same for 304 answers; blob download throughput >= 0.7x nginx.
+# Issue 16: the manifest targets hold while a staged rollout (50 %) is active.
 # Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries.
 set -euo pipefail
 
@@ -115,6 +116,18 @@ read -r n304_rps n304_p99 _ < <(run_wrk 256 "http://127.0.0.1:$nginx_port/manife
 read -r _ _ c_blob < <(run_wrk 4 "http://127.0.0.1:$port/v1/blobs/$big_sha")
 read -r _ _ n_blob < <(run_wrk 4 "http://127.0.0.1:$nginx_port/blob")
 
+# The same while a staged rollout is active (issue 16): the device's side of the stage is worked out
+# per request from memory (its rollout bucket), never from the database.
+coffer deployment clone bench --collection FlowerModels --name bench-next --model FlowerStylizer=classifier.coffer >/dev/null
+coffer deployment activate bench-next --collection FlowerModels --stages 50,100 --stage-hours 1000 >/dev/null
+curl -sS -D staged-headers.txt -H "$auth" "$manifest_url" -o staged.json
+grep -q " 200" staged-headers.txt || { echo "bench: the staged manifest request failed: $(cat staged.json)" >&2; exit 1; }
+staged_sequence=$(python3 -c 'import base64,json,sys; print(json.loads(base64.b64decode(json.load(sys.stdin)["payload"]))["sequence"])' < staged.json)
+[ "$staged_sequence" = 2 ] || { echo "bench: the staged manifest is sequence $staged_sequence, not 2" >&2; exit 1; }
+staged_etag=$(awk 'tolower($1) == "etag:" {print $2}' staged-headers.txt | tr -d '\r')
+read -r s_rps s_p99 _ < <(run_wrk 256 "$manifest_url" "$auth")
+read -r s304_rps s304_p99 _ < <(run_wrk 256 "$manifest_url" "$auth" "If-None-Match: $staged_etag")
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 verdict() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN { ok = (dir == "min" ? v >= t : v <= t); print (ok ? "meets" : "MISSES") }'; }
 r_manifest=$(ratio "$c_rps" "$n_rps"); r_304=$(ratio "$c304_rps" "$n304_rps"); r_blob=$(ratio "$c_blob" "$n_blob")
@@ -125,6 +138,10 @@ printf '  304: coffer %8s req/s p99 %6s ms | nginx %8s req/s p99 %6s ms | ratio 
   "$c304_rps" "$c304_p99" "$n304_rps" "$n304_p99" "$r_304" "$(verdict "$r_304" 0.5 min)" "$(verdict "$c304_p99" 20 max)"
 printf '  the same through the main (Vapor) port: 200 %s req/s p99 %s ms (%s x nginx); 304 %s req/s p99 %s ms (%s x nginx)\n' \
   "$v_rps" "$v_p99" "$(ratio "$v_rps" "$n_rps")" "$v304_rps" "$v304_p99" "$(ratio "$v304_rps" "$n304_rps")"
+r_staged=$(ratio "$s_rps" "$n_rps"); r_staged304=$(ratio "$s304_rps" "$n304_rps")
+printf '  staged rollout active (50 %%): 200 %s req/s p99 %s ms (%s x nginx: %s; p99: %s); 304 %s req/s p99 %s ms (%s x nginx: %s; p99: %s)\n' \
+  "$s_rps" "$s_p99" "$r_staged" "$(verdict "$r_staged" 0.5 min)" "$(verdict "$s_p99" 20 max)" \
+  "$s304_rps" "$s304_p99" "$r_staged304" "$(verdict "$r_staged304" 0.5 min)" "$(verdict "$s304_p99" 20 max)"
 echo "blob download (${blob_mib} MiB), wrk -t2 -c4 -d${seconds}s:"
 printf '  coffer %s MiB/s | nginx %s MiB/s | ratio %s (target >= 0.7: %s)\n' "$c_blob" "$n_blob" "$r_blob" "$(verdict "$r_blob" 0.7 min)"
 [ "$smoke" = 1 ] && echo "(smoke run: debug build, figures are not meaningful)"

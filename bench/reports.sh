@@ -95,7 +95,7 @@ start_coffer() {
   app_json=$(coffer app create --team Bench --name BenchApp --platform ios --json)
   app_id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$app_json")
   credential=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["credential"])' <<< "$app_json")
-  rm -f bench.modelkey
+  rm -f bench.modelkey classifier.coffer stylizer.coffer
   coffer key create --team Bench --name bench --output bench.modelkey >/dev/null
   for model in classifier stylizer; do coffer encrypt "$model.bin" --key bench.modelkey --output "$model.coffer" --quiet >/dev/null; done
   coffer collection create FlowerModels --team Bench --models FlowerClassifier,FlowerStylizer >/dev/null

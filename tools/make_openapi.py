@@ -15,9 +15,12 @@ Adding a route: one `op(...)` under `paths` with
   - its success responses (`ok(...)`, or a plain dict for bodiless ones);
   - `request=body(schema, example)` when it takes JSON (the example is what schemathesis' examples
     phase sends; patterns from the constants below, e.g. `obj(["name"], name=NAME)`);
+    `body(..., required=False)` when the route also works without one;
   - `errors=(...)` for the statuses it answers beyond the common ones, which are added by
     themselves (`COMMON`; `TOKEN` unless `auth` says otherwise; `BODY` for POST, PUT, PATCH and
     DELETE), e.g. `errors=("409", "422")`;
+  - `retry_after=(...)` for those of its error statuses that carry `Retry-After`, e.g. `("429", "503")`;
+  - `description="..."` for what the summary cannot say in a line (e.g. when it answers 409);
   - `auth="none"` for a public route, `auth="app"` for a device's (HTTP Basic) route.
 Path parameters come from the path itself; each `{name}` must be in `PATH_PARAMETERS`, which says
 what a valid value looks like (an `examples` entry there names something tools/schemathesis/seed.py
@@ -30,9 +33,10 @@ import os
 def ref(name):
     return {"$ref": f"#/components/schemas/{name}"}
 
-def body(schema, example):
-    """A JSON request body; its example documents it and is what schemathesis' examples phase sends."""
-    return {"required": True, "content": {"application/json": {"schema": schema, "example": example}}}
+def body(schema, example, required=True):
+    """A JSON request body; its example documents it and is what schemathesis' examples phase sends.
+    `required=False` for a route that also works without one."""
+    return {"required": required, "content": {"application/json": {"schema": schema, "example": example}}}
 
 def ok(description, schema=None, status="200"):
     response = {"description": description}
@@ -63,6 +67,10 @@ KEY_ID = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": r"^[A-Za
 # A blob address: the SHA-256 of its bytes, lowercase hex.
 SHA256 = {"type": "string", "minLength": 64, "maxLength": 64, "pattern": r"^[0-9a-f]{64}$"}
 ID = {"type": "string", "format": "uuid", "pattern": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}
+# A device's identifier, as it sends it with its manifest requests (no `|`).
+DEVICE_ID = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^|]+$"}
+# What a device reports about one model of a deployment (docs/ROLLOUTS.md).
+OUTCOME = {"type": "string", "enum": ["downloaded", "opened", "loaded", "failed"]}
 PLATFORM = {"type": "string", "enum": ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]}
 
 # The examples name what tools/schemathesis/seed.py creates, so that generated requests reach past
@@ -78,6 +86,8 @@ CODE = {"type": "string", "minLength": 1, "maxLength": 200}
 # --- Statuses: every answer below is `{"error": CODE, "reason": TEXT}` as application/json ---
 
 ERROR = {"$ref": "#/components/responses/Error"}
+# The same, with `Retry-After` (seconds): a budget used up (429), or the server cannot take it now (503).
+RETRY_LATER = {"$ref": "#/components/responses/RetryLater"}
 
 # Every operation: a malformed address or query (400), nothing there (404).
 COMMON = ("400", "404")
@@ -89,11 +99,14 @@ TOKEN = ("401", "403", "429")
 BODY = ("413", "415")
 BODY_METHODS = ("post", "put", "patch", "delete")
 
-def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=()):
+def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=(), retry_after=(), description=None):
     """One operation; see the module's docstring."""
     statuses = COMMON + (TOKEN if auth == "token" else ()) + tuple(errors)
+    assert set(retry_after) <= set(statuses), f"{operation_id}: retry_after names a status it does not answer"
     operation = {"operationId": operation_id, "summary": summary,
-                 "responses": {**responses, **{status: ERROR for status in statuses}}}
+                 "responses": {**responses, **{status: RETRY_LATER if status in retry_after else ERROR for status in statuses}}}
+    if description is not None:
+        operation["description"] = description
     if request is not None:
         operation["requestBody"] = request
     if auth == "none":
@@ -142,7 +155,7 @@ schemas = {
                       count={"type": "integer", "description": "identical refusals within a minute are one row"}),
     "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
     "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=ID, credential=S,
-                           deviceID={"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^|]+$"},
+                           deviceID=DEVICE_ID,
                            devicePublicKey={"type": "string", "pattern": r"^[A-Za-z0-9+/]{43}=$", "description": "raw X25519 public key, base64"}),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
     "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
@@ -165,19 +178,69 @@ schemas = {
                       models={"type": "object", "additionalProperties": ref("ModelVersion")},
                       rules=array(obj(["condition", "models"], condition=S, models={"type": "object", "additionalProperties": ref("ModelVersion")})),
                       createdBy=S, createdAt=DATE, activatedAt=DATE,
-                      problems={**array(S), "description": "why it cannot be activated; empty when it can"}),
+                      problems={**array(S), "description": "why it cannot be activated; empty when it can"},
+                      rollout={**ref("Rollout"), "description": "its newest staged rollout, if it had one"}),
+    "Rollout": obj(["state", "stages", "stageIndex", "stagePercent", "stageStartedAt", "stageHours", "haltAt", "minReports", "createdBy"],
+                   state={"type": "string", "enum": ["staged", "completed", "halted", "superseded"],
+                          "description": "staged (stages running), then completed (at 100 %), halted (every device back on the previous "
+                                         "deployment) or superseded (another activation replaced it)"},
+                   stages={**array({"type": "integer"}), "description": "percent of devices per stage, increasing, the last 100"},
+                   stageIndex={"type": "integer", "description": "the current stage, from 0"},
+                   stagePercent={"type": "integer", "description": "the current stage's percent of devices (100 once completed)"},
+                   stageStartedAt=DATE, nextStageAt={**DATE, "description": "when the timer may advance the stage if the gate allows; only while staged"},
+                   stageHours={"type": "number"}, haltAt={"type": "number", "description": "failure rate (percent of reporting devices) that halts it"},
+                   minReports={"type": "integer", "description": "reporting devices a gate needs before it advances or halts a stage"},
+                   haltReason=S, createdBy=S),
+    "ActivationOptions": {**obj([], stages={**array({"type": "integer", "minimum": 1, "maximum": 100}), "minItems": 1, "maxItems": 20, "uniqueItems": True,
+                                            "description": "percent of devices per stage, strictly increasing, the last 100; [100] activates at once"},
+                                stageHours={"type": "number", "exclusiveMinimum": 0, "maximum": 8760, "default": 24,
+                                            "description": "how long each stage lasts at least"},
+                                haltAt={"type": "number", "exclusiveMinimum": 0, "maximum": 100, "default": 5,
+                                        "description": "failure rate (percent of reporting devices) at or above which the rollout halts"},
+                                minReports={"type": "integer", "minimum": 1, "maximum": 1000000, "default": 20,
+                                            "description": "reporting devices a gate needs before it advances or halts a stage"}),
+                          "description": "A staged activation (docs/ROLLOUTS.md). stageHours, haltAt and minReports go with stages only (400 otherwise)."},
+    "DeploymentStatus": obj(["deployment", "name", "state", "devices", "outcomes", "models", "failureRate", "topReasons"], deployment=UUID, name=S,
+                            state={"type": "string", "enum": ["draft", "active", "archived", "staged", "halted"],
+                                   "description": "the deployment's status, or its rollout's state while one is staged or after it halted"},
+                            rollout={**ref("Rollout"), "description": "its newest staged rollout, if it had one"},
+                            devices={"type": "integer", "description": "devices that reported anything about it (a device counts once)"},
+                            outcomes={"type": "object", "propertyNames": OUTCOME, "additionalProperties": {"type": "integer"},
+                                      "description": "devices by outcome reported, for any model"},
+                            models=array(obj(["model", "devices", "failed", "failureRate"], model=S, devices={"type": "integer"},
+                                             failed={"type": "integer"}, failureRate={"type": "number", "description": "failed / devices, percent"})),
+                            failureRate={"type": "number", "description": "the worst model's failure rate (percent) among those with at least "
+                                                                           "minReports devices, else the worst of all"},
+                            topReasons={**array(obj(["reason", "count"], reason=S, count={"type": "integer"})),
+                                        "description": "the most frequent failure reasons of the raw events still kept"}),
+    "ReportBatch": obj(["events"], events={**array(ref("ReportEvent")), "minItems": 1, "maxItems": 100}),
+    "ReportEvent": obj(["id", "deviceID", "collection", "sequence", "deployment", "model", "sha256", "outcome", "at"],
+                       id={"type": "string", "minLength": 8, "maxLength": 64, "pattern": r"^[A-Za-z0-9_-]{8,64}$",
+                           "description": "chosen by the device, unique per event (a UUID will do)"},
+                       deviceID=DEVICE_ID, collection=IDENTIFIER, sequence={"type": "integer", "minimum": 0, "description": "the manifest's sequence"},
+                       deployment={**ID, "description": "the manifest's deploymentID"}, model=NAME, sha256=SHA256, outcome=OUTCOME,
+                       reason={"type": "string", "maxLength": 200, "description": "only with failed: at most 200 bytes, no control or format characters"},
+                       at={**DATE, "maxLength": 40, "description": "ISO 8601; within the last 7 days and at most an hour ahead of the server's clock"}),
+    "ReportReceipt": obj(["accepted", "duplicates"], accepted={"type": "integer", "description": "events counted"},
+                         duplicates={"type": "integer", "description": "events whose ID was counted already (a retry)"}),
     "DeploymentInput": obj([], name=NAME, models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256,
                                                   "description": "model name → blob SHA-256"},
                            rules={**array(obj(["condition", "models"], condition={**S, "description": "docs/TARGETING.md"},
                                               models={"type": "object", "propertyNames": NAME, "additionalProperties": SHA256})),
                                   "maxItems": 50}),
     "Activation": obj(["sequence", "deploymentID", "deploymentName", "kind", "actor"], sequence={"type": "integer"}, deploymentID=UUID,
-                      deploymentName=S, kind={"type": "string", "enum": ["activate", "rollback"]}, actor=S, at=DATE),
+                      deploymentName=S, kind={"type": "string", "anyOf": [{"enum": ["activate", "rollback", "halt"]}, {"pattern": "^stage ([1-9][0-9]?|100) %$"}],
+                                                "description": "activate, rollback, stage N % (a staged rollout's start or next stage) or halt"},
+                      actor=S, at=DATE),
     "SignedManifest": obj(["payloadType", "payload", "signatures"], payloadType=S, payload={**S, "description": "base64 of the manifest JSON (docs/MANIFEST.md)"},
                           signatures=array(obj(["keyid", "sig"], keyid=S, sig=S))),
     "SigningKey": obj(["algorithm", "keyID", "publicKey"], algorithm=S, keyID=S, publicKey={**S, "description": "raw Ed25519 public key, base64"}),
 }
 
+REPORT_EXAMPLE = {"events": [{"id": "0f3c9a51-7a2e-4d5b-9c1e-2b8f6d0a4e73", "deviceID": "device-1", "collection": "vision", "sequence": 3,
+                              "deployment": "0b6a2c1e-5d3f-4a8b-9c7d-1e2f3a4b5c6d", "model": "classifier",
+                              "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "outcome": "failed",
+                              "reason": "out of memory", "at": "2026-11-24T08:00:00Z"}]}
 DEPLOYMENT_EXAMPLE = {"name": "spring", "models": {"classifier": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
 
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
@@ -279,6 +342,16 @@ paths = {
                   {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
                   auth="app", errors=["401", "403"]),
     },
+    "/v1/device/reports": {
+        "post": op("sendDeviceReports", "Devices report what became of a deployment's models: 1 to 100 events, at most 64 KiB "
+                   "(HTTP Basic: app ID and credential; docs/ROLLOUTS.md)",
+                   ok("counted (a retried event ID is a duplicate, counted once)", ref("ReportReceipt")), body(ref("ReportBatch"), REPORT_EXAMPLE),
+                   auth="app", errors=["401", "403", "422", "429", "503"], retry_after=["429", "503"],
+                   description="One bad event refuses the batch, before anything is counted. 400 `invalid_request` (the reason names the "
+                               "event's index and field); 401 `invalid_credential`; 403 `collection_not_bound`, `credential_revoked`, "
+                               "`app_revoked`; 413 over 64 KiB; 422 `unknown_deployment`, `unknown_model`; 429 `rate_limited` and "
+                               "503 `reports_backlog`, both with `Retry-After`."),
+    },
     "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {
         "get": op("listCollections", "Collections (viewer)", ok("collections", array(ref("Collection")))),
@@ -309,8 +382,29 @@ paths = {
                    body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
-        "post": op("activateDeployment", "Make it the active deployment, in one transaction (developer)", ok("activated", ref("Deployment")),
-                   errors=["409"]),
+        "post": op("activateDeployment", "Make it the active deployment for every device at once, or, with stages, stage by stage (developer)",
+                   ok("activated, or its staged rollout started", ref("Deployment")),
+                   body(ref("ActivationOptions"), {"stages": [1, 10, 50, 100], "stageHours": 24, "haltAt": 5, "minReports": 20}, required=False),
+                   errors=["409"],
+                   description="Without a body it becomes active for every device at once, in one transaction. With `stages` it starts a "
+                               "staged rollout from the collection's active deployment (docs/ROLLOUTS.md). 409 when it cannot be "
+                               "activated; with stages also when the collection has no active deployment to stage from, when it is the "
+                               "active deployment already, or when a staged rollout of the collection is running."),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/advance": {
+        "post": op("advanceDeployment", "Move its staged rollout to the next stage now, whatever the gates say (developer)",
+                   ok("advanced (completed at 100 %)", ref("Deployment")), errors=["409"],
+                   description="409 when it has no staged rollout running, or the rollout changed meanwhile."),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/halt": {
+        "post": op("haltDeployment", "Halt its staged rollout: every device gets the previous deployment again (developer)",
+                   ok("halted", ref("Deployment")),
+                   body(obj([], reason={"type": "string", "maxLength": 200, "description": "at most 200 bytes on one line; recorded as \"by NAME: REASON\""}),
+                        {"reason": "crash reports on iPhone 12"}, required=False),
+                   errors=["409"], description="409 when it has no staged rollout running, or the rollout changed meanwhile."),
+    },
+    "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/status": {
+        "get": op("getDeploymentStatus", "Where its rollout stands and how its devices fare (viewer)", ok("status", ref("DeploymentStatus"))),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
         "post": op("archiveDeployment", "Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), errors=["409"]),
@@ -385,7 +479,8 @@ for path, method, operation in operations:
 document = {
     "openapi": "3.1.0",
     "info": {"title": "Coffer server API", "version": "1.0.0",
-             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} "
+             "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments, staged rollouts, device reports "
+                            "and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} "
                             "(application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed)."},
     "servers": [{"url": "http://127.0.0.1:8080"}],
     "security": [{"token": []}],
@@ -395,6 +490,9 @@ document = {
                             "app": {"type": "http", "scheme": "basic", "description": "a device: app ID as user name, app credential as password"}},
         "responses": {
             "Error": {"description": "an error", "content": {"application/json": {"schema": ref("Error")}}},
+            "RetryLater": {"description": "an error; retry after `Retry-After` seconds",
+                           "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 0}, "description": "seconds"}},
+                           "content": {"application/json": {"schema": ref("Error")}}},
             "MethodNotAllowed": {"description": "405 `method_not_allowed`: the path exists, the method does not (any path, any method); "
                                                  "`Allow` lists the methods it takes",
                                  "headers": {"Allow": {"schema": S, "description": "e.g. `GET, HEAD, POST`"}},

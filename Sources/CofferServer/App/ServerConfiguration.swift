@@ -79,7 +79,7 @@ public struct ServerConfiguration: Sendable {
     /// How often each instance writes the device reports it has accepted to the database
     /// (COFFER_REPORT_FLUSH_SECONDS; default 1). A crash loses at most this long's reports.
     public var reportFlushInterval: TimeInterval = 1
-    /// How long raw device reports are kept for failure reasons and the adoption chart
+    /// How long raw failure reports (with their reasons) are kept
     /// (COFFER_REPORT_RETENTION_DAYS; above 0, at most 365; default 7). Counts per device stay.
     public var reportRetention: TimeInterval = 7 * 86_400
     /// How often each instance checks staged rollouts' gates and stage timers

@@ -92,8 +92,9 @@ struct DeploymentController: RouteCollection {
     /// Activates a deployment: at once for every device, or, with a JSON body that names stages
     /// (``ActivationOptions``), stage by stage (docs/ROLLOUTS.md).
     func activate(req: Request) async throws -> DeploymentView {
-        let options = req.headers.contentType == .json && (req.body.data?.readableBytes ?? 0) > 0
-            ? try req.content.decode(ActivationOptions.self) : ActivationOptions()
+        // A body is always read (an unsupported content type is 415): stages sent in a form the
+        // route did not read must never become an activation for every device.
+        let options = (req.body.data?.readableBytes ?? 0) > 0 ? try req.content.decode(ActivationOptions.self) : ActivationOptions()
         return try await activate(req, options: options)
     }
 
@@ -128,8 +129,8 @@ struct DeploymentController: RouteCollection {
         let input = (req.body.data?.readableBytes ?? 0) > 0 ? try req.content.decode(HaltInput.self) : HaltInput()
         let user = try req.user()
         let given = input.reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard given.utf8.count <= 200, !given.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw APIError.invalid("a halt's reason is at most 200 bytes on one line")
+        guard given.utf8.count <= 200, !given.unicodeScalars.contains(where: { [.control, .format].contains($0.properties.generalCategory) }) else {
+            throw APIError.invalid("a halt's reason is at most 200 bytes on one line, without control or format characters")
         }
         guard let rollout = try await Rollouts.running(try deployment.requireID(), on: req.db) else {
             throw APIError.conflict("deployment \(deployment.name) has no staged rollout running")

@@ -64,7 +64,7 @@ struct ReportController: RouteCollection {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
                            headers: ["Retry-After": "30"])
         }
-        for (outcome, count) in Dictionary(reports.map { ($0.outcome.rawValue, 1) }, uniquingKeysWith: +) {
+        for (outcome, count) in Dictionary(reports.map { ($0.outcome, 1) }, uniquingKeysWith: +) {
             metrics.reports(outcome: outcome, count: count)
         }
         return Answer(accepted: accepted, duplicates: duplicates)

@@ -14,9 +14,8 @@ final class ServerMetrics: Sendable {
     }
 
     /// Counts accepted device reports by outcome.
-    func reports(outcome: String, count: Int) {
-        registry.makeCounter(descriptor: Self.counter("device_reports", help: "Device report events accepted, by outcome"),
-                             labels: [("outcome", outcome)]).increment(by: Int64(count))
+    func reports(outcome: ReportOutcome, count: Int) {
+        reportCounters[outcome]?.increment(by: Int64(count))
     }
 
     /// Counts a staged rollout halted, by its health gate (`gate`) or by a person (`person`).
@@ -32,8 +31,14 @@ final class ServerMetrics: Sendable {
 
     /// Made once: the manifest endpoint is the hottest path and counts every answer.
     private let manifestCounters: (ok: Counter, notModified: Counter)
+    /// Made once, as the report route counts every batch.
+    private let reportCounters: [ReportOutcome: Counter]
 
     init() {
+        let reports = Self.counter("device_reports", help: "Device report events accepted, by outcome")
+        var counters: [ReportOutcome: Counter] = [:]
+        for outcome in ReportOutcome.allCases { counters[outcome] = registry.makeCounter(descriptor: reports, labels: [("outcome", outcome.rawValue)]) }
+        reportCounters = counters
         let manifests = Self.counter("manifests", help: "Manifests answered (200 with a body or 304)")
         manifestCounters = (
             registry.makeCounter(descriptor: manifests, labels: [("status", "200")]),

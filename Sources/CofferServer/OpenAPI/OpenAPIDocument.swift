@@ -27,6 +27,14 @@ enum OpenAPIDocument {
      "team": "$request.path.team"
     }
    },
+   "advanceDeployment.deployment": {
+    "operationId": "advanceDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
    "archiveDeployment.deployment": {
     "operationId": "archiveDeployment",
     "parameters": {
@@ -115,6 +123,22 @@ enum OpenAPIDocument {
    },
    "getDeployment.deployment": {
     "operationId": "getDeployment",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "getDeploymentStatus.deployment": {
+    "operationId": "getDeploymentStatus",
+    "parameters": {
+     "collection": "$request.path.collection",
+     "deployment": "$response.body#/id",
+     "team": "$request.path.team"
+    }
+   },
+   "haltDeployment.deployment": {
+    "operationId": "haltDeployment",
     "parameters": {
      "collection": "$request.path.collection",
      "deployment": "$response.body#/id",
@@ -393,6 +417,25 @@ enum OpenAPIDocument {
       }
      }
     }
+   },
+   "RetryLater": {
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    },
+    "description": "an error; retry after `Retry-After` seconds",
+    "headers": {
+     "Retry-After": {
+      "description": "seconds",
+      "schema": {
+       "minimum": 0,
+       "type": "integer"
+      }
+     }
+    }
    }
   },
   "schemas": {
@@ -413,10 +456,19 @@ enum OpenAPIDocument {
       "type": "string"
      },
      "kind": {
-      "enum": [
-       "activate",
-       "rollback"
+      "anyOf": [
+       {
+        "enum": [
+         "activate",
+         "rollback",
+         "halt"
+        ]
+       },
+       {
+        "pattern": "^stage ([1-9][0-9]?|100) %$"
+       }
       ],
+      "description": "activate, rollback, stage N % (a staged rollout's start or next stage) or halt",
       "type": "string"
      },
      "sequence": {
@@ -430,6 +482,46 @@ enum OpenAPIDocument {
      "kind",
      "actor"
     ],
+    "type": "object"
+   },
+   "ActivationOptions": {
+    "description": "A staged activation (docs/ROLLOUTS.md). stageHours, haltAt and minReports go with stages only (400 otherwise).",
+    "properties": {
+     "haltAt": {
+      "default": 5,
+      "description": "failure rate (percent of reporting devices) at or above which the rollout halts",
+      "exclusiveMinimum": 0,
+      "maximum": 100,
+      "type": "number"
+     },
+     "minReports": {
+      "default": 20,
+      "description": "reporting devices a gate needs before it advances or halts a stage",
+      "maximum": 1000000,
+      "minimum": 1,
+      "type": "integer"
+     },
+     "stageHours": {
+      "default": 24,
+      "description": "how long each stage lasts at least",
+      "exclusiveMinimum": 0,
+      "maximum": 8760,
+      "type": "number"
+     },
+     "stages": {
+      "description": "percent of devices per stage, strictly increasing, the last 100; [100] activates at once",
+      "items": {
+       "maximum": 100,
+       "minimum": 1,
+       "type": "integer"
+      },
+      "maxItems": 20,
+      "minItems": 1,
+      "type": "array",
+      "uniqueItems": true
+     }
+    },
+    "required": [],
     "type": "object"
    },
    "App": {
@@ -728,6 +820,10 @@ enum OpenAPIDocument {
       },
       "type": "array"
      },
+     "rollout": {
+      "$ref": "#/components/schemas/Rollout",
+      "description": "its newest staged rollout, if it had one"
+     },
      "rules": {
       "items": {
        "properties": {
@@ -828,6 +924,113 @@ enum OpenAPIDocument {
      }
     },
     "required": [],
+    "type": "object"
+   },
+   "DeploymentStatus": {
+    "properties": {
+     "deployment": {
+      "format": "uuid",
+      "type": "string"
+     },
+     "devices": {
+      "description": "devices that reported anything about it (a device counts once)",
+      "type": "integer"
+     },
+     "failureRate": {
+      "description": "the worst model's failure rate (percent) among those with at least minReports devices, else the worst of all",
+      "type": "number"
+     },
+     "models": {
+      "items": {
+       "properties": {
+        "devices": {
+         "type": "integer"
+        },
+        "failed": {
+         "type": "integer"
+        },
+        "failureRate": {
+         "description": "failed / devices, percent",
+         "type": "number"
+        },
+        "model": {
+         "type": "string"
+        }
+       },
+       "required": [
+        "model",
+        "devices",
+        "failed",
+        "failureRate"
+       ],
+       "type": "object"
+      },
+      "type": "array"
+     },
+     "name": {
+      "type": "string"
+     },
+     "outcomes": {
+      "additionalProperties": {
+       "type": "integer"
+      },
+      "description": "devices by outcome reported, for any model",
+      "propertyNames": {
+       "enum": [
+        "downloaded",
+        "opened",
+        "loaded",
+        "failed"
+       ],
+       "type": "string"
+      },
+      "type": "object"
+     },
+     "rollout": {
+      "$ref": "#/components/schemas/Rollout",
+      "description": "its newest staged rollout, if it had one"
+     },
+     "state": {
+      "description": "the deployment's status, or its rollout's state while one is staged or after it halted",
+      "enum": [
+       "draft",
+       "active",
+       "archived",
+       "staged",
+       "halted"
+      ],
+      "type": "string"
+     },
+     "topReasons": {
+      "description": "the most frequent failure reasons of the raw events still kept",
+      "items": {
+       "properties": {
+        "count": {
+         "type": "integer"
+        },
+        "reason": {
+         "type": "string"
+        }
+       },
+       "required": [
+        "reason",
+        "count"
+       ],
+       "type": "object"
+      },
+      "type": "array"
+     }
+    },
+    "required": [
+     "deployment",
+     "name",
+     "state",
+     "devices",
+     "outcomes",
+     "models",
+     "failureRate",
+     "topReasons"
+    ],
     "type": "object"
    },
    "Error": {
@@ -1142,6 +1345,184 @@ enum OpenAPIDocument {
     ],
     "type": "object"
    },
+   "ReportBatch": {
+    "properties": {
+     "events": {
+      "items": {
+       "$ref": "#/components/schemas/ReportEvent"
+      },
+      "maxItems": 100,
+      "minItems": 1,
+      "type": "array"
+     }
+    },
+    "required": [
+     "events"
+    ],
+    "type": "object"
+   },
+   "ReportEvent": {
+    "properties": {
+     "at": {
+      "description": "ISO 8601; within the last 7 days and at most an hour ahead of the server's clock",
+      "format": "date-time",
+      "maxLength": 40,
+      "type": "string"
+     },
+     "collection": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9._-]{1,100}$",
+      "type": "string"
+     },
+     "deployment": {
+      "description": "the manifest's deploymentID",
+      "format": "uuid",
+      "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+      "type": "string"
+     },
+     "deviceID": {
+      "maxLength": 200,
+      "minLength": 1,
+      "pattern": "^[^|]+$",
+      "type": "string"
+     },
+     "id": {
+      "description": "chosen by the device, unique per event (a UUID will do)",
+      "maxLength": 64,
+      "minLength": 8,
+      "pattern": "^[A-Za-z0-9_-]{8,64}$",
+      "type": "string"
+     },
+     "model": {
+      "maxLength": 100,
+      "minLength": 1,
+      "pattern": "^[A-Za-z0-9_.@+-]([A-Za-z0-9 _.@+-]{0,98}[A-Za-z0-9_.@+-])?$",
+      "type": "string"
+     },
+     "outcome": {
+      "enum": [
+       "downloaded",
+       "opened",
+       "loaded",
+       "failed"
+      ],
+      "type": "string"
+     },
+     "reason": {
+      "description": "only with failed: at most 200 bytes, no control or format characters",
+      "maxLength": 200,
+      "type": "string"
+     },
+     "sequence": {
+      "description": "the manifest's sequence",
+      "minimum": 0,
+      "type": "integer"
+     },
+     "sha256": {
+      "maxLength": 64,
+      "minLength": 64,
+      "pattern": "^[0-9a-f]{64}$",
+      "type": "string"
+     }
+    },
+    "required": [
+     "id",
+     "deviceID",
+     "collection",
+     "sequence",
+     "deployment",
+     "model",
+     "sha256",
+     "outcome",
+     "at"
+    ],
+    "type": "object"
+   },
+   "ReportReceipt": {
+    "properties": {
+     "accepted": {
+      "description": "events counted",
+      "type": "integer"
+     },
+     "duplicates": {
+      "description": "events whose ID was counted already (a retry)",
+      "type": "integer"
+     }
+    },
+    "required": [
+     "accepted",
+     "duplicates"
+    ],
+    "type": "object"
+   },
+   "Rollout": {
+    "properties": {
+     "createdBy": {
+      "type": "string"
+     },
+     "haltAt": {
+      "description": "failure rate (percent of reporting devices) that halts it",
+      "type": "number"
+     },
+     "haltReason": {
+      "type": "string"
+     },
+     "minReports": {
+      "description": "reporting devices a gate needs before it advances or halts a stage",
+      "type": "integer"
+     },
+     "nextStageAt": {
+      "description": "when the timer may advance the stage if the gate allows; only while staged",
+      "format": "date-time",
+      "type": "string"
+     },
+     "stageHours": {
+      "type": "number"
+     },
+     "stageIndex": {
+      "description": "the current stage, from 0",
+      "type": "integer"
+     },
+     "stagePercent": {
+      "description": "the current stage's percent of devices (100 once completed)",
+      "type": "integer"
+     },
+     "stageStartedAt": {
+      "format": "date-time",
+      "type": "string"
+     },
+     "stages": {
+      "description": "percent of devices per stage, increasing, the last 100",
+      "items": {
+       "type": "integer"
+      },
+      "type": "array"
+     },
+     "state": {
+      "description": "staged (stages running), then completed (at 100 %), halted (every device back on the previous deployment) or superseded (another activation replaced it)",
+      "enum": [
+       "staged",
+       "completed",
+       "halted",
+       "superseded"
+      ],
+      "type": "string"
+     }
+    },
+    "required": [
+     "state",
+     "stages",
+     "stageIndex",
+     "stagePercent",
+     "stageStartedAt",
+     "stageHours",
+     "haltAt",
+     "minReports",
+     "createdBy"
+    ],
+    "type": "object"
+   },
    "SignedManifest": {
     "properties": {
      "payload": {
@@ -1269,7 +1650,7 @@ enum OpenAPIDocument {
   }
  },
  "info": {
-  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed).",
+  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments, staged rollouts, device reports and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed).",
   "title": "Coffer server API",
   "version": "1.0.0"
  },
@@ -1585,6 +1966,83 @@ enum OpenAPIDocument {
     },
     "security": [],
     "summary": "A device obtains a model key sealed to its public key (HPKE)"
+   }
+  },
+  "/v1/device/reports": {
+   "post": {
+    "description": "One bad event refuses the batch, before anything is counted. 400 `invalid_request` (the reason names the event's index and field); 401 `invalid_credential`; 403 `collection_not_bound`, `credential_revoked`, `app_revoked`; 413 over 64 KiB; 422 `unknown_deployment`, `unknown_model`; 429 `rate_limited` and 503 `reports_backlog`, both with `Retry-After`.",
+    "operationId": "sendDeviceReports",
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "example": {
+        "events": [
+         {
+          "at": "2026-11-24T08:00:00Z",
+          "collection": "vision",
+          "deployment": "0b6a2c1e-5d3f-4a8b-9c7d-1e2f3a4b5c6d",
+          "deviceID": "device-1",
+          "id": "0f3c9a51-7a2e-4d5b-9c1e-2b8f6d0a4e73",
+          "model": "classifier",
+          "outcome": "failed",
+          "reason": "out of memory",
+          "sequence": 3,
+          "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+         }
+        ]
+       },
+       "schema": {
+        "$ref": "#/components/schemas/ReportBatch"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ReportReceipt"
+        }
+       }
+      },
+      "description": "counted (a retried event ID is a duplicate, counted once)"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "422": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/RetryLater"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
+     }
+    },
+    "security": [
+     {
+      "app": []
+     }
+    ],
+    "summary": "Devices report what became of a deployment's models: 1 to 100 events, at most 64 KiB (HTTP Basic: app ID and credential; docs/ROLLOUTS.md)"
    }
   },
   "/v1/invitations/accept": {
@@ -2741,6 +3199,9 @@ enum OpenAPIDocument {
        "activateDeployment": {
         "$ref": "#/components/links/activateDeployment.deployment"
        },
+       "advanceDeployment": {
+        "$ref": "#/components/links/advanceDeployment.deployment"
+       },
        "archiveDeployment": {
         "$ref": "#/components/links/archiveDeployment.deployment"
        },
@@ -2752,6 +3213,12 @@ enum OpenAPIDocument {
        },
        "getDeployment": {
         "$ref": "#/components/links/getDeployment.deployment"
+       },
+       "getDeploymentStatus": {
+        "$ref": "#/components/links/getDeploymentStatus.deployment"
+       },
+       "haltDeployment": {
+        "$ref": "#/components/links/haltDeployment.deployment"
        }
       }
      },
@@ -2902,6 +3369,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
    "post": {
+    "description": "Without a body it becomes active for every device at once, in one transaction. With `stages` it starts a staged rollout from the collection's active deployment (docs/ROLLOUTS.md). 409 when it cannot be activated; with stages also when the collection has no active deployment to stage from, when it is the active deployment already, or when a staged rollout of the collection is running.",
     "operationId": "activateDeployment",
     "parameters": [
      {
@@ -2914,6 +3382,27 @@ enum OpenAPIDocument {
       "$ref": "#/components/parameters/deployment"
      }
     ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "example": {
+        "haltAt": 5,
+        "minReports": 20,
+        "stageHours": 24,
+        "stages": [
+         1,
+         10,
+         50,
+         100
+        ]
+       },
+       "schema": {
+        "$ref": "#/components/schemas/ActivationOptions"
+       }
+      }
+     },
+     "required": false
+    },
     "responses": {
      "200": {
       "content": {
@@ -2923,7 +3412,7 @@ enum OpenAPIDocument {
         }
        }
       },
-      "description": "activated"
+      "description": "activated, or its staged rollout started"
      },
      "400": {
       "$ref": "#/components/responses/Error"
@@ -2950,7 +3439,61 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      }
     },
-    "summary": "Make it the active deployment, in one transaction (developer)"
+    "summary": "Make it the active deployment for every device at once, or, with stages, stage by stage (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/advance": {
+   "post": {
+    "description": "409 when it has no staged rollout running, or the rollout changed meanwhile.",
+    "operationId": "advanceDeployment",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/team"
+     },
+     {
+      "$ref": "#/components/parameters/collection"
+     },
+     {
+      "$ref": "#/components/parameters/deployment"
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "advanced (completed at 100 %)"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Move its staged rollout to the next stage now, whatever the gates say (developer)"
    }
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/archive": {
@@ -3050,6 +3593,9 @@ enum OpenAPIDocument {
        "activateDeployment": {
         "$ref": "#/components/links/activateDeployment.deployment"
        },
+       "advanceDeployment": {
+        "$ref": "#/components/links/advanceDeployment.deployment"
+       },
        "archiveDeployment": {
         "$ref": "#/components/links/archiveDeployment.deployment"
        },
@@ -3061,6 +3607,12 @@ enum OpenAPIDocument {
        },
        "getDeployment": {
         "$ref": "#/components/links/getDeployment.deployment"
+       },
+       "getDeploymentStatus": {
+        "$ref": "#/components/links/getDeploymentStatus.deployment"
+       },
+       "haltDeployment": {
+        "$ref": "#/components/links/haltDeployment.deployment"
        }
       }
      },
@@ -3093,6 +3645,125 @@ enum OpenAPIDocument {
      }
     },
     "summary": "Clone into a new draft, with edits (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/halt": {
+   "post": {
+    "description": "409 when it has no staged rollout running, or the rollout changed meanwhile.",
+    "operationId": "haltDeployment",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/team"
+     },
+     {
+      "$ref": "#/components/parameters/collection"
+     },
+     {
+      "$ref": "#/components/parameters/deployment"
+     }
+    ],
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "example": {
+        "reason": "crash reports on iPhone 12"
+       },
+       "schema": {
+        "properties": {
+         "reason": {
+          "description": "at most 200 bytes on one line; recorded as \"by NAME: REASON\"",
+          "maxLength": 200,
+          "type": "string"
+         }
+        },
+        "required": [],
+        "type": "object"
+       }
+      }
+     },
+     "required": false
+    },
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Deployment"
+        }
+       }
+      },
+      "description": "halted"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Halt its staged rollout: every device gets the previous deployment again (developer)"
+   }
+  },
+  "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/status": {
+   "get": {
+    "operationId": "getDeploymentStatus",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/team"
+     },
+     {
+      "$ref": "#/components/parameters/collection"
+     },
+     {
+      "$ref": "#/components/parameters/deployment"
+     }
+    ],
+    "responses": {
+     "200": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/DeploymentStatus"
+        }
+       }
+      },
+      "description": "status"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "summary": "Where its rollout stands and how its devices fare (viewer)"
    }
   },
   "/v1/teams/{team}/collections/{collection}/models": {

@@ -65,12 +65,12 @@ extension ReportBatch.Event {
         guard (8...64).contains(id.utf8.count), id.utf8.allSatisfy(Self.isIDByte) else {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
-        guard (1...200).contains(deviceID.utf8.count), !deviceID.contains("|"), Self.isPrintable(deviceID) else {
+        guard (1...200).contains(deviceID.utf8.count), !deviceID.utf8.contains(UInt8(ascii: "|")), Self.isPrintable(deviceID) else {
             throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control or format characters")
         }
         guard (1...100).contains(collection.utf8.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
-        guard let deploymentID = UUID(uuidString: deployment) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
+        guard let deploymentID = UUID(hexText: deployment) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
         guard (1...100).contains(model.utf8.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
         guard sha256.utf8.count == 64, sha256.utf8.allSatisfy(Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
         guard let outcome = ReportOutcome(rawValue: outcome) else { throw ReportFieldError("outcome must be downloaded, opened, loaded or failed") }
@@ -95,9 +95,11 @@ extension ReportBatch.Event {
     private static func isLowerHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
 
     private static func isPrintable(_ text: String) -> Bool {
+        // Printable ASCII, the usual case, without a Unicode property lookup per character.
+        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return true }
         // Control and format characters (bidirectional overrides among them) would disguise what
         // the dashboard and the CLI show.
-        text.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }
+        return text.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }
     }
 
     private static func date(_ text: String) -> Date? {

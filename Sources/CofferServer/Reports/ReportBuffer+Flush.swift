@@ -10,14 +10,14 @@ enum ReportTables {
 
 extension ReportBuffer {
     /// Writes what is pending in one transaction: each device's outcome set merged by OR into
-    /// `report_devices`, and the raw events into `report_events` (an event ID already stored is
+    /// `report_devices`, and the failures into `report_events` (an event ID already stored is
     /// skipped); then, at most once a minute, removes raw events older than `retention`. On failure
     /// everything is kept for the next flush. Returns the deployments that got reports.
     @discardableResult
     func flush(on database: any Database, retention: TimeInterval, now: Date = Date()) async throws -> Set<UUID> {
         let pending = take()
         let touched = Set(pending.devices.keys.map(\.deploymentID))
-        if !pending.events.isEmpty {
+        if pending.count > 0 {
             do {
                 try await database.writeTransaction { db in
                     guard let sql = db as? any SQLDatabase else { return }

@@ -7,8 +7,10 @@ import NIOConcurrencyHelpers
 ///
 /// Per deployment, model and device it keeps the set of outcomes reported (a bit each), merged
 /// with the stored set by OR, so a retried report never counts twice, on any instance. The event
-/// IDs this instance has seen recently answer a retry as a duplicate at once; the raw events' table
-/// is unique per app and event ID, so one that reaches another instance is stored once too.
+/// IDs this instance has seen recently answer a retry as a duplicate at once. Failures are also
+/// kept as raw events (their reasons; the table is unique per app and event ID, so a retry that
+/// reaches another instance is stored once too); the other outcomes say nothing the outcome set
+/// does not, and are not stored one by one.
 final class ReportBuffer: Sendable {
     /// A device's outcomes for one model of one deployment.
     struct DeviceKey: Hashable, Sendable {
@@ -35,18 +37,29 @@ final class ReportBuffer: Sendable {
     /// What waits for the next flush.
     struct Pending: Sendable {
         var devices: [DeviceKey: DeviceState] = [:]
+        /// Failed outcomes, with their reasons.
         var events: [Event] = []
+
+        /// Rows the next flush writes.
+        var count: Int { devices.count + events.count }
     }
 
-    /// The most events kept unwritten (the database is down): more are refused with 503.
-    static let capacity = 200_000
+    /// The most rows (device outcome sets and failures) kept unwritten, as when the database is
+    /// down: more are refused with 503.
+    static let capacity = 100_000
     /// Event IDs remembered per generation; two generations are kept.
     static let remembered = 250_000
 
+    /// An event ID of an app.
+    private struct SeenKey: Hashable {
+        let appID: UUID
+        let eventID: String
+    }
+
     private struct State {
         var pending = Pending()
-        var seen: Set<String> = []
-        var seenBefore: Set<String> = []
+        var seen: Set<SeenKey> = []
+        var seenBefore: Set<SeenKey> = []
         var prunedAt = Date.distantPast
     }
 
@@ -59,10 +72,10 @@ final class ReportBuffer: Sendable {
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         let stages = Dictionary(Set(reports.map(\.deploymentID)).map { ($0, stage($0)) }, uniquingKeysWith: { first, _ in first })
         return state.withLockedValue { state in
-            guard state.pending.events.count + reports.count <= Self.capacity else { return nil }
+            guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var accepted = 0
             for report in reports {
-                let seenKey = appID.uuidString + "|" + report.eventID
+                let seenKey = SeenKey(appID: appID, eventID: report.eventID)
                 guard !state.seen.contains(seenKey), !state.seenBefore.contains(seenKey) else { continue }
                 if state.seen.count >= Self.remembered {
                     state.seenBefore = state.seen
@@ -70,7 +83,7 @@ final class ReportBuffer: Sendable {
                 }
                 state.seen.insert(seenKey)
                 accepted += 1
-                state.pending.events.append(Event(appID: appID, report: report, receivedAt: now))
+                if report.outcome == .failed { state.pending.events.append(Event(appID: appID, report: report, receivedAt: now)) }
                 let key = DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID)
                 if var device = state.pending.devices[key] {
                     device.outcomes |= report.outcome.bit
@@ -120,6 +133,6 @@ final class ReportBuffer: Sendable {
         }
     }
 
-    /// The number of events waiting (for tests).
-    var pendingEvents: Int { state.withLockedValue { $0.pending.events.count } }
+    /// The rows waiting for the next flush (for tests).
+    var pendingRows: Int { state.withLockedValue { $0.pending.count } }
 }

@@ -11,8 +11,17 @@ enum RolloutBucket {
 
     /// The bucket of `deviceID` for the rollout identified by `seed` (usually the deployment's ID).
     static func bucket(deviceID: String, seed: String) -> Int {
-        let digest = SHA256.hash(data: Array("coffer rollout v1|\(seed)|\(deviceID)".utf8))
-        let value = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        // Hashed piece by piece: no joined string per manifest request.
+        var hasher = SHA256()
+        hasher.update(data: prefix)
+        var seed = seed, deviceID = deviceID
+        seed.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        hasher.update(data: separator)
+        deviceID.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        let value = hasher.finalize().prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(value % UInt64(count))
     }
+
+    private static let prefix = Array("coffer rollout v1|".utf8)
+    private static let separator = Array("|".utf8)
 }

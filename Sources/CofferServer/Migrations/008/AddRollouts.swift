@@ -7,8 +7,8 @@ import SQLKit
 /// - `report_devices`: per deployment, model and device, the outcomes that device reported (a bit
 ///   each), so counts are of devices and a retried report never counts twice; the hour of its first
 ///   report (hours since 1970, UTC) for the adoption chart.
-/// - `report_events`: raw reports, unique per app and event ID, kept for a bounded window (failure
-///   reasons, adoption over time).
+/// - `report_events`: raw failure reports with their reasons, unique per app and event ID, kept for
+///   a bounded window.
 ///
 /// Released migrations are never edited.
 struct AddRollouts: AsyncMigration {
