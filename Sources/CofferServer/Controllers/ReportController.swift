@@ -33,15 +33,14 @@ struct ReportController: RouteCollection {
               let appID = UUID(hexText: username)
         else { throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication") }
         let now = Date()
+        let body = req.body.data.map { Array($0.readableBytesView) } ?? []
         let reports: [DeviceReport]
         do {
-            reports = try req.content.decode(ReportBatch.self).reports(now: now)
-        } catch let error as APIError {
-            throw error
+            reports = try ReportBatch(events: ReportBatchReader.events(in: body)).reports(now: now)
         } catch {
-            throw APIError.invalid("the body must be {\"events\": [...]} as docs/ROLLOUTS.md describes")
+            throw APIError.invalid(error.reason + " (the body is {\"events\": [...]}; docs/ROLLOUTS.md)")
         }
-        let app = try await authenticate(appID: appID, credential: credential, on: req.db)
+        let app = try await authenticate(appID: appID, credential: credential, on: req)
         if let wait = perApp.acquire("app:\(app.id)") { throw Self.tooMany(wait) }
         for (index, report) in reports.enumerated() where !app.collections.contains(report.collection) {
             try await refusals.record(.init(teamID: app.teamID, action: "device.report", actor: "app:\(app.id)",
@@ -50,8 +49,10 @@ struct ReportController: RouteCollection {
             throw APIError.forbidden("collection_not_bound", "event \(index): this app is not bound to collection \(report.collection)")
         }
         for (index, report) in reports.enumerated() {
-            guard let target = try await targets.target(report.deploymentID, on: req.db),
-                  target.teamID == app.teamID, target.collection == report.collection
+            // `req.db` makes a database handle each time: only asked for when the cache misses.
+            var found = targets.cached(report.deploymentID)
+            if found == nil { found = try await targets.target(report.deploymentID, on: req.db) }
+            guard let target = found, target.teamID == app.teamID, target.collection == report.collection
             else { throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(report.collection) has that ID") }
             guard target.models.contains(report.model) else {
                 throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(report.model)")
@@ -72,9 +73,9 @@ struct ReportController: RouteCollection {
 
     /// The app; 401 for an unknown app or wrong credential, 403 for a rotated-away credential or a
     /// revoked app (the manifest route's answers).
-    private func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> AppCredentials.App {
+    private func authenticate(appID: UUID, credential: String, on req: Request) async throws -> AppCredentials.App {
         if let app = credentials.cachedApp(appID: appID, credential: credential) { return app }
-        return try await credentials.authenticate(appID: appID, credential: credential, on: db)
+        return try await credentials.authenticate(appID: appID, credential: credential, on: req.db)
     }
 
     static func tooMany(_ wait: Int) -> APIError {

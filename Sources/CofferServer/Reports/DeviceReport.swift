@@ -14,11 +14,11 @@ struct DeviceReport: Sendable {
     let at: Date
 }
 
-/// The body of `POST /v1/device/reports` as sent: at most ``maximumEvents`` events. Nothing of it is
-/// used before ``reports(now:)`` has checked every event.
-struct ReportBatch: Decodable, Sendable {
+/// The body of `POST /v1/device/reports` as sent (read by ``ReportBatchReader``): at most
+/// ``maximumEvents`` events. Nothing of it is used before ``reports(now:)`` has checked every event.
+struct ReportBatch: Sendable {
     /// One event as sent.
-    struct Event: Decodable, Sendable {
+    struct Event: Sendable {
         let id: String
         let deviceID: String
         let collection: String
@@ -41,16 +41,21 @@ struct ReportBatch: Decodable, Sendable {
 
     let events: [Event]
 
-    /// The events, checked; 400 naming the first event (by index) and field that is not valid.
-    func reports(now: Date) throws -> [DeviceReport] {
+    /// The events, checked; the error names the first event (by index) and field that is not valid.
+    func reports(now: Date) throws(ReportFieldError) -> [DeviceReport] {
         guard (1...Self.maximumEvents).contains(events.count) else {
-            throw APIError.invalid("a report batch holds 1 to \(Self.maximumEvents) events")
+            throw ReportFieldError("a report batch holds 1 to \(Self.maximumEvents) events")
         }
-        return try events.enumerated().map { index, event in
-            do { return try event.checked(now: now) } catch let error as ReportFieldError {
-                throw APIError.invalid("event \(index): \(error.reason)")
+        var reports: [DeviceReport] = []
+        reports.reserveCapacity(events.count)
+        for (index, event) in events.enumerated() {
+            do throws(ReportFieldError) {
+                reports.append(try event.checked(now: now))
+            } catch {
+                throw ReportFieldError("event \(index): \(error.reason)")
             }
         }
+        return reports
     }
 }
 
@@ -80,7 +85,7 @@ extension ReportBatch.Event {
                 throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control or format characters")
             }
         }
-        guard at.utf8.count <= 40, let date = Self.date(at) else { throw ReportFieldError("at must be an ISO 8601 time, e.g. 2026-11-24T08:00:00Z") }
+        guard let date = RFC3339.date(at) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
             throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
@@ -100,9 +105,5 @@ extension ReportBatch.Event {
         // Control and format characters (bidirectional overrides among them) would disguise what
         // the dashboard and the CLI show.
         return text.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }
-    }
-
-    private static func date(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle().parse(text)) ?? (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
     }
 }

@@ -25,6 +25,12 @@ final class ReportTargets: Sendable {
 
     init() {}
 
+    /// The deployment's target from memory, or nil when the cache does not know it as activated.
+    func cached(_ deploymentID: UUID) -> Target? {
+        if case .known(let target)? = entries.withLockedValue({ $0[deploymentID] }) { return target }
+        return nil
+    }
+
     /// The deployment's target, or nil when no activated deployment has that ID.
     func target(_ deploymentID: UUID, on db: any Database, now: Date = Date()) async throws -> Target? {
         switch entries.withLockedValue({ $0[deploymentID] }) {

@@ -1,0 +1,271 @@
+import Foundation
+
+/// Reads the body of `POST /v1/device/reports` — `{"events": [{…}, …]}` — over its bytes, without
+/// Codable: the generic decoder was a quarter of the route's time. It takes strict JSON (RFC 8259:
+/// UTF-8, no trailing commas, no comments, escapes checked, no lone surrogates), at most
+/// ``ReportBatch/maximumEvents`` events and nesting ``maximumDepth`` deep, refuses a key given
+/// twice, and skips keys it does not know (a later SDK may send more). Every failure is a
+/// ``ReportFieldError`` saying where.
+struct ReportBatchReader {
+    static let maximumDepth = 16
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The events as sent, before ``ReportBatch/Event/checked(now:)`` checks their fields.
+    static func events(in body: [UInt8]) throws(ReportFieldError) -> [ReportBatch.Event] {
+        var reader = ReportBatchReader(body)
+        return try reader.batch()
+    }
+
+    private mutating func batch() throws(ReportFieldError) -> [ReportBatch.Event] {
+        var events: [ReportBatch.Event]?
+        try object { reader, key throws(ReportFieldError) in
+            guard key == "events" else { return try reader.skipValue(depth: 1) }
+            guard events == nil else { throw ReportFieldError("the body gives events twice") }
+            events = try reader.eventList()
+        }
+        skipSpace()
+        guard index == bytes.count else { throw ReportFieldError("the body goes on after its JSON object") }
+        guard let events else { throw ReportFieldError("the body has no events") }
+        return events
+    }
+
+    private mutating func eventList() throws(ReportFieldError) -> [ReportBatch.Event] {
+        try expect(UInt8(ascii: "["), "events must be an array")
+        var events: [ReportBatch.Event] = []
+        skipSpace()
+        if peek() == UInt8(ascii: "]") { index += 1; return events }
+        while true {
+            guard events.count < ReportBatch.maximumEvents else {
+                throw ReportFieldError("a report batch holds 1 to \(ReportBatch.maximumEvents) events")
+            }
+            do throws(ReportFieldError) {
+                events.append(try event())
+            } catch {
+                throw ReportFieldError("event \(events.count): \(error.reason)")
+            }
+            skipSpace()
+            guard let next = take() else { throw ReportFieldError("the events array is cut short") }
+            if next == UInt8(ascii: "]") { return events }
+            guard next == UInt8(ascii: ",") else { throw ReportFieldError("expected , or ] between events") }
+        }
+    }
+
+    private mutating func event() throws(ReportFieldError) -> ReportBatch.Event {
+        var id, deviceID, collection, deployment, model, sha256, outcome, reason, at: String?
+        var sequence: Int64?
+        var reasonIsNull = false
+        /// Stores a string field, refusing one given twice.
+        func set(_ field: inout String?, _ name: String, _ reader: inout ReportBatchReader) throws(ReportFieldError) {
+            guard field == nil else { throw ReportFieldError("\(name) is given twice") }
+            field = try reader.string(name)
+        }
+        try object { reader, key throws(ReportFieldError) in
+            switch key {
+            case "id": try set(&id, key, &reader)
+            case "deviceID": try set(&deviceID, key, &reader)
+            case "collection": try set(&collection, key, &reader)
+            case "deployment": try set(&deployment, key, &reader)
+            case "model": try set(&model, key, &reader)
+            case "sha256": try set(&sha256, key, &reader)
+            case "outcome": try set(&outcome, key, &reader)
+            case "at": try set(&at, key, &reader)
+            case "sequence":
+                guard sequence == nil else { throw ReportFieldError("sequence is given twice") }
+                sequence = try reader.integer()
+            case "reason":
+                guard reason == nil, !reasonIsNull else { throw ReportFieldError("reason is given twice") }
+                if reader.literal("null") { reasonIsNull = true } else { reason = try reader.string(key) }
+            default:
+                try reader.skipValue(depth: 3)
+            }
+        }
+        func required(_ value: String?, _ name: String) throws(ReportFieldError) -> String {
+            guard let value else { throw ReportFieldError("\(name) is missing") }
+            return value
+        }
+        guard let sequence else { throw ReportFieldError("sequence is missing") }
+        return ReportBatch.Event(id: try required(id, "id"), deviceID: try required(deviceID, "deviceID"),
+                                 collection: try required(collection, "collection"), sequence: sequence,
+                                 deployment: try required(deployment, "deployment"), model: try required(model, "model"),
+                                 sha256: try required(sha256, "sha256"), outcome: try required(outcome, "outcome"), reason: reason,
+                                 at: try required(at, "at"))
+    }
+
+    /// Reads `{ "key": value, … }`, handing each key to `member`, which reads its value.
+    private mutating func object(_ member: (inout ReportBatchReader, String) throws(ReportFieldError) -> Void) throws(ReportFieldError) {
+        try expect(UInt8(ascii: "{"), "expected a JSON object")
+        skipSpace()
+        if peek() == UInt8(ascii: "}") { index += 1; return }
+        while true {
+            skipSpace()
+            let key = try string("a key")
+            skipSpace()
+            try expect(UInt8(ascii: ":"), "expected : after a key")
+            skipSpace()
+            try member(&self, key)
+            skipSpace()
+            guard let next = take() else { throw ReportFieldError("an object is cut short") }
+            if next == UInt8(ascii: "}") { return }
+            guard next == UInt8(ascii: ",") else { throw ReportFieldError("expected , or } in an object") }
+        }
+    }
+
+    /// A JSON string, unescaped and checked as UTF-8.
+    private mutating func string(_ what: String) throws(ReportFieldError) -> String {
+        guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what) must be a string") }
+        // The usual string has no escape: one scan to its end, one UTF-8 check.
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 { index += 1 }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            defer { index += 1 }
+            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
+            return text
+        }
+        var out = Array(bytes[start..<index])
+        while true {
+            guard let byte = take() else { throw ReportFieldError("a string is cut short") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: out, as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                guard let escape = take() else { throw ReportFieldError("a string is cut short") }
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"): out.append(contentsOf: try unicodeEscape())
+                default: throw ReportFieldError("\(what) has an unknown escape")
+                }
+            case 0..<0x20:
+                throw ReportFieldError("\(what) has a raw control character")
+            default:
+                out.append(byte)
+            }
+        }
+    }
+
+    /// The UTF-8 bytes of `\uXXXX` (the `\u` read), with a surrogate pair's second half.
+    private mutating func unicodeEscape() throws(ReportFieldError) -> [UInt8] {
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard take() == UInt8(ascii: "\\"), take() == UInt8(ascii: "u") else { throw ReportFieldError("a lone surrogate in a string") }
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw ReportFieldError("a lone surrogate in a string") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw ReportFieldError("a lone surrogate in a string")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw ReportFieldError("an escape that is not a character") }
+        return Array(String(Character(unicode)).utf8)
+    }
+
+    private mutating func hex4() throws(ReportFieldError) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            guard let byte = take(), let digit = DeviceQuery.hexValue(byte) else { throw ReportFieldError("a \\u escape needs 4 hex digits") }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// A JSON number that is a whole number within Int64 (no fraction, no exponent).
+    private mutating func integer() throws(ReportFieldError) -> Int64 {
+        let negative = peek() == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let start = index
+        var value: Int64 = 0
+        while let byte = peek(), (0x30...0x39).contains(byte) {
+            let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(Int64(byte - 0x30))
+            guard !overflowTimes, !overflowSum else { throw ReportFieldError("sequence must be a whole number that fits 64 bits") }
+            value = sum
+            index += 1
+        }
+        guard index > start, !(bytes[start] == UInt8(ascii: "0") && index - start > 1) else {
+            throw ReportFieldError("sequence must be a whole number")
+        }
+        if let next = peek(), next == UInt8(ascii: ".") || next | 0x20 == UInt8(ascii: "e") {
+            throw ReportFieldError("sequence must be a whole number")
+        }
+        return negative ? -value : value
+    }
+
+    /// Skips any JSON value, nested at most ``maximumDepth`` deep.
+    private mutating func skipValue(depth: Int) throws(ReportFieldError) {
+        guard depth <= Self.maximumDepth else { throw ReportFieldError("the body is nested too deep") }
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "\"")?: _ = try string("a value")
+        case UInt8(ascii: "{")?: try object { reader, _ throws(ReportFieldError) in try reader.skipValue(depth: depth + 1) }
+        case UInt8(ascii: "[")?:
+            index += 1
+            skipSpace()
+            if peek() == UInt8(ascii: "]") { index += 1; return }
+            while true {
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                guard let next = take() else { throw ReportFieldError("an array is cut short") }
+                if next == UInt8(ascii: "]") { return }
+                guard next == UInt8(ascii: ",") else { throw ReportFieldError("expected , or ] in an array") }
+            }
+        default:
+            if literal("true") || literal("false") || literal("null") { return }
+            try skipNumber()
+        }
+    }
+
+    /// Skips a JSON number (any: fractions and exponents included).
+    private mutating func skipNumber() throws(ReportFieldError) {
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        func digits(_ reader: inout ReportBatchReader) -> Int {
+            let start = reader.index
+            while let byte = reader.peek(), (0x30...0x39).contains(byte) { reader.index += 1 }
+            return reader.index - start
+        }
+        let whole = index
+        guard digits(&self) > 0, !(bytes[whole] == UInt8(ascii: "0") && index - whole > 1) else { throw ReportFieldError("expected a JSON value") }
+        if peek() == UInt8(ascii: ".") {
+            index += 1
+            guard digits(&self) > 0 else { throw ReportFieldError("a number is cut short") }
+        }
+        if let byte = peek(), byte | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            guard digits(&self) > 0 else { throw ReportFieldError("a number is cut short") }
+        }
+    }
+
+    /// Takes `word` if it comes next.
+    private mutating func literal(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        let matches = word.withUTF8Buffer { expected in (0..<count).allSatisfy { bytes[index + $0] == expected[$0] } }
+        if matches { index += count }
+        return matches
+    }
+
+    private mutating func expect(_ byte: UInt8, _ message: String) throws(ReportFieldError) {
+        skipSpace()
+        guard take() == byte else { throw ReportFieldError(message) }
+    }
+
+    private mutating func skipSpace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+    }
+
+    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func take() -> UInt8? {
+        guard index < bytes.count else { return nil }
+        defer { index += 1 }
+        return bytes[index]
+    }
+}
