@@ -6,6 +6,26 @@
 # bench_server PORT ARGS  starts coffer-server on PORT with a fresh data folder and a bootstrap token, waits
 #                         for /healthz, and logs in the CLI: sets $server and $token, exports COFFER_SERVER,
 #                         COFFER_TOKEN and COFFER_CONFIG_DIR; coffer() runs the CLI.
+# bench_nginx TEMP BLOCK  starts nginx (2 workers, no access log, temporary files in TEMP) with BLOCK inside
+#                         http {}; adds its pid to pids
+
+bench_nginx() {
+  local temp=$1 block=$2
+  cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+error_log $work/nginx-error.log;
+pid $work/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $temp; proxy_temp_path $temp; fastcgi_temp_path $temp;
+  uwsgi_temp_path $temp; scgi_temp_path $temp;
+$block
+}
+CONF
+  nginx -c "$work/nginx.conf" -g 'daemon off;' &
+  pids+=($!)
+}
 
 bench_binaries() {
   local here config=$1

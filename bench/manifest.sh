@@ -67,22 +67,9 @@ cp big.coffer www/blob
 # nginx's workers run as another user: let them through to www/ (the server's data stays 0700).
 chmod 711 "$work"; chmod 755 www; chmod 644 www/manifest.json www/blob
 nginx_port=$(free_port)
-cat > nginx.conf <<CONF
-worker_processes 2;
-error_log $work/nginx-error.log;
-pid $work/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on; tcp_nopush on;
-  client_body_temp_path $work/www/tmp; proxy_temp_path $work/www/tmp; fastcgi_temp_path $work/www/tmp;
-  uwsgi_temp_path $work/www/tmp; scgi_temp_path $work/www/tmp;
+bench_nginx "$work/www/tmp" "  sendfile on; tcp_nopush on;
   default_type application/json;
-  server { listen 127.0.0.1:$nginx_port; root $work/www; }
-}
-CONF
-nginx -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
+  server { listen 127.0.0.1:$nginx_port; root $work/www; }"
 for _ in $(seq 50); do curl -fs "http://127.0.0.1:$nginx_port/manifest.json" >/dev/null && break; sleep 0.1; done
 nginx_etag=$(curl -fsS -D - -o /dev/null "http://127.0.0.1:$nginx_port/manifest.json" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
 

@@ -200,26 +200,13 @@ batch_bytes=$(wc -c < check.json)
 # nginx answering the same POSTs with the same bytes.
 mkdir -p tmp
 nginx_port=$(free_port)
-cat > nginx.conf <<CONF
-worker_processes 2;
-error_log $work/nginx-error.log;
-pid $work/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
-  uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-  server {
+bench_nginx "$work/tmp" "  server {
     listen 127.0.0.1:$nginx_port;
     location = /v1/device/reports {
       default_type application/json;
-      return 200 '{"accepted":20,"duplicates":0}';
+      return 200 '{\"accepted\":20,\"duplicates\":0}';
     }
-  }
-}
-CONF
-nginx -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
+  }"
 for _ in $(seq 50); do curl -fs -o /dev/null --data-binary @check.json "http://127.0.0.1:$nginx_port/v1/device/reports" && break; sleep 0.1; done
 
 read -r n_rps n_p99 n_ok n_total < <(run_wrk ngx "http://127.0.0.1:$nginx_port/v1/device/reports")
