@@ -31,6 +31,7 @@ struct DashboardRolloutTests {
         #expect(staged.status == 303 && staged.location == collection + "/deployments/" + summer, "\(staged.status) \(staged.location ?? "")")
         let running = try await browser.get(collection + "/deployments/" + summer)
         #expect(running.html.contains("staged: stage 1 of 2 (50 %)") && running.html.contains("[50 %] → 100 %"))
+        #expect(running.html.contains("the others keep the previous one") && !running.html.contains("Devices get this deployment now"))
         #expect(running.html.contains("Advance to the next stage now") && running.html.contains("action=\"\(collection)/deployments/\(summer)/halt\""))
 
         // Devices on the stage fail with a reason that carries markup: it is text on the page.
