@@ -37,7 +37,10 @@ struct PeriodicWork: LifecycleHandler {
     }
 
     func shutdownAsync(_ app: Application) async {
-        task.cancel()
+        // A run in progress finishes before the database closes: one that was still asking for a
+        // connection while the pool shut down left an unclosed SQLite connection behind (in debug
+        // builds, sqlite-nio's deinit asserts and the process stops).
+        await task.cancelAndWait()
         guard let atShutdown else { return }
         do { try await atShutdown(app.db, app.logger) } catch {
             app.logger.warning(failure, metadata: ["type": "\(type(of: error))", "at": "shutdown"])
@@ -53,5 +56,10 @@ struct PeriodicWork: LifecycleHandler {
         private var task: Task<Void, Never>?
         func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
         func cancel() { lock.withLock { task?.cancel() } }
+        func cancelAndWait() async {
+            let task = lock.withLock { self.task }
+            task?.cancel()
+            await task?.value
+        }
     }
 }
