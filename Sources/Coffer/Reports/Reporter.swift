@@ -32,11 +32,6 @@ actor Reporter {
         self.api = api
     }
 
-    /// Records `events` (fire and forget), then sends in the background.
-    nonisolated func record(_ events: [ReportEvent]) {
-        Task { await self.enqueue(events) }
-    }
-
     /// Records `events` on disk (a failing disk drops them: reports are never worth an error in
     /// the app), then starts a background send unless `sendInBackground` is false.
     func enqueue(_ events: [ReportEvent], sendInBackground background: Bool = true) async {
