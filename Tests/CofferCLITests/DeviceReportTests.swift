@@ -96,4 +96,59 @@ struct DeviceReportTests {
         let models = (status["models"] as? [[String: Any]] ?? []).compactMap { $0["model"] as? String }.sorted()
         #expect(models == ["FlowerClassifier", "FlowerStylizer"], "\(status)")
     }
+
+    @Test("503 keeps a batch queued, 422 drops it, and a refusal naming one event drops only that one; the rest is counted")
+    func refusalsAndRetries() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("refusals")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let answer = Answer()
+        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? answer.action : .forward }
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        let collection = try await client.beginAccessing(identifier: "FlowerModels")
+        let stylizer = try #require(collection.entries["FlowerStylizer"])
+
+        answer.set(.status(503))
+        await stylizer.report(.loaded)
+        do {
+            try await client.sendReports()
+            Issue.record("503 was taken for an answer")
+        } catch {
+            guard case .queued(.server(503, _, _)) = error else { Issue.record("\(error)"); return }
+        }
+        #expect(SDKFleet.queuedReports(cache).contains { $0["outcome"] as? String == "loaded" })
+
+        answer.set(.status(422))
+        #expect(try await client.sendReports() == 0)
+        #expect(SDKFleet.queuedReports(cache).isEmpty)
+
+        // A device ID with a control character: the server refuses that event by its index (400);
+        // the SDK drops it and sends the other at once. (The client that queues it cannot reach a
+        // server, and the 503 put the other client's background sends 30 s off: both events wait
+        // for the send below.)
+        answer.set(.forward)
+        var bad = try fleet.configuration(cache, server: "http://127.0.0.1:9", policy: .cachedOnly)
+        bad.deviceID = "bad\u{1}device"
+        let badClient = try CofferClient(configuration: bad)
+        let badEntry = try #require(try badClient.cachedCollection(identifier: "FlowerModels")?.entries["FlowerStylizer"])
+        await badEntry.report(.failed(reason: "never counted"))
+        await stylizer.report(.failed(reason: "counted"))
+        #expect(SDKFleet.queuedReports(cache).map { $0["reason"] as? String } == ["never counted", "counted"])
+        #expect(try await client.sendReports() == 1)
+        #expect(SDKFleet.queuedReports(cache).isEmpty)
+        let status = try await fleet.status("spring") { SDKFleet.outcomes($0)["failed"] == 1 }
+        let reasons = (status["topReasons"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
+        #expect(reasons == ["counted"], "\(status)")
+    }
+
+    /// What the proxy answers to report requests, changed by the test as it goes.
+    final class Answer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var current = TamperingProxy.Action.forward
+        var action: TamperingProxy.Action { lock.withLock { current } }
+        func set(_ action: TamperingProxy.Action) { lock.withLock { current = action } }
+    }
 }
