@@ -65,6 +65,28 @@ struct ReportCommandTests {
         #expect(SDKFleet.queuedReports(fleet.folder("edge")).map { $0["outcome"] as? String } == ["loaded"])
     }
 
+    @Test("a refused report exits 77 (403) with one line and is dropped; the fallback --failed asked for has happened all the same")
+    func refusedReport() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        #expect(try fleet.sync("edge").status == 0)
+        try fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try fleet.sync("edge").status == 0)
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? .status(403) : .forward }
+
+        let refused = try fleet.report("edge", model: "FlowerClassifier", ["--failed", "crashed"], server: proxy.url)
+        #expect(refused.status == 77, "\(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("coffer: the server refused the report (HTTP 403 "), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(refused.stdout.hasPrefix("Not reported: FlowerClassifier failed (deployment "), "\(refused.stdout)")
+        #expect(refused.stdout.contains(" The cache fell back to deployment "), "\(refused.stdout)")
+        #expect(SDKFleet.queuedReports(fleet.folder("edge")).isEmpty)
+        #expect(try fleet.cachedModels(fleet.folder("edge"))["FlowerClassifier"] == fleet.flowers.sha["classifier"])
+    }
+
     @Test("killed at every step of the fallback, the cache serves one whole version, the failed or the previous; the next sync finishes the fallback")
     func killedMidFallback() throws {
         guard let fleet = try SDKFleet() else { return }

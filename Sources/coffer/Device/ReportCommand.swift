@@ -89,7 +89,11 @@ struct ReportCommand: NetworkCommand {
             try await client.report(failed.map { .failed(reason: $0) } ?? .loaded, for: entry)
             Printable.say("Reported \(what)." + fallbackNote(client))
         } catch {
-            if failed != nil { Printable.say("Not yet reported: \(what)." + fallbackNote(client)) }
+            if failed != nil {
+                // The fallback happened whatever the server did with the report.
+                let queued = if case .queued = error { true } else { false }
+                Printable.say((queued ? "Queued, not yet reported: " : "Not reported: ") + "\(what)." + fallbackNote(client))
+            }
             switch error {
             case .queued(let cause):
                 throw CLIFailure(CLIFailure.status(of: cause), "\(error); it goes with the next coffer report from this cache")
