@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Recording never waits for the network. A batch the server accepted (200) or refused for good
 /// (400, 403, 413, 422) leaves the queue; a refusal that names one event drops only that event and
-/// the rest go again at once. After 429, 5xx or no answer the queue stays, and the next background
+/// the rest go again at once. After 429, 5xx, another 4xx (401: a credential that may be fixed) or
+/// no answer the queue stays, and the next background
 /// try waits for the server's `Retry-After`, else for a backoff from 30 seconds doubling to 30
 /// minutes; a new client (the app's next launch) tries at once.
 actor Reporter {
