@@ -43,6 +43,8 @@ struct ReportCommandTests {
         #expect(try fleet.cachedModels(fleet.folder("edge"))["FlowerClassifier"] == sha["classifier"])
         let opened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(opened.status == 0 && opened.stdoutBytes == fleet.plain["classifier"], "\(opened.stderr)")
+        // The open is queued as a report before the command ends; the next run sends it.
+        #expect(SDKFleet.queuedReports(fleet.folder("edge")).map { $0["outcome"] as? String } == ["opened"])
         let kept = try fleet.sync("edge")
         #expect(kept.status == 65, "\(kept.stderr)")
         #expect(kept.stderr.contains("model FlowerClassifier was refused: it failed on this device (out of memory in <path> [31m)"), "\(kept.stderr)")
@@ -62,7 +64,7 @@ struct ReportCommandTests {
         #expect(offline.status == 69, "\(offline.stderr)")
         #expect(offline.stderr.hasPrefix("coffer: the report is queued and will be sent later: the server cannot be reached ("), "\(offline.stderr)")
         #expect(offline.stderr.split(separator: "\n").count == 1 && offline.stdout.isEmpty)
-        #expect(SDKFleet.queuedReports(fleet.folder("edge")).map { $0["outcome"] as? String } == ["loaded"])
+        #expect(SDKFleet.queuedReports(fleet.folder("edge")).last?["outcome"] as? String == "loaded")
     }
 
     @Test("a refused report exits 77 (403) with one line and is dropped; the fallback --failed asked for has happened all the same")

@@ -37,7 +37,9 @@ extension ModelCollection {
             let header = try opening { try SealedModel.readHeader(path: modelURL.path) }
             let key = try await keys.key(keyID ?? "", for: modelName, opening: header)
             let reader = try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
-            source?.opened(self)
+            // Queued on disk before the reader is handed out (no network is waited for), so a
+            // process that ends right after opening still reports it later.
+            if let source { await source.client.opened(self, source: source) }
             return reader
         }
 

@@ -9,12 +9,6 @@ extension ModelCollection.Entry {
         let sequence: UInt64
         let client: CofferClient
 
-        /// The model opened (its key opened its header): reported once per process.
-        func opened(_ entry: ModelCollection.Entry) {
-            let client = self.client
-            Task { await client.opened(entry, source: self) }
-        }
-
         /// The model failed its checks while being opened or decrypted.
         func failedChecks(_ entry: ModelCollection.Entry, _ error: any Error) {
             let client = self.client
