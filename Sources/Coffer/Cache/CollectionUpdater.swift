@@ -17,6 +17,8 @@ struct CollectionUpdater: Sendable {
     let inUse: @Sendable () async -> Set<String>
     /// Where `downloaded` reports go; nil: none.
     var reporter: Reporter? = nil
+    /// Hears of a fallback a crash had interrupted and this update finished (the state switched to).
+    var finishedFallback: (@Sendable (CacheState) -> Void)? = nil
 
     /// What an update did.
     enum Outcome: Sendable {
@@ -49,7 +51,10 @@ struct CollectionUpdater: Sendable {
         if let state = current, let failed {
             // A fallback a crash interrupted is finished first (LastKnownGood).
             let lastKnownGood = LastKnownGood(cache: cache, publicKey: configuration.publicKey)
-            if let previous = try? lastKnownGood.finish(state, failed: failed, inUse: await inUse()) { current = previous }
+            if let previous = try? lastKnownGood.finish(state, failed: failed, inUse: await inUse()) {
+                current = previous
+                finishedFallback?(previous)
+            }
         }
         // The newest manifest this cache verified, even when one of its models has since gone, or
         // the newest one a model failed in after the cache switched back from it: no older

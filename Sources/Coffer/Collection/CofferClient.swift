@@ -179,7 +179,10 @@ public final class CofferClient: Sendable {
         }
         let hub = self.hub
         let updater = CollectionUpdater(configuration: configuration, api: api, cache: cache, deviceID: deviceID,
-                                        inUse: { await hub.models(inUseBy: cache.identifier) }, reporter: reporter)
+                                        inUse: { await hub.models(inUseBy: cache.identifier) }, reporter: reporter,
+                                        finishedFallback: { [self] in
+                                            listeners.announce(collection($0, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
+                                        })
         let outcome = try await updater.run(progress: progress)
         if case .updated(let state) = outcome {
             listeners.announce(collection(state, cache: cache, origin: .server), to: cache.identifier)
