@@ -87,9 +87,9 @@ struct DeviceReportTests {
         #expect(!String(decoding: FileManager.default.contents(atPath: cache.path + "/reports/queue.json") ?? Data(), as: UTF8.self)
             .contains(fleet.flowers.credential))
 
-        // The next launch, against the real server, cached only: it sends what the first queued
-        // by itself, in the background.
-        let restarted = try CofferClient(configuration: fleet.configuration(cache, policy: .cachedOnly))
+        // The next launch, against the real server: it sends what the first queued by itself, in
+        // the background (a cached-only client would make no request by itself).
+        let restarted = try CofferClient(configuration: fleet.configuration(cache, policy: .useCachedAndUpdateInBackground))
         let status = try await fleet.status("spring") { SDKFleet.outcomes($0)["loaded"] == 1 }
         #expect(SDKFleet.outcomes(status)["loaded"] == 1, "\(status)")
         try await restarted.sendReports()

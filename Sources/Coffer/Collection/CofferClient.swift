@@ -25,15 +25,16 @@ public final class CofferClient: Sendable {
     let reporter: Reporter
 
     /// A client for `configuration`; refuses a configuration that cannot work. Reports an earlier
-    /// run left queued are sent in the background.
+    /// run left queued are sent in the background (unless the policy is ``UpdatePolicy/cachedOnly``).
     public init(configuration: CofferConfiguration) throws {
         try configuration.validate()
         self.configuration = configuration
         api = DeviceAPI(configuration: configuration, transport: configuration.transport ?? DeviceTransport(timeout: configuration.requestTimeout))
         keys = ModelKeys(api: api, store: configuration.keyStore, configuredDeviceID: configuration.deviceID)
-        let reporter = Reporter(queue: ReportQueue(root: configuration.cacheDirectory), api: api)
+        let reporter = Reporter(queue: ReportQueue(root: configuration.cacheDirectory), api: api,
+                                background: configuration.updatePolicy != .cachedOnly)
         self.reporter = reporter
-        if reporter.queue.mayHoldEvents { Task { await reporter.sendInBackground() } }
+        if reporter.queue.mayHoldEvents { Task { await reporter.sendSoon() } }
     }
 
     private static let sharedClient = SharedClient()

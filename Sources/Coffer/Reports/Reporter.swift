@@ -8,10 +8,20 @@ import Foundation
 /// the rest go again at once. After 429, 5xx, another 4xx (401: a credential that may be fixed) or
 /// no answer the queue stays, and the next background
 /// try waits for the server's `Retry-After`, else for a backoff from 30 seconds doubling to 30
-/// minutes; a new client (the app's next launch) tries at once.
+/// minutes; a new client (the app's next launch) tries again.
+///
+/// A background send starts ``gathering`` seconds after the event that asked for it (or after the
+/// client was made with reports queued), so that the events of one access go in one request and
+/// none competes with the app's start. With ``UpdatePolicy/cachedOnly`` nothing is sent in the
+/// background: such a client makes no request by itself, and reports wait for
+/// ``CofferClient/sendReports()`` or a client with another policy.
 actor Reporter {
     let queue: ReportQueue
     let api: DeviceAPI
+    /// Whether sends start by themselves.
+    let background: Bool
+    /// How long a background send waits for more events.
+    static let gathering: TimeInterval = 5
     /// Events recorded but maybe not yet on disk.
     private var recording: Task<Void, Never>?
     /// The send in flight: sends run one after the other.
@@ -28,9 +38,10 @@ actor Reporter {
 
     static let batchSize = 100
 
-    init(queue: ReportQueue, api: DeviceAPI) {
+    init(queue: ReportQueue, api: DeviceAPI, background: Bool) {
         self.queue = queue
         self.api = api
+        self.background = background
     }
 
     /// Records `events` on disk (a failing disk drops them: reports are never worth an error in
@@ -45,7 +56,13 @@ actor Reporter {
         }
         recording = task
         await task.value
-        if background { sendInBackground() }
+        if background { sendSoon() }
+    }
+
+    /// Starts a background send in ``gathering`` seconds (or when the server's wait is over).
+    func sendSoon() {
+        guard background else { return }
+        scheduleWake(after: max(Self.gathering, notBefore.timeIntervalSinceNow))
     }
 
     /// Whether model `sha256` of `collection` is opened for the first time by this process.
@@ -54,8 +71,8 @@ actor Reporter {
     }
 
     /// Starts a send unless one waits already or the server asked to wait.
-    func sendInBackground() {
-        guard !backgroundWaiting else { return }
+    private func sendInBackground() {
+        guard background, !backgroundWaiting else { return }
         let delay = notBefore.timeIntervalSinceNow
         guard delay <= 0 else {
             scheduleWake(after: delay)
@@ -162,7 +179,7 @@ actor Reporter {
     }
 
     private func scheduleWake(after delay: TimeInterval) {
-        guard !wakeScheduled else { return }
+        guard background, !wakeScheduled else { return }
         wakeScheduled = true
         Task { [weak self] in
             try? await Task.sleep(nanoseconds: UInt64(max(delay, 0) * 1e9) + 1_000_000)

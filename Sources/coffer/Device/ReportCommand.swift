@@ -17,7 +17,7 @@ struct ReportCommand: NetworkCommand {
             reason is cut to 200 bytes without control characters, paths or token-like strings.
 
             When the server cannot be reached or asks to wait, the report stays queued in \
-            DIR/reports and goes with the next coffer report (or in the background of coffer sync), \
+            DIR/reports and goes with the next coffer report, \
             and the command exits 69 (75 when rate limited); a fallback has happened all the same. \
             A refused report (400, 403, 413, 422) is dropped: exit 65, or 77 for 403.
 
