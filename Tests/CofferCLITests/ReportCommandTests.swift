@@ -132,4 +132,34 @@ struct ReportCommandTests {
             #expect(!SDKFleet.names(cache, "").contains { $0.hasPrefix(".") }, "\(point)")
         }
     }
+
+    @Test("killed while an update keeps the previous version, the cache serves the old deployment; the next sync switches and a failure falls back to it")
+    func killedWhileKeepingPrevious() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        let spring = ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!]
+        let summer = ["FlowerClassifier": sha["classifier-large"]!, "FlowerStylizer": sha["stylizer"]!]
+        try fleet.deploy("spring", classifier: "classifier")
+        try fleet.deploy("summer", classifier: "classifier-large")
+
+        for (index, point) in ["previous-written", "previous-committed"].enumerated() {
+            let name = "keeping-\(index)"
+            let cache = fleet.folder(name)
+            try fleet.activate("spring")
+            #expect(try fleet.sync(name).status == 0, "\(point)")
+            try fleet.activate("summer")
+            let killed = try fleet.sync(name, environment: ["COFFER_TEST_KILL_AT": point])
+            #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
+            #expect(try fleet.cachedModels(cache) == spring, "\(point)")
+            let opened = try fleet.session.cli.run("open", "--cache", name, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            #expect(opened.status == 0 && opened.stdoutBytes == fleet.plain["classifier"], "\(point): \(opened.stderr)")
+
+            #expect(try fleet.sync(name).status == 0, "\(point)")
+            #expect(try fleet.cachedModels(cache) == summer, "\(point)")
+            let failed = try fleet.report(name, model: "FlowerClassifier", ["--failed", "crashed"])
+            #expect(failed.status == 0 && failed.stdout.contains("The cache fell back to deployment "), "\(point): \(failed.stdout) \(failed.stderr)")
+            #expect(try fleet.cachedModels(cache) == spring, "\(point)")
+        }
+    }
 }
