@@ -15,7 +15,7 @@ struct CofferCommand: ParsableCommand {
             answer; 77 not logged in or not allowed; 130 interrupted.
             """,
         version: CofferVersion.current,
-        subcommands: [Encrypt.self, Decrypt.self, Inspect.self, KeyCommand.self, Migrate.self, LoginCommand.self, LogoutCommand.self, TeamCommand.self, TokenCommand.self, MemberCommand.self, InvitationCommand.self, AppCommand.self, AuditCommand.self, BlobCommand.self, CollectionCommand.self, DeploymentCommand.self, ManifestCommand.self, DeviceCommand.self, SyncCommand.self, OpenCommand.self]
+        subcommands: [Encrypt.self, Decrypt.self, Inspect.self, KeyCommand.self, Migrate.self, LoginCommand.self, LogoutCommand.self, TeamCommand.self, TokenCommand.self, MemberCommand.self, InvitationCommand.self, AppCommand.self, AuditCommand.self, BlobCommand.self, CollectionCommand.self, DeploymentCommand.self, ManifestCommand.self, DeviceCommand.self, SyncCommand.self, OpenCommand.self, ReportCommand.self]
     )
 
     static func main() {

@@ -84,6 +84,39 @@ struct SDKFleet {
                             + (json ? ["--json"] : []), environment: environment)
     }
 
+    /// `coffer report` for this fleet's app from `cache` (a folder name in the working folder), as
+    /// device `edge-1` (the device `sync` uses).
+    func report(_ cache: String, model: String, _ outcome: [String], server: String? = nil,
+                environment: [String: String] = [:]) throws -> CLI.Result {
+        try session.cli.run(["report", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
+                             "--public-key", publicKey, "--collection", "FlowerModels", "--cache", cache, "--device-id", "edge-1",
+                             "--model", model] + outcome, environment: environment)
+    }
+
+    /// `coffer deployment status DEPLOYMENT --json`, asked again until `done` holds or 60 s have
+    /// passed (the server writes reports to its database every second); the last answer.
+    func status(_ deployment: String, until done: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            let status = AdminSession.object(try session.ok("deployment", "status", deployment, "--collection", "FlowerModels", "--json"))
+            if done(status) || Date() > deadline { return status }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+    }
+
+    /// The outcome counts of a deployment status (`downloaded`, `opened`, `loaded`, `failed`).
+    static func outcomes(_ status: [String: Any]) -> [String: Int] {
+        (status["outcomes"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Int }
+    }
+
+    /// The reports queued in `cache`.
+    static func queuedReports(_ cache: URL) -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: cache.path + "/reports/queue.json"),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [] }
+        return object["events"] as? [[String: Any]] ?? []
+    }
+
     /// The SHA-256 of each model named in `cache`'s state file (what the cache serves now).
     func cachedModels(_ cache: URL) throws -> [String: String] {
         let state = try #require(FileManager.default.contents(atPath: cache.path + "/collections/FlowerModels/state.json"))

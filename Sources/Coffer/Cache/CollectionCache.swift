@@ -16,6 +16,9 @@ import Darwin
 /// ROOT/collections/ID/blobs/SHA.coffer  verified sealed models, named by their SHA-256
 /// ROOT/collections/ID/staging/SHA.part  downloads in progress, resumed by the next update
 /// ROOT/collections/ID/lock              held by whoever updates
+/// ROOT/collections/ID/previous/         the last known good: the state switched from, with hard
+///                                       links to its models (CollectionCache+Previous.swift)
+/// ROOT/collections/ID/failed.json       models that failed on this device (FailedModels.swift)
 /// ```
 ///
 /// Models stay sealed at rest. A model enters `blobs/` only after its size and SHA-256 were
@@ -67,7 +70,12 @@ struct CollectionCache: Sendable {
     /// its models are all still in `blobs/`: what an update needs to refuse an older manifest even
     /// after a model was removed from the cache by something else.
     func loadVerifiedState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
-        guard let file = try? PositionalFile(readingAt: statePath), let size = try? file.size(),
+        loadVerifiedState(at: statePath, publicKey: publicKey)
+    }
+
+    /// The state file at `path`, verified as ``loadVerifiedState(publicKey:)`` says.
+    func loadVerifiedState(at path: String, publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
+        guard let file = try? PositionalFile(readingAt: path), let size = try? file.size(),
               size <= UInt64(2 * SignedManifest.maximumEnvelopeSize),
               let bytes = try? file.read(count: Int(size), at: 0),
               let stored = try? Self.decoder.decode(CacheState.Stored.self, from: Data(bytes)), stored.format == 1,
@@ -79,8 +87,13 @@ struct CollectionCache: Sendable {
 
     /// Whether `blobs/` has the model `sha256` with `size` bytes.
     func hasBlob(_ sha256: String, size: Int64) -> Bool {
+        Self.isFile(blobPath(sha256), size: size)
+    }
+
+    /// Whether `path` is a regular file of `size` bytes.
+    static func isFile(_ path: String, size: Int64) -> Bool {
         var info = stat()
-        return lstat(blobPath(sha256), &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Int64(info.st_size) == size
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && Int64(info.st_size) == size
     }
 
     /// Moves a verified, synced download into `blobs/`.
@@ -91,23 +104,29 @@ struct CollectionCache: Sendable {
     }
 
     /// Writes `state` beside `state.json`, syncs it and the folders, and renames it into place:
-    /// the one step that switches the collection.
-    func writeState(_ state: CacheState) throws {
-        try Self.synchronizeFolder(blobsFolder)
+    /// the one step that switches the collection. `step` names its crash points
+    /// (`STEP-written`, `STEP-committed`).
+    func writeState(_ state: CacheState, step: String = "state") throws {
+        try writeState(state, to: statePath, models: blobsFolder, step: step)
+    }
+
+    /// Writes `state` to `path` in one rename, after syncing the folder of its models.
+    func writeState(_ state: CacheState, to path: String, models: String, step: String) throws {
+        try Self.synchronizeFolder(models)
         let bytes = try Self.encoder.encode(state.stored)
-        let output = try AtomicOutput(finalPath: statePath, replacing: true)
+        let output = try AtomicOutput(finalPath: path, replacing: true)
         do {
             let file = try output.createFile(mode: 0o600)
             try bytes.withUnsafeBytes { try file.write($0, at: 0) }
             try file.synchronize()
-            CrashPoint.reach("state-written")
+            CrashPoint.reach(step + "-written")
             try output.commit()
         } catch {
             output.discard()
             throw error
         }
-        CrashPoint.reach("state-committed")
-        try Self.synchronizeFolder(folder)
+        CrashPoint.reach(step + "-committed")
+        try Self.synchronizeFolder((path as NSString).deletingLastPathComponent)
     }
 
     /// Removes models not in `keeping`, every download in progress except those in `resumable`,
@@ -121,7 +140,9 @@ struct CollectionCache: Sendable {
             let sha = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
             if !resumable.contains(sha) { unlink(stagingFolder + "/" + name) }
         }
-        for name in Self.names(in: folder) where name.hasPrefix(".state.json.~") { unlink(folder + "/" + name) }
+        for name in Self.names(in: folder) where name.hasPrefix(".state.json.~") || name.hasPrefix(".failed.json.~") {
+            unlink(folder + "/" + name)
+        }
         CrashPoint.reach("old-removed")
     }
 
@@ -137,14 +158,14 @@ struct CollectionCache: Sendable {
         return total
     }
 
-    private static var encoder: JSONEncoder {
+    static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }
 
-    private static var decoder: JSONDecoder {
+    static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder

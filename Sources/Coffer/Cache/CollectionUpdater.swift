@@ -15,6 +15,10 @@ struct CollectionUpdater: Sendable {
     let deviceID: String
     /// SHA-256s of models in use by this process (accessed and not ended); never removed.
     let inUse: @Sendable () async -> Set<String>
+    /// Where `downloaded` reports go; nil: none.
+    var reporter: Reporter? = nil
+    /// Hears of a fallback a crash had interrupted and this update finished (the state switched to).
+    var finishedFallback: (@Sendable (CacheState) -> Void)? = nil
 
     /// What an update did.
     enum Outcome: Sendable {
@@ -42,11 +46,23 @@ struct CollectionUpdater: Sendable {
             throw .cache("\(error)")
         }
         defer { lock.release() }
-        let current = cache.loadState(publicKey: configuration.publicKey)
-        // The newest manifest this cache verified, even when one of its models has since gone:
-        // no older manifest, no other team's and no other content under its sequence is accepted
-        // after it (ManifestTrust).
-        let floor = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
+        var current = cache.loadState(publicKey: configuration.publicKey)
+        let failed = cache.loadFailed()
+        if let state = current, let failed {
+            // A fallback a crash interrupted is finished first (LastKnownGood).
+            let lastKnownGood = LastKnownGood(cache: cache, publicKey: configuration.publicKey)
+            if let previous = try? lastKnownGood.finish(state, failed: failed, inUse: await inUse()) {
+                current = previous
+                finishedFallback?(previous)
+            }
+        }
+        // The newest manifest this cache verified, even when one of its models has since gone, or
+        // the newest one a model failed in after the cache switched back from it: no older
+        // manifest, no other team's and no other content under its sequence is accepted after it
+        // (ManifestTrust).
+        let verified = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
+        let floor = [verified?.manifest, cache.floor(of: failed, publicKey: configuration.publicKey)]
+            .compactMap { $0 }.max { $0.sequence < $1.sequence }
         let now = Date()
         let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
         let answer = try await manifest(etag: etag)
@@ -67,14 +83,30 @@ struct CollectionUpdater: Sendable {
             throw .manifestRefused("\(error)")
         }
         if let refusal = ManifestTrust.refusal(of: manifest, collection: cache.identifier,
-                                               configuredTeamID: configuration.teamID, trusted: floor?.manifest) {
+                                               configuredTeamID: configuration.teamID, trusted: floor) {
             throw .manifestRefused(refusal)
+        }
+        if let bad = failed?.failedModel(in: manifest) {
+            // The last known good stays; whatever an interrupted fallback or update left is not needed.
+            if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse())) }
+            throw .modelRefused(name: bad.model, reason: "it failed on this device (\(bad.reason)); the last known good is kept "
+                                + "until a deployment names another model for it")
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
         try await download(next, current: current, progress: progress)
+        if let current, current.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
+           failed?.failedModel(in: current.manifest) == nil {
+            // The last known good: best effort, a cache without it only cannot fall back.
+            try? cache.keepAsPrevious(current)
+        }
         do {
             try cache.writeState(next)
+            if var failed {
+                // A model this deployment replaces may be adopted again later.
+                failed.forget(replacedIn: manifest)
+                if failed != cache.loadFailed() { try cache.writeFailed(failed) }
+            }
         } catch {
             throw .cache("\(error)")
         }
@@ -138,6 +170,17 @@ struct CollectionUpdater: Sendable {
                 throw .cache("\(error)")
             }
             CrashPoint.reach("blob-committed")
+            await reportDownloaded(sha, of: next.manifest)
         }
+    }
+
+    /// Queues a `downloaded` report for each model name of `manifest` that is `sha256`.
+    private func reportDownloaded(_ sha256: String, of manifest: Manifest) async {
+        guard let reporter else { return }
+        let events = manifest.models.filter { $0.value.sha256 == sha256 }.keys.sorted().map {
+            ReportEvent(deviceID: deviceID, collection: manifest.collection, sequence: manifest.sequence,
+                        deployment: manifest.deploymentID, model: $0, sha256: sha256, outcome: .downloaded)
+        }
+        await reporter.enqueue(events)
     }
 }

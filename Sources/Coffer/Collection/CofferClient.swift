@@ -22,13 +22,19 @@ public final class CofferClient: Sendable {
     let listeners = Listeners<ModelCollection>()
     let failureListeners = Listeners<UnavailableCause>()
     let keys: ModelKeys
+    let reporter: Reporter
 
-    /// A client for `configuration`; refuses a configuration that cannot work.
+    /// A client for `configuration`; refuses a configuration that cannot work. Reports an earlier
+    /// run left queued are sent in the background (unless the policy is ``UpdatePolicy/cachedOnly``).
     public init(configuration: CofferConfiguration) throws {
         try configuration.validate()
         self.configuration = configuration
         api = DeviceAPI(configuration: configuration, transport: configuration.transport ?? DeviceTransport(timeout: configuration.requestTimeout))
         keys = ModelKeys(api: api, store: configuration.keyStore, configuredDeviceID: configuration.deviceID)
+        let reporter = Reporter(queue: ReportQueue(root: configuration.cacheDirectory), api: api,
+                                background: configuration.updatePolicy != .cachedOnly)
+        self.reporter = reporter
+        if reporter.queue.mayHoldEvents { Task { await reporter.sendSoon() } }
     }
 
     private static let sharedClient = SharedClient()
@@ -174,7 +180,10 @@ public final class CofferClient: Sendable {
         }
         let hub = self.hub
         let updater = CollectionUpdater(configuration: configuration, api: api, cache: cache, deviceID: deviceID,
-                                        inUse: { await hub.models(inUseBy: cache.identifier) })
+                                        inUse: { await hub.models(inUseBy: cache.identifier) }, reporter: reporter,
+                                        finishedFallback: { [self] in
+                                            listeners.announce(collection($0, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
+                                        })
         let outcome = try await updater.run(progress: progress)
         if case .updated(let state) = outcome {
             listeners.announce(collection(state, cache: cache, origin: .server), to: cache.identifier)
@@ -184,14 +193,20 @@ public final class CofferClient: Sendable {
 
     func collection(_ state: CacheState, cache: CollectionCache, origin: ModelCollection.Origin) -> ModelCollection {
         let manifest = state.manifest
+        let source = ModelCollection.Entry.Source(collection: manifest.collection, deploymentID: manifest.deploymentID,
+                                                  sequence: manifest.sequence, client: self)
         var entries: [String: ModelCollection.Entry] = [:]
         for (name, model) in manifest.models {
             entries[name] = ModelCollection.Entry(
                 modelName: name, version: model.versionID, sha256: model.sha256, size: UInt64(model.size), keyID: model.keyID,
-                modelURL: URL(fileURLWithPath: cache.blobPath(model.sha256)), isSealed: true, keys: keys)
+                modelURL: URL(fileURLWithPath: cache.blobPath(model.sha256)), isSealed: true, keys: keys, source: source)
         }
-        return ModelCollection(identifier: manifest.collection, deploymentID: manifest.deploymentID, sequence: manifest.sequence,
-                               expiresAt: manifest.expiresAt, entries: entries, origin: origin)
+        var collection = ModelCollection(identifier: manifest.collection, deploymentID: manifest.deploymentID, sequence: manifest.sequence,
+                                         expiresAt: manifest.expiresAt, entries: entries, origin: origin)
+        if let failed = cache.loadFailed(), failed.failedModel(in: manifest) == nil, let last = failed.models.last {
+            collection.fallback = ModelCollection.Fallback(last)
+        }
+        return collection
     }
 
     /// The bundled models, or the cause when there are none.

@@ -45,7 +45,9 @@ public enum UnavailableCause: Sendable, Equatable, CustomStringConvertible {
     /// collection, signed for another team than the one the app trusts, or the cached sequence
     /// with other content (a repository error: the network or the server is not to be trusted).
     case manifestRefused(String)
-    /// A model's download was refused: its size or SHA-256 differs from what the manifest says.
+    /// A model was refused: its download's size or SHA-256 differs from what the manifest says,
+    /// or the manifest names a model that failed on this device (docs/SDK.md, "Last known good"),
+    /// so the cache keeps serving its last known good models.
     case modelRefused(name: String, reason: String)
     /// The cache folder cannot hold the update: it would exceed the configured bound, or the disk
     /// failed.

@@ -21,12 +21,14 @@ extension ModelCollection {
         /// Whether ``modelURL`` is sealed.
         public let isSealed: Bool
         let keys: ModelKeys
+        /// The deployment the model comes from and the client that reports on it; nil for bundled models.
+        var source: Source? = nil
 
         /// The whole model decrypted into memory.
         public func data() async throws -> Data {
             guard isSealed else { return try Data(contentsOf: modelURL, options: .mappedIfSafe) }
             let reader = try await reader()
-            return try reader.data()
+            return try checking { try reader.data() }
         }
 
         /// A reader that decrypts any byte range on demand (for models larger than you want in memory).
@@ -34,17 +36,35 @@ extension ModelCollection {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
             let header = try opening { try SealedModel.readHeader(path: modelURL.path) }
             let key = try await keys.key(keyID ?? "", for: modelName, opening: header)
-            return try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
+            let reader = try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
+            // Queued on disk before the reader is handed out (no network is waited for), so a
+            // process that ends right after opening still reports it later.
+            if let source { await source.client.opened(self, source: source) }
+            return reader
         }
 
-        /// `body`'s result; its errors as ``CofferError/modelInvalid(name:reason:)``.
+        /// `body`'s result; its errors as ``CofferError/modelInvalid(name:reason:)``. A model that
+        /// fails its checks (not a missing file) is reported as failed, and the collection falls
+        /// back to its last known good.
         private func opening<T>(_ body: () throws -> T) throws -> T {
             do {
                 return try body()
             } catch let failure as IOFailure where failure.isMissing {
                 throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
             } catch {
+                source?.failedChecks(self, error)
                 throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
+            }
+        }
+
+        /// `body`'s result; a container that fails authentication while decrypting is reported as
+        /// failed (see ``opening(_:)``).
+        func checking<T>(_ body: () throws -> T) throws -> T {
+            do {
+                return try body()
+            } catch let error as ContainerError {
+                source?.failedChecks(self, error)
+                throw error
             }
         }
 
@@ -56,7 +76,7 @@ extension ModelCollection {
         public func withDecryptedFile<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
             guard isSealed else { return try await body(modelURL) }
             let reader = try await reader()
-            let file = try DecryptedFile(reader.sealed, name: modelName)
+            let file = try checking { try DecryptedFile(reader.sealed, name: modelName) }
             defer { file.remove() }
             return try await body(file.url)
         }

@@ -40,6 +40,12 @@ public struct ModelCollection: Sendable {
     public let entries: [String: Entry]
     /// Where this collection came from.
     public let origin: Origin
+    /// Set when these models are the last known good: the SDK switched the collection back to
+    /// them because a model of a newer deployment failed on this device (the app's
+    /// ``Entry/reportFailure(_:)``, or the model failing its checks when opened). Stays set while
+    /// the cache refuses that model, until a deployment naming another model for it is adopted.
+    /// The ``CofferClient/updates(identifier:)`` stream announces the switch with it set.
+    public internal(set) var fallback: Fallback? = nil
 
     /// Accesses `identifier` through ``CofferClient/shared``; see ``CofferClient/beginAccessing(identifier:progress:)``.
     public static func beginAccessing(identifier: String) async throws -> ModelCollection {

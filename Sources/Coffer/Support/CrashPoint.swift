@@ -15,7 +15,12 @@ import Darwin
 enum CrashPoint {
     /// The points, in the order an update reaches them.
     static let all = ["manifest-verified", "piece-written", "delta-planned", "chunks-copied", "blob-verified", "blob-committed",
-                      "state-written", "state-committed", "old-removed"]
+                      "previous-written", "previous-committed", "state-written", "state-committed", "old-removed"]
+
+    /// The points of a fallback to the last known good (``LastKnownGood``), in order; it ends
+    /// with `old-removed` too.
+    static let fallback = ["fallback-recorded", "fallback-linked", "fallback-state-written", "fallback-state-committed",
+                           "fallback-previous-removed"]
 
     #if DEBUG
     private static let target: (name: String, count: Int)? = {

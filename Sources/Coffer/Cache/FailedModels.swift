@@ -1,0 +1,88 @@
+import CofferFormat
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The models that failed on this device, per collection (`ROOT/collections/ID/failed.json`,
+/// 0600, replaced in one rename): an update refuses a manifest that names one of them for the same
+/// model name, until a deployment naming another model for that name is adopted
+/// (docs/SDK.md, "Last known good").
+///
+/// It also keeps the envelope of the newest manifest a failed model came from: after switching
+/// back to an older state, that manifest stays the floor of rollback protection
+/// (``ManifestTrust``), so the sequence a device accepts never goes down.
+struct FailedModels: Codable, Sendable, Equatable {
+    /// One model that failed.
+    struct Model: Codable, Sendable, Equatable {
+        let model: String
+        let sha256: String
+        let deploymentID: String
+        let sequence: UInt64
+        /// The bounded reason (``ReportReason``).
+        let reason: String
+        let at: Date
+    }
+
+    /// At most this many are kept, the newest.
+    static let maximumModels = 32
+
+    var format = 1
+    var models: [Model]
+    /// The signed manifest, as received, of the newest state a failed model came from.
+    var floorEnvelope: Data
+
+    /// The first failed model that `state` names (same name, same SHA-256).
+    func failedModel(in manifest: Manifest) -> Model? {
+        models.last { manifest.models[$0.model]?.sha256 == $0.sha256 }
+    }
+
+    /// Adds `model` (once), and makes `state` the floor when it is newer.
+    mutating func add(_ model: Model, from state: CacheState, floor: Manifest?) {
+        models.removeAll { $0.model == model.model && $0.sha256 == model.sha256 }
+        models.append(model)
+        models = Array(models.suffix(Self.maximumModels))
+        if state.manifest.sequence >= floor?.sequence ?? 0 { floorEnvelope = state.stored.envelope }
+    }
+
+    /// Forgets the models `manifest` names another model for.
+    mutating func forget(replacedIn manifest: Manifest) {
+        models.removeAll { failed in manifest.models[failed.model].map { $0.sha256 != failed.sha256 } ?? false }
+    }
+}
+
+extension CollectionCache {
+    var failedPath: String { folder + "/failed.json" }
+
+    /// The failed models of this collection; nil when none (or the file cannot be read).
+    func loadFailed() -> FailedModels? {
+        guard let file = try? PositionalFile(readingAt: failedPath), let size = try? file.size(), size <= 1 << 20,
+              let bytes = try? file.read(count: Int(size), at: 0),
+              let failed = try? Self.decoder.decode(FailedModels.self, from: Data(bytes)), failed.format == 1
+        else { return nil }
+        return failed
+    }
+
+    /// The floor manifest `failed` keeps, verified like a cached state.
+    func floor(of failed: FailedModels?, publicKey: Curve25519.Signing.PublicKey) -> Manifest? {
+        guard let failed, let manifest = try? SignedManifest.verify(failed.floorEnvelope, using: publicKey, now: nil),
+              manifest.collection == identifier, teamID.map({ $0.lowercased() == manifest.teamID.lowercased() }) ?? true
+        else { return nil }
+        return manifest
+    }
+
+    /// Replaces `failed.json` in one rename (removes it when no model is left).
+    func writeFailed(_ failed: FailedModels) throws {
+        guard !failed.models.isEmpty else {
+            guard unlink(failedPath) == 0 || errno == ENOENT else { throw IOFailure(operation: .remove, path: failedPath, errno: errno) }
+            return
+        }
+        try AtomicOutput.write(try Self.encoder.encode(failed), to: failedPath, replacing: true)
+        try Self.synchronizeFolder(folder)
+    }
+}
