@@ -89,8 +89,7 @@ struct CollectionUpdater: Sendable {
         if let bad = failed?.failedModel(in: manifest) {
             // The last known good stays; whatever an interrupted fallback or update left is not needed.
             if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse())) }
-            throw .modelRefused(name: bad.model, reason: "it failed on this device (\(bad.reason)); the last known good is kept "
-                                + "until a deployment names another model for it")
+            throw .lastKnownGood(name: bad.model, reason: bad.reason)
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)

@@ -81,7 +81,7 @@ extension CofferClient {
             .fallBack(model: entry.modelName, sha256: sha, reason: reason, inUse: inUse)
         lock.release()
         guard case .switched(let state, let model)? = outcome else { return nil }
-        let cause = UnavailableCause.modelRefused(name: model.model, reason: "it failed on this device (\(model.reason)); serving the last known good")
+        let cause = UnavailableCause.lastKnownGood(name: model.model, reason: model.reason)
         let switched = collection(state, cache: cache, origin: .cache(staleBecause: cause))
         listeners.announce(switched, to: source.collection)
         return switched

@@ -45,10 +45,12 @@ public enum UnavailableCause: Sendable, Equatable, CustomStringConvertible {
     /// collection, signed for another team than the one the app trusts, or the cached sequence
     /// with other content (a repository error: the network or the server is not to be trusted).
     case manifestRefused(String)
-    /// A model was refused: its download's size or SHA-256 differs from what the manifest says,
-    /// or the manifest names a model that failed on this device (docs/SDK.md, "Last known good"),
-    /// so the cache keeps serving its last known good models.
+    /// A model was refused: its download's size or SHA-256 differs from what the manifest says.
     case modelRefused(name: String, reason: String)
+    /// The manifest names a model that failed on this device (`reason`: why): the cache keeps
+    /// serving its last known good models until a deployment names another model for `name`
+    /// (docs/SDK.md, "Last known good"). Expected after a failure, not an error of the update.
+    case lastKnownGood(name: String, reason: String)
     /// The cache folder cannot hold the update: it would exceed the configured bound, or the disk
     /// failed.
     case cache(String)
@@ -63,6 +65,8 @@ public enum UnavailableCause: Sendable, Equatable, CustomStringConvertible {
         case .server(let status, let code, let reason): return "the server answered HTTP \(status) \(code): \(reason)"
         case .manifestRefused(let reason): return "the manifest was refused: \(reason)"
         case .modelRefused(let name, let reason): return "model \(name) was refused: \(reason)"
+        case .lastKnownGood(let name, let reason):
+            return "model \(name) failed on this device (\(reason)); the last known good is kept until a deployment names another model for it"
         case .cache(let reason): return "the cache cannot be used: \(reason)"
         case .notCached: return "nothing is cached and the update policy allows only the cache"
         case .cancelled: return "the download was cancelled"

@@ -3,6 +3,7 @@ enum SyncFailure: Error, Sendable {
     case server(ServerFailure)
     case manifestRefused(String)
     case modelRefused(name: String, reason: String)
+    case lastKnownGood(name: String, reason: String)
     case cache(String)
     case cancelled
 
@@ -11,6 +12,7 @@ enum SyncFailure: Error, Sendable {
         case .server(let failure): return failure.cause
         case .manifestRefused(let reason): return .manifestRefused(reason)
         case .modelRefused(let name, let reason): return .modelRefused(name: name, reason: reason)
+        case .lastKnownGood(let name, let reason): return .lastKnownGood(name: name, reason: reason)
         case .cache(let reason): return .cache(reason)
         case .cancelled: return .cancelled
         }

@@ -18,6 +18,13 @@ extension Database {
             do {
                 return try await transaction { db in
                     if let sql = db as? any SQLDatabase, sql.dialect.name == "sqlite" {
+                        // sqlite-nio's busy handler retries at once, for ever: a writer waiting for
+                        // the lock spins on a thread-pool thread, and under load the spinners keep
+                        // the holder from the CPU it needs to commit (the starvation test timed
+                        // out). SQLite's own handler, set by busy_timeout (it replaces the other on
+                        // this connection), sleeps between tries and gives up after 10 s with
+                        // SQLITE_BUSY, which the retry below handles.
+                        try await sql.raw("PRAGMA busy_timeout = 10000").run()
                         // A write that changes nothing takes SQLite's write lock for the transaction.
                         try await sql.raw("UPDATE audit_events SET id = id WHERE 0").run()
                     }

@@ -128,14 +128,16 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(AddTrustBoundaries())
     app.migrations.add(AddRollouts())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
-    // and finds the migration recorded.
-    for attempt in 1...5 {
+    // and finds the migration recorded. On a loaded machine the winner's migrations take seconds:
+    // the loser keeps trying for about 40 s.
+    let attempts = 20
+    for attempt in 1...attempts {
         do {
             try await app.autoMigrate()
             return
-        } catch where attempt < 5 && configuration.databaseURL != nil {
+        } catch where attempt < attempts && configuration.databaseURL != nil {
             app.logger.warning("migration attempt \(attempt) failed (another instance migrating?); retrying")
-            try await Task.sleep(for: .milliseconds(500 * attempt))
+            try await Task.sleep(for: .milliseconds(500 * min(attempt, 4)))
         }
     }
 }

@@ -23,7 +23,7 @@ extension CLIFailure {
             case 400..<500: return .badData
             default: return .unavailable
             }
-        case .manifestRefused, .modelRefused: return .badData
+        case .manifestRefused, .modelRefused, .lastKnownGood: return .badData
         case .cache: return .ioError
         case .notCached: return .noInput
         case .cancelled: return .interrupted

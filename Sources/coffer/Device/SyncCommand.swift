@@ -81,10 +81,11 @@ struct SyncCommand: NetworkCommand {
 }
 
 extension SyncCommand {
-    /// The server could not be reached or is failing: serving the cache is the expected outcome.
+    /// The server could not be reached or is failing, or the cache keeps its last known good models
+    /// after a failure: serving the cache is the expected outcome.
     static func isUnreachable(_ cause: UnavailableCause) -> Bool {
         switch cause {
-        case .offline: return true
+        case .offline, .lastKnownGood: return true
         case .server(let status, _, _): return status >= 500
         default: return false
         }
