@@ -28,25 +28,7 @@ struct ReportCommand: NetworkCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The Coffer server.", valueName: "URL"))
-    var server: String
-
-    @OptionGroup var device: DeviceOptions
-
-    @Option(help: ArgumentHelp("The server's manifest-signing public key to pin (coffer-server public-key prints it).", valueName: "KEY"))
-    var publicKey: String
-
-    @Option(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
-    var collection: String
-
-    @Option(help: ArgumentHelp("The cache folder coffer sync filled.", valueName: "DIR"))
-    var cache: String
-
-    @Option(help: ArgumentHelp("This device's ID, as given to coffer sync (default: the random ID kept in DIR/keys).", valueName: "ID"))
-    var deviceID: String?
-
-    @Option(help: ArgumentHelp("The team whose manifests to accept, as given to coffer sync.", valueName: "TEAM_ID"))
-    var teamID: String?
+    @OptionGroup var connection: ConnectionOptions
 
     @Option(help: ArgumentHelp("The model's name in the collection.", valueName: "NAME"))
     var model: String
@@ -65,10 +47,9 @@ struct ReportCommand: NetworkCommand {
     }
 
     func run() async throws {
-        let secret = try device.resolvedCredential()
-        let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
-        let settings = SyncSettings(server: server, appID: device.app, publicKey: publicKey, deviceID: deviceID, teamID: teamID, attributes: [:])
-        var configuration = try settings.configuration(cache: cacheURL, credential: secret)
+        let secret = try connection.device.resolvedCredential()
+        let (cache, collection) = (connection.cache, connection.collection)
+        var configuration = try connection.settings(attributes: [:]).configuration(cache: connection.cacheURL, credential: secret)
         configuration.updatePolicy = .cachedOnly
         let client: CofferClient, entry: ModelCollection.Entry, reported: ModelCollection
         do {
@@ -108,7 +89,7 @@ struct ReportCommand: NetworkCommand {
     /// What a failure did to the cache, as the rest of a sentence; empty after --loaded.
     private func fallbackNote(_ client: CofferClient) -> String {
         guard failed != nil else { return "" }
-        guard let now = try? client.cachedCollection(identifier: collection), let fallback = now.fallback, fallback.modelName == model else {
+        guard let now = try? client.cachedCollection(identifier: connection.collection), let fallback = now.fallback, fallback.modelName == model else {
             return " No previous version is cached to fall back to."
         }
         return " The cache fell back to deployment \(now.deploymentID ?? "-"), sequence \(now.sequence ?? 0), and refuses this "

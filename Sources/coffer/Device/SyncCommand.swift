@@ -25,38 +25,17 @@ struct SyncCommand: NetworkCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The Coffer server.", valueName: "URL"))
-    var server: String
-
-    @OptionGroup var device: DeviceOptions
-
-    @Option(help: ArgumentHelp("The server's manifest-signing public key to pin (coffer-server public-key prints it).", valueName: "KEY"))
-    var publicKey: String
-
-    @Option(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
-    var collection: String
-
-    @Option(help: ArgumentHelp("The cache folder (created 0700).", valueName: "DIR"))
-    var cache: String
-
-    @Option(help: ArgumentHelp("This device's ID, which places it in rollouts (default: a random ID kept in DIR/keys).", valueName: "ID"))
-    var deviceID: String?
-
-    @Option(help: ArgumentHelp(
-        "The team whose manifests to accept (coffer team list shows its ID); default: the team of the first manifest this cache accepted.",
-        valueName: "TEAM_ID"))
-    var teamID: String?
+    @OptionGroup var connection: ConnectionOptions
 
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func run() async throws {
-        let secret = try device.resolvedCredential()
-        let cacheURL = URL(fileURLWithPath: cache, isDirectory: true)
+        let secret = try connection.device.resolvedCredential()
+        let cacheURL = connection.cacheURL
         var attributes = DeviceAttributes.current
-        for (name, value) in try device.deviceAttributes().queryItems { _ = attributes.set(name, to: value) }
-        let settings = SyncSettings(server: server, appID: device.app, publicKey: publicKey, deviceID: deviceID, teamID: teamID,
-                                    attributes: Dictionary(attributes.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
+        for (name, value) in try connection.device.deviceAttributes().queryItems { _ = attributes.set(name, to: value) }
+        let settings = connection.settings(attributes: Dictionary(attributes.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
         var configuration = try settings.configuration(cache: cacheURL, credential: secret)
         configuration.updatePolicy = .waitForLatest
         let collection: ModelCollection
@@ -65,7 +44,7 @@ struct SyncCommand: NetworkCommand {
             // before anything, the credential above all, is saved.
             let client = try CofferClient(configuration: configuration)
             try settings.save(cacheURL, credential: secret)
-            collection = try await client.beginAccessing(identifier: self.collection)
+            collection = try await client.beginAccessing(identifier: connection.collection)
         } catch let error as CofferError {
             throw CLIFailure(error)
         }
