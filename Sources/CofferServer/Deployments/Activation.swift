@@ -38,7 +38,7 @@ enum Activation {
     /// keeps the active deployment and still needs a new number: what devices get changes), and
     /// records it in the activation history. Inside the caller's transaction `tx`.
     static func bump(_ collectionID: UUID, to deploymentID: UUID, kind: String, actor: String, on tx: any Database) async throws -> Int64 {
-        guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+        let sql = try tx.sql()
         guard let row = try await sql.raw("""
             UPDATE collections SET sequence = sequence + 1, active_deployment_id = \(bind: deploymentID) \
             WHERE id = \(bind: collectionID) RETURNING sequence

@@ -46,7 +46,7 @@ enum Rollouts {
         let state: RolloutRecord.State = next == stages.count - 1 ? .completed : .staged
         let rolloutID = try rollout.requireID()
         return try await db.writeTransaction { tx in
-            guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+            let sql = try tx.sql()
             guard try await sql.raw("""
                 UPDATE rollouts SET stage_index = \(bind: next), stage_started_at = \(bind: now), state = \(bind: state.rawValue) \
                 WHERE id = \(bind: rolloutID) AND state = 'staged' AND stage_index = \(bind: index) RETURNING id
@@ -63,7 +63,7 @@ enum Rollouts {
     static func halt(_ rollout: RolloutRecord, reason: String, actor: String, at now: Date, on db: any Database) async throws -> Change? {
         let rolloutID = try rollout.requireID()
         return try await db.writeTransaction { tx in
-            guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+            let sql = try tx.sql()
             guard try await sql.raw("""
                 UPDATE rollouts SET state = 'halted', halt_reason = \(bind: reason) \
                 WHERE id = \(bind: rolloutID) AND state = 'staged' RETURNING id
@@ -89,7 +89,7 @@ enum Rollouts {
     /// transaction ends (PostgreSQL: the row's lock; SQLite: ``Database/writeTransaction(_:)``
     /// holds the write lock already).
     private static func activeDeployment(of collectionID: UUID, lockingOn tx: any Database) async throws -> UUID? {
-        guard let sql = tx as? any SQLDatabase else { throw APIError(.internalServerError, "internal", "the database does not speak SQL") }
+        let sql = try tx.sql()
         let lock = sql.dialect.name == "postgresql" ? " FOR UPDATE" : ""
         guard let row = try await sql.raw("SELECT active_deployment_id FROM collections WHERE id = \(bind: collectionID)\(unsafeRaw: lock)").first()
         else { throw APIError.notFound("collection") }
