@@ -113,12 +113,9 @@ struct DeploymentController: RouteCollection {
         guard let rollout = try await Rollouts.running(try deployment.requireID(), on: req.db) else {
             throw APIError.conflict("deployment \(deployment.name) has no staged rollout running")
         }
-        let user = try req.user()
-        guard let change = try await Rollouts.advance(rollout, from: rollout.stageIndex, actor: user.name, at: Date(), on: req.db) else {
+        guard try await gate.advance(rollout, actor: try req.user().name, at: Date(), on: req.db) != nil else {
             throw APIError.conflict("the rollout changed meanwhile; look at its status and try again")
         }
-        try await gate.announce(change, rollout: rollout, action: "deployment.advance", reason: "stage \(rollout.stages[rollout.stageIndex + 1]) %",
-                                actor: user.name, on: req.db)
         return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
     }
 
@@ -129,18 +126,16 @@ struct DeploymentController: RouteCollection {
         let input = (req.body.data?.readableBytes ?? 0) > 0 ? try req.content.decode(HaltInput.self) : HaltInput()
         let user = try req.user()
         let given = input.reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard given.utf8.count <= 200, !given.unicodeScalars.contains(where: { [.control, .format].contains($0.properties.generalCategory) }) else {
+        guard given.utf8.count <= 200, TargetingText.firstForbidden(in: given) == nil else {
             throw APIError.invalid("a halt's reason is at most 200 bytes on one line, without control or format characters")
         }
         guard let rollout = try await Rollouts.running(try deployment.requireID(), on: req.db) else {
             throw APIError.conflict("deployment \(deployment.name) has no staged rollout running")
         }
         let reason = "by \(user.name)" + (given.isEmpty ? "" : ": \(given)")
-        guard let change = try await Rollouts.halt(rollout, reason: reason, actor: user.name, at: Date(), on: req.db) else {
+        guard try await gate.halt(rollout, reason: reason, actor: user.name, at: Date(), on: req.db) != nil else {
             throw APIError.conflict("the rollout changed meanwhile; look at its status and try again")
         }
-        gate.metrics.rolloutHalt(by: "person")
-        try await gate.announce(change, rollout: rollout, action: "deployment.halt", reason: reason, actor: user.name, on: req.db)
         guard let halted = try await DeploymentRecord.find(deployment.id, on: req.db) else { throw APIError.notFound("deployment") }
         return try await DeploymentView.make(halted, in: collection, store: store, on: req.db)
     }

@@ -21,23 +21,39 @@ struct RolloutGate: Sendable {
             let health = try await RolloutHealth.load(rollout.$deployment.id, on: db)
             switch RolloutDecision.decide(plan: rollout.plan, stageStartedAt: rollout.stageStartedAt, health: health, now: now) {
             case .halt(let reason):
-                guard let change = try await Rollouts.halt(rollout, reason: reason, actor: Self.actor, at: now, on: db) else { continue }
-                metrics.rolloutHalt(by: "gate")
-                try await announce(change, rollout: rollout, action: "deployment.halt", reason: reason, on: db)
+                guard let change = try await halt(rollout, reason: reason, at: now, on: db) else { continue }
                 logger.notice("rollout halted", metadata: ["deployment": "\(rollout.$deployment.id)", "sequence": "\(change.sequence)"])
             case .advance:
-                guard let change = try await Rollouts.advance(rollout, from: rollout.stageIndex, actor: Self.actor, at: now, on: db) else { continue }
-                let next = rollout.stages[rollout.stageIndex + 1]
-                try await announce(change, rollout: rollout, action: "deployment.advance", reason: "stage \(next) %", on: db)
+                _ = try await advance(rollout, at: now, on: db)
             case .wait:
                 continue
             }
         }
     }
 
+    /// Halts `rollout` (by the gate, or by `actor` when a person asks) and announces it; nil when it
+    /// was no longer staged.
+    func halt(_ rollout: RolloutRecord, reason: String, actor: String? = nil, at now: Date, on db: any Database) async throws -> Rollouts.Change? {
+        guard let change = try await Rollouts.halt(rollout, reason: reason, actor: actor ?? Self.actor, at: now, on: db) else { return nil }
+        metrics.rolloutHalt(by: actor == nil ? "gate" : "person")
+        try await announce(change, rollout: rollout, action: "deployment.halt", reason: reason, actor: actor ?? Self.actor, on: db)
+        return change
+    }
+
+    /// Moves `rollout` to its next stage (by the gate, or by `actor`) and announces it; nil when it
+    /// was no longer at that stage.
+    func advance(_ rollout: RolloutRecord, actor: String? = nil, at now: Date, on db: any Database) async throws -> Rollouts.Change? {
+        guard let change = try await Rollouts.advance(rollout, from: rollout.stageIndex, actor: actor ?? Self.actor, at: now, on: db) else {
+            return nil
+        }
+        try await announce(change, rollout: rollout, action: "deployment.advance", reason: "stage \(rollout.stages[rollout.stageIndex + 1]) %",
+                           actor: actor ?? Self.actor, on: db)
+        return change
+    }
+
     /// Drops the collection's cached manifests here and audits the change for the collection's team.
-    func announce(_ change: Rollouts.Change, rollout: RolloutRecord, action: String, reason: String, actor: String = Self.actor,
-                  on db: any Database) async throws {
+    private func announce(_ change: Rollouts.Change, rollout: RolloutRecord, action: String, reason: String, actor: String,
+                          on db: any Database) async throws {
         manifests.invalidate(change.collectionID)
         guard let collection = try await CollectionRecord.find(change.collectionID, on: db),
               let deployment = try await DeploymentRecord.find(rollout.$deployment.id, on: db)
