@@ -49,10 +49,8 @@ struct ReportController: RouteCollection {
             throw APIError.forbidden("collection_not_bound", "event \(index): this app is not bound to collection \(report.collection)")
         }
         for (index, report) in reports.enumerated() {
-            // `req.db` makes a database handle each time: only asked for when the cache misses.
-            var found = targets.cached(report.deploymentID)
-            if found == nil { found = try await targets.target(report.deploymentID, on: req.db) }
-            guard let target = found, target.teamID == app.teamID, target.collection == report.collection
+            guard let target = try await targets.target(report.deploymentID, on: req.db),
+                  target.teamID == app.teamID, target.collection == report.collection
             else { throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(report.collection) has that ID") }
             guard target.models.contains(report.model) else {
                 throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(report.model)")

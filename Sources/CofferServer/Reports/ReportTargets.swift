@@ -25,20 +25,16 @@ final class ReportTargets: Sendable {
 
     init() {}
 
-    /// The deployment's target from memory, or nil when the cache does not know it as activated.
-    func cached(_ deploymentID: UUID) -> Target? {
-        if case .known(let target)? = entries.withLockedValue({ $0[deploymentID] }) { return target }
-        return nil
-    }
-
-    /// The deployment's target, or nil when no activated deployment has that ID.
-    func target(_ deploymentID: UUID, on db: any Database, now: Date = Date()) async throws -> Target? {
+    /// The deployment's target, or nil when no activated deployment has that ID. `db` is asked for
+    /// only when the cache does not know the answer (a request's `db` makes a handle each time).
+    func target(_ deploymentID: UUID, on db: @autoclosure () -> any Database, now: Date = Date()) async throws -> Target? {
         switch entries.withLockedValue({ $0[deploymentID] }) {
         case .known(let target): return target
         case .unknown(let until) where until > now: return nil
         default: break
         }
         var entry = Entry.unknown(until: now.addingTimeInterval(60))
+        let db = db()
         if let deployment = try await DeploymentRecord.find(deploymentID, on: db), deployment.activatedAt != nil,
            let collection = try await CollectionRecord.find(deployment.$collection.id, on: db) {
             let models = Set(deployment.spec.defaults.keys).union(deployment.spec.rules.flatMap(\.models.keys))
