@@ -71,7 +71,7 @@ extension ReportBatch.Event {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
         guard (1...200).contains(deviceID.utf8.count), !deviceID.utf8.contains(UInt8(ascii: "|")), Self.isPrintable(deviceID) else {
-            throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control or format characters")
+            throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control, format or line-separator characters")
         }
         guard (1...100).contains(collection.utf8.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
@@ -82,7 +82,7 @@ extension ReportBatch.Event {
         if let reason {
             guard outcome == .failed else { throw ReportFieldError("reason goes only with a failed outcome") }
             guard reason.utf8.count <= ReportBatch.maximumReason, Self.isPrintable(reason) else {
-                throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control or format characters")
+                throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control, format or line-separator characters")
             }
         }
         guard let date = RFC3339.date(at) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
@@ -99,11 +99,7 @@ extension ReportBatch.Event {
 
     private static func isLowerHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
 
-    private static func isPrintable(_ text: String) -> Bool {
-        // Printable ASCII, the usual case, without a Unicode property lookup per character.
-        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return true }
-        // Control and format characters (bidirectional overrides among them) would disguise what
-        // the dashboard and the CLI show.
-        return text.unicodeScalars.allSatisfy { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format }
-    }
+    /// No control, format (bidirectional overrides among them) or line-separator characters: they
+    /// would disguise what the dashboard and the CLI show (the targeting text's rule).
+    private static func isPrintable(_ text: String) -> Bool { TargetingText.firstForbidden(in: text) == nil }
 }
