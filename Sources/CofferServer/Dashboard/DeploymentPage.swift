@@ -65,7 +65,7 @@ struct DeploymentPage: Encodable, Sendable {
         let view = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
         let isActive = collection.activeDeploymentID == deployment.id
         let canChange = role >= .developer
-        let status = try await DeploymentStatus.make(deployment, on: req.db)
+        let status = try await DeploymentStatus.make(deployment, rollout: view.rollout, on: req.db)
         let panel = RolloutPanel(status)
         let canActivate = canChange && !isActive && view.problems.isEmpty
         return DeploymentPage(

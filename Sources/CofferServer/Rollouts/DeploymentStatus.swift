@@ -28,17 +28,19 @@ struct DeploymentStatus: Content {
     }
 
     static func make(_ deployment: DeploymentRecord, on db: any Database) async throws -> DeploymentStatus {
+        try await make(deployment, rollout: Rollouts.latest(try deployment.requireID(), on: db).map(RolloutView.init), on: db)
+    }
+
+    /// The status when the deployment's newest rollout is already read (a deployment's page has it
+    /// in its ``DeploymentView``).
+    static func make(_ deployment: DeploymentRecord, rollout: RolloutView?, on db: any Database) async throws -> DeploymentStatus {
         let id = try deployment.requireID()
-        let rollout = try await Rollouts.latest(id, on: db)
         let health = try await RolloutHealth.load(id, on: db)
         let reasons = try await RolloutHealth.topReasons(id, on: db)
         let worst = health.worst(minReports: rollout?.minReports ?? 1) ?? health.worst(minReports: 0)
-        let state: String = switch rollout?.state {
-        case .staged?, .halted?: rollout!.state.rawValue
-        default: deployment.status.rawValue
-        }
+        let running = rollout.flatMap { ["staged", "halted"].contains($0.state) ? $0.state : nil }
         return DeploymentStatus(
-            deployment: id, name: deployment.name, state: state, rollout: rollout.map(RolloutView.init),
+            deployment: id, name: deployment.name, state: running ?? deployment.status.rawValue, rollout: rollout,
             devices: health.devices, outcomes: health.outcomes,
             models: health.models.map { ModelHealth(model: $0.model, devices: $0.devices, failed: $0.failed, failureRate: $0.failureRate) },
             failureRate: worst?.failureRate ?? 0, topReasons: reasons.map { Reason(reason: $0.reason, count: $0.count) })
