@@ -67,10 +67,7 @@ extension CollectionCache {
     }
 
     private func prunePrevious(keeping: Set<String>) {
-        for name in Self.names(in: previousBlobsFolder) {
-            let sha = name.hasSuffix(".coffer") ? String(name.dropLast(7)) : name
-            if !keeping.contains(sha) { unlink(previousBlobsFolder + "/" + name) }
-        }
+        Self.removeModels(in: previousBlobsFolder, suffix: ".coffer", keeping: keeping)
         for name in Self.names(in: previousFolder) where name.hasPrefix(".state.json.~") { unlink(previousFolder + "/" + name) }
     }
 }

@@ -75,10 +75,8 @@ struct CollectionCache: Sendable {
 
     /// The state file at `path`, verified as ``loadVerifiedState(publicKey:)`` says.
     func loadVerifiedState(at path: String, publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
-        guard let file = try? PositionalFile(readingAt: path), let size = try? file.size(),
-              size <= UInt64(2 * SignedManifest.maximumEnvelopeSize),
-              let bytes = try? file.read(count: Int(size), at: 0),
-              let stored = try? Self.decoder.decode(CacheState.Stored.self, from: Data(bytes)), stored.format == 1,
+        guard let data = PositionalFile.contents(at: path, atMost: 2 * SignedManifest.maximumEnvelopeSize),
+              let stored = try? Self.decoder.decode(CacheState.Stored.self, from: data), stored.format == 1,
               let manifest = try? SignedManifest.verify(stored.envelope, using: publicKey, now: nil),
               manifest.collection == identifier, teamID.map({ $0.lowercased() == manifest.teamID.lowercased() }) ?? true
         else { return nil }
@@ -132,18 +130,20 @@ struct CollectionCache: Sendable {
     /// Removes models not in `keeping`, every download in progress except those in `resumable`,
     /// and leftovers of interrupted state writes.
     func removeUnused(keeping: Set<String>, resumable: Set<String> = []) {
-        for name in Self.names(in: blobsFolder) {
-            let sha = name.hasSuffix(".coffer") ? String(name.dropLast(7)) : name
-            if !keeping.contains(sha) { unlink(blobsFolder + "/" + name) }
-        }
-        for name in Self.names(in: stagingFolder) {
-            let sha = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
-            if !resumable.contains(sha) { unlink(stagingFolder + "/" + name) }
-        }
+        Self.removeModels(in: blobsFolder, suffix: ".coffer", keeping: keeping)
+        Self.removeModels(in: stagingFolder, suffix: ".part", keeping: resumable)
         for name in Self.names(in: folder) where name.hasPrefix(".state.json.~") || name.hasPrefix(".failed.json.~") {
             unlink(folder + "/" + name)
         }
         CrashPoint.reach("old-removed")
+    }
+
+    /// Removes the files of `folder` (named SHA + `suffix`) whose SHA-256 is not in `keeping`.
+    static func removeModels(in folder: String, suffix: String, keeping: Set<String>) {
+        for name in names(in: folder) {
+            let sha = name.hasSuffix(suffix) ? String(name.dropLast(suffix.count)) : name
+            if !keeping.contains(sha) { unlink(folder + "/" + name) }
+        }
     }
 
     /// Bytes in `blobs/` and `staging/`.

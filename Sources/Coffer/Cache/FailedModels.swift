@@ -61,9 +61,8 @@ extension CollectionCache {
 
     /// The failed models of this collection; nil when none (or the file cannot be read).
     func loadFailed() -> FailedModels? {
-        guard let file = try? PositionalFile(readingAt: failedPath), let size = try? file.size(), size <= 1 << 20,
-              let bytes = try? file.read(count: Int(size), at: 0),
-              let failed = try? Self.decoder.decode(FailedModels.self, from: Data(bytes)), failed.format == 1
+        guard let data = PositionalFile.contents(at: failedPath, atMost: 1 << 20),
+              let failed = try? Self.decoder.decode(FailedModels.self, from: data), failed.format == 1
         else { return nil }
         return failed
     }

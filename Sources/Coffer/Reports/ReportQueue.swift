@@ -68,9 +68,8 @@ struct ReportQueue: Sendable {
     }
 
     private func read() -> [ReportEvent] {
-        guard let file = try? PositionalFile(readingAt: path), let size = try? file.size(), size <= UInt64(Self.maximumFileSize),
-              let bytes = try? file.read(count: Int(size), at: 0),
-              let stored = try? JSONDecoder().decode(Stored.self, from: Data(bytes)), stored.format == 1
+        guard let data = PositionalFile.contents(at: path, atMost: Self.maximumFileSize),
+              let stored = try? JSONDecoder().decode(Stored.self, from: data), stored.format == 1
         else { return [] }
         return stored.events
     }
