@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.28.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // The sealed container, model keys and legacy formats. swift-crypto only.
@@ -79,11 +81,22 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Checks App Attest and Android key attestation evidence (docs/ATTESTATION.md): X.509 through
+        // swift-certificates, the extensions through swift-asn1, a small bounded CBOR reader of its own.
+        .target(
+            name: "CofferAttestation",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         // The Vapor application: accounts, apps, model keys, key delivery, blob storage.
         .target(
             name: "CofferServer",
             dependencies: [
                 "CofferFormat",
+                "CofferAttestation",
                 "ModelInspection",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
@@ -150,6 +163,15 @@ let package = Package(
             name: "ModelInspectionTests",
             dependencies: ["ModelInspection"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "CofferAttestationTests",
+            dependencies: [
+                "CofferAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         .testTarget(
             name: "CofferFormatTests",
