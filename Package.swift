@@ -83,9 +83,11 @@ let package = Package(
         ),
         // Checks App Attest and Android key attestation evidence (docs/ATTESTATION.md): X.509 through
         // swift-certificates, the extensions through swift-asn1, a small bounded CBOR reader of its own.
+        // Server side only: the SDK and the CLI never link it.
         .target(
             name: "CofferAttestation",
             dependencies: [
+                "CofferFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -98,6 +100,7 @@ let package = Package(
                 "CofferFormat",
                 "CofferAttestation",
                 "ModelInspection",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "Leaf", package: "leaf"),

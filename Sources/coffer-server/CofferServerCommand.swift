@@ -8,7 +8,7 @@ struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
         abstract: "The Coffer server: teams, apps, model keys, key delivery, model storage, collections and signed manifests.",
-        subcommands: [Serve.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self],
+        subcommands: [Serve.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self, AttestationCommand.self],
         defaultSubcommand: Serve.self
     )
 }

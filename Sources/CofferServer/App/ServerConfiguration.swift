@@ -67,6 +67,11 @@ public struct ServerConfiguration: Sendable {
     /// database (COFFER_USAGE_FLUSH_SECONDS; default 60). They are also flushed at shutdown.
     public var usageFlushInterval: TimeInterval = 60
 
+    /// The certificate authorities attestation evidence must chain to. nil, always outside tests:
+    /// Apple's App Attestation Root CA and Google's hardware attestation roots, embedded. Tests
+    /// set their own authority here; no setting or flag reaches it.
+    var attestationRoots: DeviceAttestation.Roots?
+
     /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES, a whole number of bytes,
     /// at least 1). nil, the default: no limit.
     public var teamQuotaBytes: Int64?

@@ -50,12 +50,23 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 
     try app.register(collection: SystemController(metrics: metrics))
     let credentials = AppCredentials()
+    let revocations = AttestationRevocations()
+    try await revocations.refresh(on: app.db)
+    app.lifecycle.use(PeriodicWork(every: 60, failure: "attestation revocation list not reloaded; trying again") { db, _ in
+        try await revocations.refresh(on: db)
+        try await AttestationChallenges.removeExpired(on: db)
+    })
+    try app.register(collection: AttestationController(
+        credentials: credentials,
+        perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
+        perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute)))
     try app.register(collection: DeliveryController(
         masterKey: masterKey, credentials: credentials,
         perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
         perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.deliveriesPerDevicePerMinute),
-        refusals: refusals, metrics: metrics, usage: usage))
+        refusals: refusals, metrics: metrics, usage: usage,
+        attestation: DeviceAttestation(roots: configuration.attestationRoots ?? .embedded, revocations: revocations, metrics: metrics)))
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
                                metrics: metrics, usage: usage)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
@@ -127,6 +138,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(CreateUsageDaily())
     app.migrations.add(AddTrustBoundaries())
     app.migrations.add(AddRollouts())
+    app.migrations.add(AddAttestation())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded. On a loaded machine the winner's migrations take seconds:
     // the loser keeps trying for about 40 s.

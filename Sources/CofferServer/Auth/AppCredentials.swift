@@ -17,6 +17,8 @@ final class AppCredentials: Sendable {
         let revoked: Bool
         /// The identifiers of the collections the app is bound to.
         let collections: Set<String>
+        /// The app's attestation policy.
+        let attestation: AttestationSettings
         var age: CacheAge
     }
 
@@ -105,7 +107,8 @@ final class AppCredentials: Sendable {
         }
         let collections = try await AppCollections.identifiers(of: appID, on: db)
         let app = App(id: appID, teamID: row.$team.id, credentialHash: row.credentialHash, previousCredentialHash: row.previousCredentialHash,
-                      revoked: row.revokedAt != nil, collections: Set(collections), age: CacheAge())
+                      revoked: row.revokedAt != nil, collections: Set(collections),
+                      attestation: try AttestationSettings.stored(row.attestation), age: CacheAge())
         cache.withLockedValue { cache in
             if cache.count > 100_000 { cache.removeAll() }
             cache[appID] = app

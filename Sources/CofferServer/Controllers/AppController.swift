@@ -7,13 +7,21 @@ struct AppController: RouteCollection {
         let name: String; let platform: String; let bundleID: String?
         /// The identifiers of the team's collections the app may read; none when absent.
         var collections: [String]?
+        /// The attestation policy; `none` when absent.
+        var attestation: AttestationSettings?
     }
-    /// A change to an app: the collections it may read, replacing the ones it had.
-    struct UpdateApp: Content { let collections: [String] }
+    /// A change to an app: the collections it may read (replacing the ones it had), its
+    /// attestation policy, or both; what is absent stays as it was.
+    struct UpdateApp: Content {
+        var collections: [String]?
+        var attestation: AttestationSettings?
+    }
     struct AppView: Content {
         let id: UUID; let name: String; let platform: String; let bundleID: String?
         /// The identifiers of the collections its devices may read, sorted.
         let collections: [String]
+        /// The attestation policy its devices' key requests must meet.
+        let attestation: AttestationSettings
         let createdAt: Date?; let revokedAt: Date?
         /// Present only in the answer that created or rotated it.
         let credential: String?
@@ -46,9 +54,11 @@ struct AppController: RouteCollection {
             throw APIError.invalid("platform must be one of \(Self.platforms.joined(separator: ", "))")
         }
         if let bundleID = body.bundleID { try Names.validate(bundleID, what: "bundle identifier") }
+        let attestation = try (body.attestation ?? .none).validated(appBundleID: body.bundleID)
         let credential = Secrets.make(prefix: "cfa_")
         let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
                             bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
+        app.attestation = attestation.storedJSON
         let identifiers = body.collections ?? []
         let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
         // The app, its collections and its audit row are one transaction: if the audit fails, no
@@ -59,7 +69,8 @@ struct AppController: RouteCollection {
             try await app.create(on: db)
             try await AppCollections.bind(app.requireID(), to: collections, on: db)
             try await Audit.record(on: db, teamID: team.id, action: "app.create", actor: actor,
-                                   target: "\(try app.requireID()) collections: \(Self.describe(collections))", outcome: "ok")
+                                   target: "\(try app.requireID()) collections: \(Self.describe(collections)); attestation: \(attestation.summary)",
+                                   outcome: "ok")
         }
         return try Self.view(app, collections: collections.map(\.identifier).sorted(), credential: credential)
     }
@@ -74,25 +85,39 @@ struct AppController: RouteCollection {
     func update(req: Request) async throws -> AppView {
         let (team, app) = try await Self.app(req, requiring: .developer)
         let body = try req.content.decode(UpdateApp.self)
-        return try await Self.update(app, in: team, collections: body.collections, actor: try req.user().name, on: req.db, credentials: credentials)
+        guard body.collections != nil || body.attestation != nil else {
+            throw APIError.invalid("name collections, attestation or both")
+        }
+        return try await Self.update(app, in: team, collections: body.collections, attestation: body.attestation,
+                                     actor: try req.user().name, on: req.db, credentials: credentials)
     }
 
-    /// Binds `app` to exactly `identifiers` (collections of `team`), audited; the API's and the
-    /// dashboard's way. The cached credential check forgets the app, so the change holds at once
-    /// on this instance and within a second on the others.
-    static func update(_ app: AppRecord, in team: TeamRecord, collections identifiers: [String], actor: String,
-                       on db: any Database, credentials: AppCredentials) async throws -> AppView {
+    /// Binds `app` to exactly `identifiers` (collections of `team`) and sets its attestation policy,
+    /// each when given, audited; the API's and the dashboard's way. The cached credential check
+    /// forgets the app, so the change holds at once on this instance and within a second on the others.
+    static func update(_ app: AppRecord, in team: TeamRecord, collections identifiers: [String]?, attestation: AttestationSettings? = nil,
+                       actor: String, on db: any Database, credentials: AppCredentials) async throws -> AppView {
         let appID = try app.requireID()
-        let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
+        var resolved: [CollectionRecord]?
+        if let identifiers { resolved = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db) }
+        let collections = resolved
+        let policy = try attestation?.validated(appBundleID: app.bundleID)
+        let changes = [collections.map { "collections: \(Self.describe($0))" }, policy.map { "attestation: \($0.summary)" }].compactMap { $0 }
         try await UniqueViolation.asConflict("the app's collections were changed by another request at the same moment; list the apps and retry if needed") {
           try await db.writeTransaction { db in
-            try await AppCollections.bind(appID, to: collections, on: db)
+            if let collections { try await AppCollections.bind(appID, to: collections, on: db) }
+            if let policy {
+                try await AppRecord.query(on: db).filter(\.$id == appID).set(\.$attestation, to: policy.storedJSON).update()
+            }
             try await Audit.record(on: db, teamID: team.id, action: "app.update", actor: actor,
-                                   target: "\(appID) collections: \(Self.describe(collections))", outcome: "ok")
+                                   target: "\(appID) " + changes.joined(separator: "; "), outcome: "ok")
           }
         }
+        if let policy { app.attestation = policy.storedJSON }
         credentials.forget(appID)
-        return try Self.view(app, collections: collections.map(\.identifier).sorted(), credential: nil)
+        var names = collections?.map(\.identifier).sorted() ?? []
+        if collections == nil { names = try await AppCollections.identifiers(of: appID, on: db) }
+        return try Self.view(app, collections: names, credential: nil)
     }
 
     /// `A, B` or `none`, for the audit log.
@@ -150,6 +175,6 @@ struct AppController: RouteCollection {
 
     static func view(_ app: AppRecord, collections: [String], credential: String?) throws -> AppView {
         AppView(id: try app.requireID(), name: app.name, platform: app.platform, bundleID: app.bundleID, collections: collections,
-                createdAt: app.createdAt, revokedAt: app.revokedAt, credential: credential)
+                attestation: (try? AttestationSettings.stored(app.attestation)) ?? .none, createdAt: app.createdAt, revokedAt: app.revokedAt, credential: credential)
     }
 }

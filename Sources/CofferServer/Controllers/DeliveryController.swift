@@ -10,7 +10,8 @@ import Vapor
 /// use it (``CollectionKeys``). Refusals come in an order that keeps them cheap and fair: the
 /// client address's budget first (nothing written), then the credential (an old or revoked one is
 /// refused before the app's budget is charged, so a leaked, rotated credential cannot starve the
-/// app), then the app's and the device's budgets, then the key. Refusals are audited through
+/// app), then the app's and the device's budgets, then the key, then — for an app whose
+/// attestation policy is not `none` — the device's attestation evidence (``DeviceAttestation``). Refusals are audited through
 /// ``RefusalLog`` (identical ones in a minute are one row); deliveries are audited one by one.
 struct DeliveryController: RouteCollection {
     struct DeliveryRequest: Content {
@@ -19,6 +20,8 @@ struct DeliveryController: RouteCollection {
         let deviceID: String
         /// The device's X25519 public key, raw 32 bytes, base64.
         let devicePublicKey: String
+        /// Evidence of a genuine install, for apps whose attestation policy is not `none`.
+        let attestation: AttestationEvidence?
     }
 
     struct DeliveryResponse: Content {
@@ -37,6 +40,8 @@ struct DeliveryController: RouteCollection {
     let metrics: ServerMetrics
     /// Counts deliveries per key and day for the dashboard's charts.
     let usage: UsageCounter
+    /// Checks attestation evidence for apps whose policy asks for it.
+    let attestation: DeviceAttestation
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("v1", "device", "keys", ":key", use: deliver)
@@ -95,6 +100,17 @@ struct DeliveryController: RouteCollection {
             try await refuse(req, app, body, keyID, "not_in_app_collections")
             throw APIError.forbidden("not_in_app_collections",
                                      "no activated deployment of a collection this app is bound to uses this key (coffer app update --collections)")
+        }
+        if app.attestation.policy != .none {
+            // Last of the checks: the evidence costs signature and chain checks, and a request
+            // refused for a cheaper reason must not use up the device's challenge.
+            do {
+                try await attestation.check(body.attestation, settings: app.attestation, appID: app.id, keyID: keyID,
+                                            devicePublicKey: Array(rawKey), on: req.db)
+            } catch let refusal as DeviceAttestation.Refusal {
+                try await refuse(req, app, body, keyID, refusal.code)
+                throw APIError.forbidden(refusal.code, refusal.detail)
+            }
         }
 
         let material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: app.teamID)

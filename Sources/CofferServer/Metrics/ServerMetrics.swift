@@ -24,6 +24,13 @@ final class ServerMetrics: Sendable {
                              labels: [("by", by)]).increment()
     }
 
+    /// Counts checked attestation evidence by format (`apple-app-attest`, `android-key-attestation`)
+    /// and outcome (`attested`, `asserted`, or the refusal's reason code).
+    func attestations(format: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.counter("attestations", help: "Attestation evidence checked with key requests, by format and outcome"),
+                             labels: [("format", format), ("outcome", outcome)]).increment()
+    }
+
     func keyDeliveries(outcome: String) {
         registry.makeCounter(descriptor: Self.counter("key_deliveries", help: "Key delivery requests by outcome"),
                              labels: [("outcome", outcome)]).increment()

@@ -16,6 +16,8 @@ final class AppRecord: Model, @unchecked Sendable {
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
     @OptionalField(key: "credential_rotated_at") var credentialRotatedAt: Date?
     @OptionalField(key: "revoked_at") var revokedAt: Date?
+    /// The attestation policy as JSON (``AttestationSettings``); nil is `none`.
+    @OptionalField(key: "attestation") var attestation: String?
 
     init() {}
 

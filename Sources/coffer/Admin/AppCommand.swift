@@ -29,25 +29,32 @@ struct AppCommand: ParsableCommand {
         @Option(help: ArgumentHelp("The collections its devices may read, comma-separated (default: none).", valueName: "A,B"))
         var collections: String?
 
+        @OptionGroup var attestation: AttestationOptions
+
         @Flag(help: "Print the app, with its credential, as JSON.")
         var json = false
 
         func run() async throws {
+            let policy = try attestation.policy()
             let client = try APIClient.configured()
             let app = try await client.post(API.App.self, ["v1", "teams", team, "apps"],
                                             json: API.NewApp(name: name, platform: platform, bundleID: bundleID,
-                                                             collections: AppCommand.list(collections ?? "")))
+                                                             collections: AppCommand.list(collections ?? ""), attestation: policy))
             if json { return print(JSONOutput.render(app)) }
             Printable.say("Created app \(app.name) (\(app.platform)) in team \(team), \(AppCommand.describe(app.collections ?? [])).")
+            if let policy = app.attestation, policy.policy != "none" { Printable.say("Attestation: \(policy.summary).") }
             AppCommand.printCredential(of: app)
         }
     }
 
-    /// `coffer app update --team T APP_ID --collections A,B`.
+    /// `coffer app update --team T APP_ID [--collections A,B] [--attestation POLICY …]`.
     struct Update: NetworkCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Choose the collections an app's devices may read (replaces the ones it had).",
-            discussion: "Its devices get manifests of these collections only, and only keys their activated deployments use. An empty list (--collections '') binds it to none."
+            abstract: "Choose the collections an app's devices may read (replaces the ones it had), or its attestation policy.",
+            discussion: """
+                Its devices get manifests of these collections only, and only keys their activated deployments use. An empty \
+                list (--collections '') binds it to none. --attestation replaces the policy its devices' key requests must meet.
+                """
         )
 
         @Option(help: "The team.")
@@ -57,17 +64,24 @@ struct AppCommand: ParsableCommand {
         var id: String
 
         @Option(help: ArgumentHelp("The collections its devices may read, comma-separated.", valueName: "A,B"))
-        var collections: String
+        var collections: String?
+
+        @OptionGroup var attestation: AttestationOptions
 
         @Flag(help: "Print the app as JSON.")
         var json = false
 
+        func validate() throws {
+            if collections == nil && attestation.attestation == nil { throw ValidationError("give --collections, --attestation or both") }
+        }
+
         func run() async throws {
+            let policy = try attestation.policy()
             let client = try APIClient.configured()
             let app = try await client.patch(API.App.self, ["v1", "teams", team, "apps", id],
-                                             json: API.AppUpdate(collections: AppCommand.list(collections)))
+                                             json: API.AppUpdate(collections: collections.map(AppCommand.list), attestation: policy))
             if json { return print(JSONOutput.render(app)) }
-            Printable.say("App \(app.name) is \(AppCommand.describe(app.collections ?? [])).")
+            Printable.say("App \(app.name) is \(AppCommand.describe(app.collections ?? [])); attestation: \(app.attestation?.summary ?? "none").")
         }
     }
 
@@ -85,10 +99,10 @@ struct AppCommand: ParsableCommand {
             let client = try APIClient.configured()
             let apps = try await client.get([API.App].self, "v1", "teams", team, "apps")
             if json { return print(JSONOutput.render(apps)) }
-            var table = TextTable("ID", "NAME", "PLATFORM", "BUNDLE ID", "COLLECTIONS", "CREATED", "REVOKED")
+            var table = TextTable("ID", "NAME", "PLATFORM", "BUNDLE ID", "COLLECTIONS", "ATTESTATION", "CREATED", "REVOKED")
             for app in apps {
                 let collections = (app.collections ?? []).isEmpty ? "(none)" : (app.collections ?? []).joined(separator: ",")
-                table.add(app.id, app.name, app.platform, app.bundleID, collections, app.createdAt, app.revokedAt)
+                table.add(app.id, app.name, app.platform, app.bundleID, collections, app.attestation?.summary ?? "none", app.createdAt, app.revokedAt)
             }
             print(table.render())
         }

@@ -72,10 +72,33 @@ enum API {
         let bundleID: String?
         /// The collections its devices may read.
         let collections: [String]?
+        /// The attestation policy its devices' key requests must meet.
+        let attestation: Attestation?
         let createdAt: String?
         let revokedAt: String?
         /// Present only in the answer that created or rotated it.
         let credential: String?
+    }
+
+    /// An app's attestation policy (docs/ATTESTATION.md).
+    struct Attestation: Codable {
+        var policy: String
+        var appleTeamID: String?
+        var bundleID: String?
+        var appleEnvironment: String?
+        var packageName: String?
+        var signingCertificateDigests: [String]?
+        var minimumSecurityLevel: String?
+
+        /// One line for `app list`.
+        var summary: String {
+            switch policy {
+            case "apple-app-attest": return "apple \(appleTeamID ?? "?").\(bundleID ?? "?") \(appleEnvironment ?? "production")"
+            case "android-key-attestation":
+                return "android \(packageName ?? "?") \(minimumSecurityLevel ?? "tee")+ (\(signingCertificateDigests?.count ?? 0) digests)"
+            default: return policy
+            }
+        }
     }
 
     struct ModelKey: Codable {
@@ -105,8 +128,10 @@ enum API {
     /// Request bodies.
     struct Name: Encodable { let name: String }
     struct NewMember: Encodable { let name: String; let role: String }
-    struct NewApp: Encodable { let name: String; let platform: String; let bundleID: String?; let collections: [String]? }
-    struct AppUpdate: Encodable { let collections: [String] }
+    struct NewApp: Encodable {
+        let name: String; let platform: String; let bundleID: String?; let collections: [String]?; let attestation: Attestation?
+    }
+    struct AppUpdate: Encodable { let collections: [String]?; let attestation: Attestation? }
     struct NewInvitation: Encodable { let role: String; let note: String?; let days: Double? }
     struct InvitationCode: Encodable { let code: String }
     struct Redemption: Encodable { let code: String; let name: String }

@@ -3,7 +3,7 @@
 /// An attestation binds a single-use server challenge and the device's X25519 public key, so a
 /// model key is sealed only to a key an attested install holds; an assertion binds the model key
 /// asked for and the same device key.
-public enum AttestationClientData {
+public enum AttestationClientData: Sendable {
     /// The prefix of an attestation's client data.
     public static let attestationLabel = Array("coffer-attest-v1\n".utf8)
     /// The prefix of an assertion's client data.
