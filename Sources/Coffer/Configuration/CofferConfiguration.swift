@@ -48,6 +48,10 @@ public struct CofferConfiguration: Sendable {
     /// other addresses the manifest names may be `http://`: they carry no credential, and their
     /// bytes are checked against the signed manifest.
     public var allowsInsecureHTTP = false
+    /// Proves key requests come from a genuine install, for apps whose attestation policy is not
+    /// `none` (docs/ATTESTATION.md): ``AppAttestAttestor`` on Apple platforms, an app's own
+    /// implementation on Android. Nil: key requests carry no evidence (policy `none`).
+    public var attestor: (any DeviceAttestor)?
 
     /// A configuration with the defaults: detected attributes, the platform's cache folder and key
     /// store, ``UpdatePolicy/useCachedAndUpdateInBackground``.

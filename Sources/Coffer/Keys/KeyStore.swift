@@ -15,6 +15,10 @@ public protocol KeyStore: Sendable {
 enum KeyStoreNames {
     static let deviceKey = "device-key"
     static let deviceID = "device-id"
+    /// The identifier of this install's attested key (docs/ATTESTATION.md).
+    static let attestedKey = "attested-key"
+    /// The last counter an `android-key-attestation` signature used.
+    static let attestationCounter = "attestation-counter"
     static func modelKey(_ keyID: String) -> String { "model-key." + keyID }
 
     static func isValid(_ name: String) -> Bool {

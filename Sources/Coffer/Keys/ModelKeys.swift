@@ -26,16 +26,7 @@ struct ModelKeys: Sendable {
         }
         let device = try deviceID()
         let deviceKey = try self.deviceKey()
-        let sealed: KeyDelivery.Sealed
-        do {
-            sealed = try await api.deliverKey(keyID, deviceID: device, devicePublicKey: deviceKey.publicKey)
-        } catch {
-            switch error {
-            case .answer(_, let code, let reason): throw CofferError.keyRefused(keyID: keyID, code: code, reason: reason)
-            case .cancelled: throw CancellationError()
-            default: throw CofferError.keyFetchFailed(keyID: keyID, reason: error.cause.description)
-            }
-        }
+        let sealed = try await deliver(keyID, deviceID: device, deviceKey: deviceKey.publicKey)
         let material: SymmetricKey
         do {
             material = try KeyDelivery.open(sealed, keyID: keyID, deviceID: device, using: deviceKey)
@@ -48,6 +39,36 @@ struct ModelKeys: Sendable {
         }
         try material.withUnsafeBytes { try store.save(KeyStoreNames.modelKey(keyID), Data($0)) }
         return key
+    }
+
+    /// The sealed key from the server, with attestation evidence when an attestor is configured.
+    /// An attested key the server no longer knows is forgotten and a new one attested, once.
+    private func deliver(_ keyID: String, deviceID: String, deviceKey: Curve25519.KeyAgreement.PublicKey) async throws -> KeyDelivery.Sealed {
+        guard let attestor = api.configuration.attestor else {
+            do {
+                return try await api.deliverKey(keyID, deviceID: deviceID, devicePublicKey: deviceKey)
+            } catch {
+                throw error.keyFailure(keyID)
+            }
+        }
+        let attestation = KeyRequestAttestation(attestor: attestor, api: api, store: store)
+        for attempt in 1...2 {
+            let evidence = try await attestation.evidence(for: keyID, devicePublicKey: Array(deviceKey.rawRepresentation))
+            let failure: ServerFailure
+            do throws(ServerFailure) {
+                let sealed = try await api.deliverKey(keyID, deviceID: deviceID, devicePublicKey: deviceKey, evidence: evidence)
+                try? attestation.settle(evidence, refusal: nil)
+                return sealed
+            } catch {
+                failure = error
+            }
+            if case .answer(_, let code, _) = failure {
+                try attestation.settle(evidence, refusal: code)
+                if attempt == 1, code == "attestation_unknown_key" || code == "attestation_device_key_mismatch" { continue }
+            }
+            throw failure.keyFailure(keyID)
+        }
+        throw CofferError.keyFetchFailed(keyID: keyID, reason: "attestation did not succeed")
     }
 
     /// The configured device ID, else the one in the key store, else a new random one kept there.

@@ -34,15 +34,19 @@ struct DeviceAPI: Sendable {
         }
     }
 
-    /// Asks for the model key `keyID` sealed to `devicePublicKey`.
-    func deliverKey(_ keyID: String, deviceID: String, devicePublicKey: Curve25519.KeyAgreement.PublicKey) async throws(ServerFailure) -> KeyDelivery.Sealed {
-        struct Body: Encodable { let appID: String; let credential: String; let deviceID: String; let devicePublicKey: String }
+    /// Asks for the model key `keyID` sealed to `devicePublicKey`, with attestation `evidence` when the app's policy asks for it.
+    func deliverKey(_ keyID: String, deviceID: String, devicePublicKey: Curve25519.KeyAgreement.PublicKey,
+                    evidence: Evidence? = nil) async throws(ServerFailure) -> KeyDelivery.Sealed {
+        struct Body: Encodable {
+            let appID: String; let credential: String; let deviceID: String; let devicePublicKey: String; let attestation: Evidence?
+        }
         struct Answer: Decodable { let encapsulatedKey: String; let ciphertext: String }
         var request = self.request(["v1", "device", "keys", keyID], query: [])
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try? JSONEncoder().encode(Body(appID: configuration.appID, credential: configuration.credential, deviceID: deviceID,
-                                                          devicePublicKey: devicePublicKey.rawRepresentation.base64EncodedString()))
+                                                          devicePublicKey: devicePublicKey.rawRepresentation.base64EncodedString(),
+                                                          attestation: evidence))
         let (response, body) = try await send(request, limit: 64 << 10)
         guard response.statusCode == 200 else { throw Self.failure(response, body) }
         guard let answer = try? JSONDecoder().decode(Answer.self, from: body),
