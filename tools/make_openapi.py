@@ -71,6 +71,20 @@ ID = {"type": "string", "format": "uuid", "pattern": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-
 DEVICE_ID = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^|]+$"}
 # What a device reports about one model of a deployment (docs/ROLLOUTS.md).
 OUTCOME = {"type": "string", "enum": ["downloaded", "opened", "loaded", "failed"]}
+# An app's attestation policy (docs/ATTESTATION.md); the fields of the other policies are ignored.
+B64 = {"type": "string", "maxLength": 43692, "pattern": r"^[A-Za-z0-9+/]*={0,2}$"}
+ATTESTATION_POLICY = obj(["policy"], policy={"type": "string", "enum": ["none", "apple-app-attest", "android-key-attestation"]},
+                         appleTeamID={"type": "string", "pattern": r"^[A-Z0-9]{10}$"},
+                         bundleID={"type": "string", "pattern": r"^[A-Za-z0-9._-]{1,155}$", "description": "default: the app's bundle ID"},
+                         appleEnvironment={"type": "string", "enum": ["production", "development"]},
+                         packageName={"type": "string", "pattern": r"^[A-Za-z0-9._-]{1,155}$"},
+                         signingCertificateDigests={**array({"type": "string", "pattern": r"^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$"}),
+                                                    "minItems": 1, "maxItems": 16, "description": "SHA-256 of the app's signing certificates, hex"},
+                         minimumSecurityLevel={"type": "string", "enum": ["software", "tee", "strongbox"]})
+# The evidence of a key request: an attestation (first request of an install) or an assertion.
+EVIDENCE = obj(["format"], format={"type": "string", "enum": ["apple-app-attest", "android-key-attestation"]}, keyID=B64, challenge=B64,
+               attestationObject=B64, assertion=B64, certificateChain={**array(B64), "maxItems": 8}, signature=B64,
+               counter={"type": "integer", "minimum": 0, "maximum": 4294967295})
 PLATFORM = {"type": "string", "enum": ["ios", "ipados", "macos", "tvos", "watchos", "visionos", "android", "linux", "windows", "web", "other"]}
 
 # The examples name what tools/schemathesis/seed.py creates, so that generated requests reach past
@@ -138,8 +152,9 @@ schemas = {
     "Token": obj(["id", "name", "prefix"], id=UUID, name=S, prefix=S, createdAt=DATE, lastUsedAt=DATE, revokedAt=DATE),
     "Member": obj(["name", "role"], name=S, role=ROLE,
                   invitation={**ref("CreatedInvitation"), "description": "for a name that is not a member: the invitation made for them"}),
-    "App": obj(["id", "name", "platform", "collections"], id=UUID, name=S, platform=S, bundleID=S,
-               collections={**array(S), "description": "identifiers of the collections its devices may read"}, createdAt=DATE, revokedAt=DATE,
+    "App": obj(["id", "name", "platform", "collections", "attestation"], id=UUID, name=S, platform=S, bundleID=S,
+               collections={**array(S), "description": "identifiers of the collections its devices may read"},
+               attestation={**ref("AttestationPolicy"), "description": "what its devices' key requests must prove"}, createdAt=DATE, revokedAt=DATE,
                credential={**S, "description": "present only when created or rotated"}),
     "CreatedInvitation": obj(["id", "team", "role", "note", "expiresAt", "code"], id=UUID, team=S, role=ROLE, note=S, expiresAt=DATE,
                              code={**S, "description": "cfi_…, shown once; give it to the person"}),
@@ -156,7 +171,11 @@ schemas = {
     "Blob": obj(["sha256", "size", "created"], sha256=S, size={"type": "integer"}, created={"type": "boolean"}),
     "DeliveryRequest": obj(["appID", "credential", "deviceID", "devicePublicKey"], appID=ID, credential=S,
                            deviceID=DEVICE_ID,
-                           devicePublicKey={"type": "string", "pattern": r"^[A-Za-z0-9+/]{43}=$", "description": "raw X25519 public key, base64"}),
+                           devicePublicKey={"type": "string", "pattern": r"^[A-Za-z0-9+/]{43}=$", "description": "raw X25519 public key, base64"},
+                           attestation={**EVIDENCE, "description": "required when the app's attestation policy is not none (docs/ATTESTATION.md)"}),
+    "AttestationPolicy": {**ATTESTATION_POLICY, "properties": {**ATTESTATION_POLICY["properties"],
+                          "signingCertificateDigests": array(S), "appleTeamID": S, "bundleID": S, "packageName": S}},
+    "AttestationChallenge": obj(["challenge", "expiresAt"], challenge={**S, "description": "32 random bytes, base64; single use"}, expiresAt=DATE),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
     "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
                       models=array(S), sequence={"type": "integer", "description": "grows with every activation"},
@@ -290,13 +309,16 @@ paths = {
     "/v1/teams/{team}/apps": {
         "get": op("listApps", "Apps (viewer)", ok("apps", array(ref("App")))),
         "post": op("createApp", "Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),
-                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME, collections={**array(IDENTIFIER), "maxItems": 1000}),
+                   body(obj(["name", "platform"], name=NAME, platform=PLATFORM, bundleID=NAME, collections={**array(IDENTIFIER), "maxItems": 1000},
+                            attestation=ATTESTATION_POLICY),
                         {"name": "Camera", "platform": "ios", "bundleID": "com.example.camera", "collections": ["vision"]})),
     },
     "/v1/teams/{team}/apps/{app}": {
         "delete": op("revokeApp", "Revoke an app (developer)", {"204": {"description": "revoked"}}),
-        "patch": op("updateApp", "Choose the collections an app's devices may read, replacing the ones it had (developer)", ok("updated", ref("App")),
-                    body(obj(["collections"], collections={**array(IDENTIFIER), "maxItems": 1000}), {"collections": ["vision"]})),
+        "patch": op("updateApp", "Choose the collections an app's devices may read (replacing the ones it had), its attestation policy, or both (developer)",
+                    ok("updated", ref("App")),
+                    body({**obj([], collections={**array(IDENTIFIER), "maxItems": 1000}, attestation=ATTESTATION_POLICY), "minProperties": 1},
+                         {"collections": ["vision"]})),
     },
     "/v1/teams/{team}/apps/{app}/credential": {
         "post": op("rotateAppCredential", "Rotate an app's credential; the new one is returned once (developer)", ok("rotated", ref("App")),
@@ -333,7 +355,18 @@ paths = {
     "/v1/device/keys/{key}": {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),
                    body(ref("DeliveryRequest"), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example", "deviceID": "device-1",
-                                                 "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="}), auth="none", errors=["401", "403", "429"]),
+                                                 "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="}), auth="none", errors=["401", "403", "429"],
+                   description="403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps "
+                               "whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, "
+                               "`attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, "
+                               "`attestation_device_key_mismatch` (docs/ATTESTATION.md)."),
+    },
+    "/v1/device/attestation/challenge": {
+        "post": op("attestationChallenge", "A single-use challenge (5 minutes) for a device's attestation, for apps whose policy is not none",
+                   ok("the challenge", ref("AttestationChallenge"), "201"),
+                   body(obj(["appID", "credential"], appID=ID, credential=S), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example"}),
+                   auth="none", errors=["401", "403", "409", "429"], retry_after=["429"],
+                   description="409 when the app's attestation policy is none."),
     },
     "/v1/signing-key": {"get": op("signingKey", "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
                                   ok("the key", ref("SigningKey")), auth="none")},

@@ -93,7 +93,8 @@ struct AdminTests {
         // Apps: the credential is printed once, at creation and rotation.
         let app = AdminSession.object(try session.ok("app", "create", "--team", "Flowers", "--name", "Petals",
                                                      "--platform", "ios", "--bundle-id", "com.example.petals", "--json"))
-        #expect(app.keys.sorted() == ["bundleID", "collections", "createdAt", "credential", "id", "name", "platform"])
+        #expect(app.keys.sorted() == ["attestation", "bundleID", "collections", "createdAt", "credential", "id", "name", "platform"])
+        #expect((app["attestation"] as? [String: Any])?["policy"] as? String == "none")
         let appID = try #require(app["id"] as? String)
         let credential = try #require(app["credential"] as? String)
         #expect(credential.hasPrefix("cfa_"))
@@ -110,8 +111,8 @@ struct AdminTests {
         #expect(listed.first?["credential"] == nil)
         let createdAt = try #require(listed.first?["createdAt"] as? String)
         #expect(try session.ok("app", "list", "--team", "Flowers") == """
-            ID                                    NAME    PLATFORM  BUNDLE ID           COLLECTIONS  CREATED               REVOKED
-            \(appID)  Petals  ios       com.example.petals  (none)       \(createdAt)  -
+            ID                                    NAME    PLATFORM  BUNDLE ID           COLLECTIONS  ATTESTATION  CREATED               REVOKED
+            \(appID)  Petals  ios       com.example.petals  (none)       none         \(createdAt)  -
 
             """)
         // Bound to a collection of its team only; the list shows it.

@@ -100,6 +100,15 @@ struct AuthorizationMatrixTests {
                 "deviceID": "matrix-\(UUID().uuidString)", "devicePublicKey": Device().privateKey.publicKey.rawRepresentation.base64EncodedString(),
             ])
         },
+        Route(method: "POST", path: "/v1/device/attestation/challenge", access: .device, success: 201) { s, actor in
+            // An app that asks for attestation (an app with policy none is answered 409).
+            let made = try await s.world.admin.call("POST", "/v1/teams/M/apps", json: [
+                "name": "attesting", "platform": "ios", "bundleID": "com.example.demo",
+                "attestation": ["policy": "apple-app-attest", "appleTeamID": "ABCDE12345"]])
+            let id = made.object["id"] as? String ?? "", credential = made.object["credential"] as? String ?? ""
+            return Call(method: "POST", path: "/v1/device/attestation/challenge",
+                        json: ["appID": id, "credential": actor == .deviceCredential ? credential : "cfa_not-this-one"])
+        },
         Route(method: "POST", path: "/v1/device/reports", access: .device, success: 200) { s, actor in
             let credential = actor == .deviceCredential ? s.app.credential : "cfa_not-this-one"
             let event: [String: Any] = [

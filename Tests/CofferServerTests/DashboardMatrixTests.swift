@@ -118,6 +118,10 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/revoke", access: .developer, success: 303) { s in
             ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "revoke-me").id)/revoke", [:])
         },
+        DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/attestation", access: .developer, success: 303) { s in
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "attest-me").id)/attestation",
+             ["policy": "apple-app-attest", "appleTeamID": "ABCDE12345", "appleEnvironment": "production", "securityLevel": "tee"])
+        },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/collections", access: .developer, success: 303) { s in
             ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "bind-me").id)/collections", ["collections": "C, N"])
         },

@@ -20,6 +20,11 @@ struct AppPages: RouteCollection {
         let rotatePath: String
         let revokePath: String
         let collectionsPath: String
+        /// The attestation policy in one line, and its fields for the form.
+        let attestation: String
+        let policy: AttestationSettings
+        let digests: String
+        let attestationPath: String
     }
     /// A credential shown once, with what the app needs beside it.
     struct Shown: Encodable, Sendable {
@@ -58,6 +63,7 @@ struct AppPages: RouteCollection {
         team.on(.POST, ":app", "rotate", body: .collect(maxSize: "16kb"), use: rotate)
         team.on(.POST, ":app", "revoke", body: .collect(maxSize: "16kb"), use: revoke)
         team.on(.POST, ":app", "collections", body: .collect(maxSize: "16kb"), use: bind)
+        team.on(.POST, ":app", "attestation", body: .collect(maxSize: "16kb"), use: attest)
     }
 
     /// `A, B` → `["A", "B"]`: the collections field of the forms.
@@ -110,6 +116,32 @@ struct AppPages: RouteCollection {
         return req.seeOther(TeamTabs.path(team.name, "apps"))
     }
 
+    /// Sets an app's attestation policy from the form on its row.
+    func attest(req: Request) async throws -> Response {
+        let (team, app) = try await AppController.app(req, requiring: .developer)
+        let fields = FormFields(request: req)
+        let optional = { (name: String, label: String) throws -> String? in
+            let text = try fields.text(name, label: label, limit: 200).trimmingCharacters(in: .whitespaces)
+            return text.isEmpty ? nil : text
+        }
+        do {
+            guard let policy = AttestationSettings.Policy(rawValue: try fields.text("policy", label: "The policy", limit: 40)) else {
+                throw APIError.invalid("the policy must be none, apple-app-attest or android-key-attestation")
+            }
+            let digests = try fields.text("digests", label: "The signing certificate digests", limit: 2_000)
+                .split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" || $0 == " " }).map(String.init)
+            let settings = AttestationSettings(
+                policy: policy, appleTeamID: try optional("appleTeamID", "The Apple Team ID"), bundleID: try optional("attestBundleID", "The bundle ID"),
+                appleEnvironment: try optional("appleEnvironment", "The environment"), packageName: try optional("packageName", "The package name"),
+                signingCertificateDigests: digests.isEmpty ? nil : digests, minimumSecurityLevel: try optional("securityLevel", "The security level"))
+            _ = try await AppController.update(app, in: team, collections: nil, attestation: settings, actor: try req.user().name,
+                                               on: req.db, credentials: apps.credentials)
+        } catch let error as APIError where error.status == .badRequest {
+            return try await page(req, form: .empty, shown: nil, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
+        }
+        return req.seeOther(TeamTabs.path(team.name, "apps"))
+    }
+
     func revoke(req: Request) async throws -> Response {
         let team = try req.parameters.require("team")
         _ = try await apps.revoke(req: req)
@@ -128,7 +160,9 @@ struct AppPages: RouteCollection {
             return Row(id: id, name: app.name, platform: app.platform, bundleID: app.bundleID ?? "", created: CollectionPage.date(app.createdAt),
                        revoked: CollectionPage.date(app.revokedAt), live: app.revokedAt == nil,
                        collections: app.collections.joined(separator: ", "),
-                       rotatePath: "\(base)/\(id)/rotate", revokePath: "\(base)/\(id)/revoke", collectionsPath: "\(base)/\(id)/collections")
+                       rotatePath: "\(base)/\(id)/rotate", revokePath: "\(base)/\(id)/revoke", collectionsPath: "\(base)/\(id)/collections",
+                       attestation: app.attestation.summary, policy: app.attestation,
+                       digests: (app.attestation.signingCertificateDigests ?? []).joined(separator: "\n"), attestationPath: "\(base)/\(id)/attestation")
         }
         return try await req.page("apps", Page(
             chrome: try Chrome.make(req, title: "Apps · \(team.name)", section: "team"), tabs: TeamTabs(team: team.name, current: "apps"),

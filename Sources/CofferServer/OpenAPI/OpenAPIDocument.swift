@@ -526,6 +526,10 @@ enum OpenAPIDocument {
    },
    "App": {
     "properties": {
+     "attestation": {
+      "$ref": "#/components/schemas/AttestationPolicy",
+      "description": "what its devices' key requests must prove"
+     },
      "bundleID": {
       "type": "string"
      },
@@ -563,7 +567,71 @@ enum OpenAPIDocument {
      "id",
      "name",
      "platform",
-     "collections"
+     "collections",
+     "attestation"
+    ],
+    "type": "object"
+   },
+   "AttestationChallenge": {
+    "properties": {
+     "challenge": {
+      "description": "32 random bytes, base64; single use",
+      "type": "string"
+     },
+     "expiresAt": {
+      "format": "date-time",
+      "type": "string"
+     }
+    },
+    "required": [
+     "challenge",
+     "expiresAt"
+    ],
+    "type": "object"
+   },
+   "AttestationPolicy": {
+    "properties": {
+     "appleEnvironment": {
+      "enum": [
+       "production",
+       "development"
+      ],
+      "type": "string"
+     },
+     "appleTeamID": {
+      "type": "string"
+     },
+     "bundleID": {
+      "type": "string"
+     },
+     "minimumSecurityLevel": {
+      "enum": [
+       "software",
+       "tee",
+       "strongbox"
+      ],
+      "type": "string"
+     },
+     "packageName": {
+      "type": "string"
+     },
+     "policy": {
+      "enum": [
+       "none",
+       "apple-app-attest",
+       "android-key-attestation"
+      ],
+      "type": "string"
+     },
+     "signingCertificateDigests": {
+      "items": {
+       "type": "string"
+      },
+      "type": "array"
+     }
+    },
+    "required": [
+     "policy"
     ],
     "type": "object"
    },
@@ -760,6 +828,61 @@ enum OpenAPIDocument {
       "format": "uuid",
       "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
       "type": "string"
+     },
+     "attestation": {
+      "description": "required when the app's attestation policy is not none (docs/ATTESTATION.md)",
+      "properties": {
+       "assertion": {
+        "maxLength": 43692,
+        "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+        "type": "string"
+       },
+       "attestationObject": {
+        "maxLength": 43692,
+        "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+        "type": "string"
+       },
+       "certificateChain": {
+        "items": {
+         "maxLength": 43692,
+         "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+         "type": "string"
+        },
+        "maxItems": 8,
+        "type": "array"
+       },
+       "challenge": {
+        "maxLength": 43692,
+        "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+        "type": "string"
+       },
+       "counter": {
+        "maximum": 4294967295,
+        "minimum": 0,
+        "type": "integer"
+       },
+       "format": {
+        "enum": [
+         "apple-app-attest",
+         "android-key-attestation"
+        ],
+        "type": "string"
+       },
+       "keyID": {
+        "maxLength": 43692,
+        "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+        "type": "string"
+       },
+       "signature": {
+        "maxLength": 43692,
+        "pattern": "^[A-Za-z0-9+/]*={0,2}$",
+        "type": "string"
+       }
+      },
+      "required": [
+       "format"
+      ],
+      "type": "object"
      },
      "credential": {
       "type": "string"
@@ -1864,6 +1987,78 @@ enum OpenAPIDocument {
     "summary": "Collections of every team of the caller"
    }
   },
+  "/v1/device/attestation/challenge": {
+   "post": {
+    "description": "409 when the app's attestation policy is none.",
+    "operationId": "attestationChallenge",
+    "requestBody": {
+     "content": {
+      "application/json": {
+       "example": {
+        "appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0",
+        "credential": "cfa_example"
+       },
+       "schema": {
+        "properties": {
+         "appID": {
+          "format": "uuid",
+          "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+          "type": "string"
+         },
+         "credential": {
+          "type": "string"
+         }
+        },
+        "required": [
+         "appID",
+         "credential"
+        ],
+        "type": "object"
+       }
+      }
+     },
+     "required": true
+    },
+    "responses": {
+     "201": {
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/AttestationChallenge"
+        }
+       }
+      },
+      "description": "the challenge"
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "401": {
+      "$ref": "#/components/responses/Error"
+     },
+     "403": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
+      "$ref": "#/components/responses/Error"
+     },
+     "413": {
+      "$ref": "#/components/responses/Error"
+     },
+     "415": {
+      "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/RetryLater"
+     }
+    },
+    "security": [],
+    "summary": "A single-use challenge (5 minutes) for a device's attestation, for apps whose policy is not none"
+   }
+  },
   "/v1/device/collections/{collection}/manifest": {
    "get": {
     "operationId": "deviceManifest",
@@ -1909,6 +2104,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/keys/{key}": {
    "post": {
+    "description": "403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, `attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, `attestation_device_key_mismatch` (docs/ATTESTATION.md).",
     "operationId": "deliverKey",
     "parameters": [
      {
@@ -2450,6 +2646,60 @@ enum OpenAPIDocument {
        },
        "schema": {
         "properties": {
+         "attestation": {
+          "properties": {
+           "appleEnvironment": {
+            "enum": [
+             "production",
+             "development"
+            ],
+            "type": "string"
+           },
+           "appleTeamID": {
+            "pattern": "^[A-Z0-9]{10}$",
+            "type": "string"
+           },
+           "bundleID": {
+            "description": "default: the app's bundle ID",
+            "pattern": "^[A-Za-z0-9._-]{1,155}$",
+            "type": "string"
+           },
+           "minimumSecurityLevel": {
+            "enum": [
+             "software",
+             "tee",
+             "strongbox"
+            ],
+            "type": "string"
+           },
+           "packageName": {
+            "pattern": "^[A-Za-z0-9._-]{1,155}$",
+            "type": "string"
+           },
+           "policy": {
+            "enum": [
+             "none",
+             "apple-app-attest",
+             "android-key-attestation"
+            ],
+            "type": "string"
+           },
+           "signingCertificateDigests": {
+            "description": "SHA-256 of the app's signing certificates, hex",
+            "items": {
+             "pattern": "^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$",
+             "type": "string"
+            },
+            "maxItems": 16,
+            "minItems": 1,
+            "type": "array"
+           }
+          },
+          "required": [
+           "policy"
+          ],
+          "type": "object"
+         },
          "bundleID": {
           "maxLength": 100,
           "minLength": 1,
@@ -2604,7 +2854,62 @@ enum OpenAPIDocument {
         ]
        },
        "schema": {
+        "minProperties": 1,
         "properties": {
+         "attestation": {
+          "properties": {
+           "appleEnvironment": {
+            "enum": [
+             "production",
+             "development"
+            ],
+            "type": "string"
+           },
+           "appleTeamID": {
+            "pattern": "^[A-Z0-9]{10}$",
+            "type": "string"
+           },
+           "bundleID": {
+            "description": "default: the app's bundle ID",
+            "pattern": "^[A-Za-z0-9._-]{1,155}$",
+            "type": "string"
+           },
+           "minimumSecurityLevel": {
+            "enum": [
+             "software",
+             "tee",
+             "strongbox"
+            ],
+            "type": "string"
+           },
+           "packageName": {
+            "pattern": "^[A-Za-z0-9._-]{1,155}$",
+            "type": "string"
+           },
+           "policy": {
+            "enum": [
+             "none",
+             "apple-app-attest",
+             "android-key-attestation"
+            ],
+            "type": "string"
+           },
+           "signingCertificateDigests": {
+            "description": "SHA-256 of the app's signing certificates, hex",
+            "items": {
+             "pattern": "^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$",
+             "type": "string"
+            },
+            "maxItems": 16,
+            "minItems": 1,
+            "type": "array"
+           }
+          },
+          "required": [
+           "policy"
+          ],
+          "type": "object"
+         },
          "collections": {
           "items": {
            "maxLength": 100,
@@ -2616,9 +2921,7 @@ enum OpenAPIDocument {
           "type": "array"
          }
         },
-        "required": [
-         "collections"
-        ],
+        "required": [],
         "type": "object"
        }
       }
@@ -2658,7 +2961,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      }
     },
-    "summary": "Choose the collections an app's devices may read, replacing the ones it had (developer)"
+    "summary": "Choose the collections an app's devices may read (replacing the ones it had), its attestation policy, or both (developer)"
    }
   },
   "/v1/teams/{team}/apps/{app}/credential": {

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// `coffer app create|update --attestation …`, `app list`, and `coffer-server attestation
+/// update-revocations`, through the built binaries against a real server.
+@Suite("Attestation commands")
+struct AttestationCommandTests {
+    @Test("app create and update set the attestation policy; app list shows it; bad option sets are refused before anything is sent")
+    func policies() throws {
+        guard let session = AdminSession() else { return }
+        defer { session.finish() }
+        try session.login()
+        try session.ok("team", "create", "Cam")
+        let apple = AdminSession.object(try session.ok(
+            "app", "create", "--team", "Cam", "--name", "Lens", "--platform", "ios", "--bundle-id", "com.example.lens",
+            "--attestation", "apple-app-attest", "--apple-team-id", "ABCDE12345", "--apple-environment", "development", "--json"))
+        let policy = apple["attestation"] as? [String: Any] ?? [:]
+        #expect(policy["policy"] as? String == "apple-app-attest")
+        #expect(policy["bundleID"] as? String == "com.example.lens")
+        #expect(policy["appleEnvironment"] as? String == "development")
+        let appID = try #require(apple["id"] as? String)
+
+        let human = try session.ok("app", "create", "--team", "Cam", "--name", "Droid", "--platform", "android",
+                                   "--attestation", "android-key-attestation", "--android-package", "com.example.droid",
+                                   "--android-signing-digest", String(repeating: "AB:", count: 31) + "CD", "--android-security-level", "strongbox")
+        #expect(human.contains("Attestation: android com.example.droid strongbox+ (1 digests)."))
+        let table = try session.ok("app", "list", "--team", "Cam")
+        #expect(table.contains("ATTESTATION"))
+        #expect(table.contains("apple ABCDE12345.com.example.lens development"))
+        #expect(table.contains("android com.example.droid strongbox+ (1 digests)"))
+
+        let updated = try session.ok("app", "update", "--team", "Cam", appID, "--attestation", "none")
+        #expect(updated.contains("attestation: none"))
+        let listed = AdminSession.array(try session.ok("app", "list", "--team", "Cam", "--json"))
+        #expect((listed.first { $0["id"] as? String == appID }?["attestation"] as? [String: Any])?["policy"] as? String == "none")
+
+        // Refused by the CLI itself (usage, 64), naming what is wrong.
+        for (arguments, message) in [
+            (["--attestation", "apple-app-attest"], "needs --apple-team-id"),
+            (["--attestation", "android-key-attestation", "--android-package", "x"], "needs --android-package and --android-signing-digest"),
+            (["--attestation", "none", "--apple-team-id", "ABCDE12345"], "takes no --apple-* or --android-* options"),
+            (["--apple-team-id", "ABCDE12345"], "need --attestation"),
+            (["--attestation", "apple-app-attest", "--apple-team-id", "ABCDE12345", "--android-package", "x"], "are for --attestation android-key-attestation"),
+            (["--attestation", "magic"], "must be none, apple-app-attest or android-key-attestation"),
+        ] {
+            let result = try session.coffer(["app", "update", "--team", "Cam", appID] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        // Refused by the server (400 → 65), with its reason.
+        let bad = try session.coffer("app", "update", "--team", "Cam", appID, "--attestation", "apple-app-attest", "--apple-team-id", "short")
+        #expect(bad.status == 65, "\(bad.stderr)")
+        #expect(bad.stderr.contains("appleTeamID must be the ten-character Apple Developer Team ID"))
+        #expect(bad.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("coffer-server attestation update-revocations stores a valid list and refuses a bad one with one line, storing nothing")
+    func revocations() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        var environment = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") }.mapValues { _ in "" }
+        environment["COFFER_DATA_DIR"] = cli.path("data")
+        cli.write("good.json", Data(#"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}, "c8966fcb2fbb0d7a": {"status": "SUSPENDED"}}}"#.utf8))
+        cli.write("bad.json", Data(#"{"entries": ["#.utf8))
+        let good = try cli.run(["attestation", "update-revocations", cli.path("good.json")], environment: environment,
+                               binary: AdminServer.binary, terminateAfter: 120)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout.contains("2 revoked or suspended certificates"), "\(good.stdout)")
+        let bad = try cli.run(["attestation", "update-revocations", cli.path("bad.json")], environment: environment,
+                              binary: AdminServer.binary, terminateAfter: 120)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.hasPrefix("coffer-server: "))
+        #expect(bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+        let missing = try cli.run(["attestation", "update-revocations", cli.path("absent.json")], environment: environment,
+                                  binary: AdminServer.binary, terminateAfter: 60)
+        #expect(missing.status == 66)
+        // The good list is still the one stored: storing it again reports the same count.
+        let again = try cli.run(["attestation", "update-revocations", cli.path("good.json")], environment: environment,
+                                binary: AdminServer.binary, terminateAfter: 120)
+        #expect(again.stdout.contains("2 revoked or suspended certificates"))
+    }
+}
