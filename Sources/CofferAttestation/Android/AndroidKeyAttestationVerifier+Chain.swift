@@ -1,5 +1,5 @@
 import Foundation
-@_spi(FixedExpiryValidationTime) import X509
+import X509
 
 extension AndroidKeyAttestationVerifier {
     /// Parses a chain given as DER certificates, bounded in length and size.
@@ -20,7 +20,8 @@ extension AndroidKeyAttestationVerifier {
         }
     }
 
-    /// The chain from `certificates`' leaf to one of ``trustedRoots``, checked under RFC 5280 at `time`.
+    /// The chain from `certificates`' leaf to one of ``trustedRoots``: signatures and names
+    /// checked by swift-certificates' `Verifier`, validity and CA flags by ``AndroidChainPolicy`` at `time`.
     ///
     /// The root a device sends (the last certificate, self-issued) is not used: trust comes from
     /// ``trustedRoots``, where a later issuance of the same root key may stand in for an expired
@@ -45,7 +46,7 @@ extension AndroidKeyAttestationVerifier {
         guard let leaf = presented.first else { throw AttestationFailure.invalid("Android attestation chain is empty") }
 
         var verifier = Verifier(rootCertificates: CertificateStore(trustedRoots)) {
-            RFC5280Policy(fixedExpiryValidationTime: time)
+            AndroidChainPolicy(validationTime: time)
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(presented.dropFirst()))
         guard case .validCertificate(let path) = result else {
