@@ -86,6 +86,17 @@ final class AndroidRealChainTests: XCTestCase {
         }
     }
 
+    func testExpiredTrustedRootIsRefused() async throws {
+        // Trusting only the 2016 issuance, which expired on 2026-05-24, the factory chain no longer verifies.
+        let only2016 = AndroidKeyAttestationVerifier(trustedRoots: [AndroidKeyAttestationVerifier.googleRoots[3]])
+        await assertAndroidFailure(.invalid, "does not lead to a trusted root") {
+            _ = try await only2016.verifyAttestation(
+                chain: try Self.chain("factory-EC_SecurityLevel_TEE"), expectedChallenge: Array("abc".utf8),
+                policy: Self.policy("android", Self.digestSystem), at: try Self.date("2026-11-01T00:00:00Z")
+            )
+        }
+    }
+
     func testRealChainWithAnotherChallengeIsRefused() async throws {
         await assertAndroidFailure(.invalid, "challenge does not match") {
             _ = try await AndroidKeyAttestationVerifier().verifyAttestation(

@@ -8,9 +8,10 @@ import X509
 ///
 /// An attestation is the certificate chain Android Keystore returns for a P-256 key the app
 /// generated with the SHA-256 of its client data as attestation challenge. The chain must lead
-/// to one of ``trustedRoots`` under RFC 5280 at the time given; its leaf carries the
-/// ``AndroidKeyDescription`` whose challenge, security levels and application ID must satisfy
-/// the ``AndroidKeyAttestationPolicy``; no certificate of the chain may be on the
+/// to one of the trusted roots at the time given (RFC 5280 as Android chains meet it, see
+/// `AndroidChainPolicy`); its leaf, and only its leaf, carries the ``AndroidKeyDescription``
+/// whose challenge, security levels and application ID must satisfy the
+/// ``AndroidKeyAttestationPolicy``; no certificate of the chain may be on the
 /// ``AndroidRevocationList``. Later requests are signed by that key over their client data and
 /// a growing counter (``verifyAssertion(signature:clientData:counter:key:)``).
 ///
@@ -22,6 +23,12 @@ import X509
 /// Application ID: Keystore (the Android system, not the TEE) writes `attestationApplicationId`
 /// into the software-enforced list on every current device; a hardware-enforced one is used
 /// instead when present. It is as trustworthy as the device's verified boot.
+///
+/// Stricter than Google's reference verifier (android/keyattestation) in three ways, each a
+/// choice to revisit with data from the field: the leaf's own validity period is checked; an
+/// expired certificate is refused in factory-provisioned chains too (their 2016–2018
+/// intermediates expire from May 2026 on); and chains with an app-generated attestation key
+/// (`PURPOSE_ATTEST_KEY`, an extension below the leaf) are refused.
 public struct AndroidKeyAttestationVerifier: Sendable {
     /// Google's hardware attestation roots: the RSA-4096 "Google Hardware Attestation Root" key in
     /// its 2022, 2021, 2019 and 2016 issuances, and the ECDSA P-384 "Key Attestation CA1". The PEM
@@ -38,9 +45,9 @@ public struct AndroidKeyAttestationVerifier: Sendable {
     static let extensionOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]
 
     /// The roots a chain must lead to.
-    public let trustedRoots: [Certificate]
+    let trustedRoots: [Certificate]
     /// The serials refused as revoked or suspended.
-    public let revocations: AndroidRevocationList
+    let revocations: AndroidRevocationList
 
     /// A verifier trusting `trustedRoots` (Google's by default) and refusing the serials of `revocations`.
     public init(

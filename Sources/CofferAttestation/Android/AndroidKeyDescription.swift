@@ -43,8 +43,8 @@ public struct AndroidKeyDescription: Sendable, Equatable {
         hardwareEnforcedApplicationID ?? softwareEnforcedApplicationID
     }
 
-    /// A key description with the given fields (tests and tools; devices' come from ``init(derEncoded:)``).
-    public init(
+    /// A key description with the given fields; devices' come from ``init(derEncoded:)``.
+    init(
         attestationVersion: Int,
         attestationSecurityLevel: AndroidKeyAttestationPolicy.SecurityLevel,
         keyMintVersion: Int,
