@@ -132,45 +132,51 @@ final class AndroidKeyDescriptionTests: XCTestCase {
     }
 
     func testEveryTruncationIsRefused() throws {
-        let bytes = try valid
-        for length in 0..<bytes.count {
-            do {
-                _ = try AndroidKeyDescription(derEncoded: Array(bytes.prefix(length)))
-                XCTFail("a \(length)-byte prefix parsed")
-            } catch let failure as AttestationFailure {
-                XCTAssertEqual(failure.code, .invalid)
-                XCTAssertFalse(failure.detail.contains("\n"))
-            } catch {
-                XCTFail("prefix \(length): \(error)")
-            }
-        }
+        assertEveryTruncationIsRefused(try valid)
     }
 
     func testByteFlipsParseOrFailCleanly() throws {
-        let bytes = try valid
-        var random = SplitMix64(seed: 0x00C0_FFEE)
-        var parsed = 0
-        var refused = 0
-        for _ in 0..<4000 {
-            var mutated = bytes
-            for _ in 0..<(1 + Int(random.next() % 3)) {
-                let position = Int(random.next() % UInt64(mutated.count))
-                mutated[position] ^= UInt8(truncatingIfNeeded: random.next() | 1)
-            }
-            do {
-                _ = try AndroidKeyDescription(derEncoded: mutated)
-                parsed += 1
-            } catch let failure as AttestationFailure {
-                XCTAssertEqual(failure.code, .invalid)
-                XCTAssertFalse(failure.detail.contains("\n"))
-                refused += 1
-            } catch {
-                XCTFail("mutation threw \(error)")
-            }
-        }
-        XCTAssertGreaterThan(refused, 0)
-        XCTAssertEqual(parsed + refused, 4000)
+        assertByteFlipsParseOrFailCleanly(try valid, seed: 0x00C0_FFEE)
     }
+}
+
+/// Every proper prefix of a valid KeyDescription is refused with one ``AttestationFailure`` line.
+func assertEveryTruncationIsRefused(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
+    for length in 0..<bytes.count {
+        do {
+            _ = try AndroidKeyDescription(derEncoded: Array(bytes.prefix(length)))
+            XCTFail("a \(length)-byte prefix parsed", file: file, line: line)
+        } catch let failure as AttestationFailure {
+            XCTAssertEqual(failure.code, .invalid, file: file, line: line)
+            XCTAssertFalse(failure.detail.contains("\n"), file: file, line: line)
+        } catch {
+            XCTFail("prefix \(length): \(error)", file: file, line: line)
+        }
+    }
+}
+
+/// 4000 copies of `bytes` with one to three bytes flipped (a seeded PRNG, so failures replay)
+/// each parse or throw one ``AttestationFailure`` line; none traps or throws anything else.
+func assertByteFlipsParseOrFailCleanly(_ bytes: [UInt8], seed: UInt64, file: StaticString = #filePath, line: UInt = #line) {
+    var random = SplitMix64(seed: seed)
+    var refused = 0
+    for iteration in 0..<4000 {
+        var mutated = bytes
+        for _ in 0..<(1 + Int(random.next() % 3)) {
+            let position = Int(random.next() % UInt64(mutated.count))
+            mutated[position] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+        }
+        do {
+            _ = try AndroidKeyDescription(derEncoded: mutated)
+        } catch let failure as AttestationFailure {
+            XCTAssertEqual(failure.code, .invalid, file: file, line: line)
+            XCTAssertFalse(failure.detail.contains("\n"), file: file, line: line)
+            refused += 1
+        } catch {
+            XCTFail("mutation \(iteration) threw \(error)", file: file, line: line)
+        }
+    }
+    XCTAssertGreaterThan(refused, 0, file: file, line: line)
 }
 
 /// A deterministic PRNG (SplitMix64), so a failing mutation can be replayed.

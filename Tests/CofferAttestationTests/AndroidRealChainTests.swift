@@ -143,6 +143,16 @@ final class AndroidRealChainTests: XCTestCase {
         }
     }
 
+    func testMutatedRealKeyDescriptionsParseOrFailCleanly() throws {
+        for (index, name) in ["factory-EC_SecurityLevel_TEE", "tegu-sdk36-TEE_EC_2026_ROOT", "sony-xperia10-iii-sdk33-TEE_EC"].enumerated() {
+            let leaf = try Certificate(derEncoded: try Self.chain(name)[0])
+            let value = Array(try XCTUnwrap(leaf.extensions[oid: [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]]).value)
+            XCTAssertNoThrow(try AndroidKeyDescription(derEncoded: value))
+            assertEveryTruncationIsRefused(value)
+            assertByteFlipsParseOrFailCleanly(value, seed: UInt64(index) &+ 0x5EED)
+        }
+    }
+
     func testRealKeyDescriptionsParse() throws {
         let leaf = try Certificate(derEncoded: try Self.chain("factory-EC_SecurityLevel_TEE")[0])
         let value = try XCTUnwrap(leaf.extensions[oid: [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]]).value
