@@ -113,9 +113,9 @@ final class AndroidKeyDescriptionTests: XCTestCase {
     func testHugeDeclaredLengthIsRefused() {
         // SEQUENCE claiming 4 GiB - 1 bytes of content, followed by a few.
         let bytes: [UInt8] = [0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x01, 0x03]
-        assertAndroidFailureSync(.invalid, "key description is not valid DER") { _ = try AndroidKeyDescription(derEncoded: bytes) }
+        assertAndroidFailureSync(.invalid, "the extension is not valid DER") { _ = try AndroidKeyDescription(derEncoded: bytes) }
         let eightByteLength: [UInt8] = [0x30, 0x88, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x01, 0x03]
-        assertAndroidFailureSync(.invalid, "key description is not valid DER") { _ = try AndroidKeyDescription(derEncoded: eightByteLength) }
+        assertAndroidFailureSync(.invalid, "the extension is not valid DER") { _ = try AndroidKeyDescription(derEncoded: eightByteLength) }
     }
 
     func testOversizedInputIsRefusedBeforeParsing() {

@@ -20,8 +20,8 @@ extension AndroidKeyDescription {
         guard bytes.count <= Self.maximumEncodedSize else {
             throw AttestationFailure.invalid("Android key description is larger than \(Self.maximumEncodedSize) bytes")
         }
-        let root = try asn1Field("key description") { try DER.parse(bytes) }
-        var fields = try Self.children(of: root, identifier: .sequence, name: "key description").makeIterator()
+        let root = try asn1Field("the extension") { try DER.parse(bytes) }
+        var fields = try Self.children(of: root, identifier: .sequence, name: "the extension").makeIterator()
 
         func next(_ name: String) throws -> ASN1Node {
             guard let node = fields.next() else {
