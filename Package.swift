@@ -174,7 +174,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            // Genuine device attestation chains (Fixtures/Android/README.md).
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "CofferFormatTests",
