@@ -167,10 +167,22 @@ let package = Package(
             dependencies: ["ModelInspection"],
             resources: [.copy("Fixtures")]
         ),
+        // Test certificate authorities that issue Apple and Android attestation evidence: for the
+        // tests only (never linked by the server, whose trusted roots are Apple's and Google's).
+        .target(
+            name: "AttestationTestSupport",
+            dependencies: [
+                "CofferAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/AttestationTestSupport"
+        ),
         .testTarget(
             name: "CofferAttestationTests",
             dependencies: [
-                "CofferAttestation",
+                "CofferAttestation", "CofferFormat", "AttestationTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -186,7 +198,8 @@ let package = Package(
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
-                "CofferServer", "CofferFormat", "coffer",
+                "CofferServer", "CofferFormat", "coffer", "CofferAttestation", "AttestationTestSupport",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

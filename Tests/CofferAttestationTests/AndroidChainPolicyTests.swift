@@ -1,3 +1,4 @@
+@testable import AttestationTestSupport
 import CofferAttestation
 import Crypto
 import Foundation

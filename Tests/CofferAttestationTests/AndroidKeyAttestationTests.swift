@@ -1,4 +1,6 @@
+@testable import AttestationTestSupport
 import CofferAttestation
+import CofferFormat
 import Crypto
 import Foundation
 import X509

@@ -51,6 +51,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try app.register(collection: SystemController(metrics: metrics))
     let credentials = AppCredentials()
     let revocations = AttestationRevocations()
+    app.attestationRevocations = revocations
     try await revocations.refresh(on: app.db)
     app.lifecycle.use(PeriodicWork(every: 60, failure: "attestation revocation list not reloaded; trying again") { db, _ in
         try await revocations.refresh(on: db)

@@ -3,6 +3,7 @@ import Fluent
 import Foundation
 import NIOConcurrencyHelpers
 import SQLKit
+import Vapor
 
 /// The operator's copy of Google's attestation status list (revoked and suspended certificate
 /// serials), kept in the database so every instance uses the same one, and in memory for checks.
@@ -46,4 +47,14 @@ final class AttestationRevocations: Sendable {
 
     private struct Stamp: Decodable { let updated_at: Date }
     private struct Stored: Decodable { let list: String; let updated_at: Date }
+}
+
+extension Application {
+    private struct AttestationRevocationsKey: StorageKey { typealias Value = AttestationRevocations }
+
+    /// The server's revocation list (set by `configure`), for reloading it from outside.
+    var attestationRevocations: AttestationRevocations? {
+        get { storage[AttestationRevocationsKey.self] }
+        set { storage[AttestationRevocationsKey.self] = newValue }
+    }
 }

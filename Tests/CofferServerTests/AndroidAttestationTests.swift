@@ -1,0 +1,173 @@
+@testable import AttestationTestSupport
+@testable import CofferServer
+import CofferAttestation
+import CofferFormat
+import Crypto
+import Fluent
+import Foundation
+import Testing
+import X509
+
+/// Issue 17 over HTTP for `android-key-attestation`: a test authority (never the server's roots)
+/// issues key attestation chains; the server, started trusting it, delivers a key only to an
+/// attested install and only sealed to the device key the attestation vouched for.
+@Suite("Android key attestation over HTTP")
+struct AndroidAttestationTests {
+    /// A server trusting `authority`, a team with an app of the Android policy and a released key.
+    struct Fixture {
+        let server: TestServer
+        let world: World
+        let app: (id: String, credential: String)
+        let key: ModelKey
+        let authority: AndroidTestAuthority
+
+        static func make(_ backend: Backend = .sqlite) async throws -> Fixture {
+            let authority = try AndroidTestAuthority()
+            let server = try await TestServer.start(postgres: backend.isPostgres) {
+                $0.attestationRoots = DeviceAttestation.Roots(apple: [], android: [authority.root])
+            }
+            let world = World(server)
+            try await world.team("T")
+            let app = try await world.app(in: "T", name: "droid")
+            let policy: [String: Any] = [
+                "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
+                "signingCertificateDigests": [AndroidTestKeyDescription.signingDigest.hexString], "minimumSecurityLevel": "tee",
+            ]
+            let set = try await world.admin.call("PATCH", "/v1/teams/T/apps/\(app.id)", json: ["attestation": policy])
+            #expect(set.status == 200, "\(set.text)")
+            let key = try await world.key(in: "T")
+            try await world.release(key, in: "T", to: [app.id])
+            return Fixture(server: server, world: world, app: app, key: key, authority: authority)
+        }
+
+        func challenge() async throws -> [UInt8] {
+            let reply = try await HTTP(base: server.base).call("POST", "/v1/device/attestation/challenge",
+                                                              json: ["appID": app.id, "credential": app.credential])
+            #expect(reply.status == 201, "\(reply.text)")
+            return Array(Data(base64Encoded: reply.object["challenge"] as? String ?? "") ?? Data())
+        }
+
+        /// An attestation of a new key for `device` over a fresh challenge, with `adjust` applied to the KeyDescription.
+        func attestation(for device: Device, attested: P256.Signing.PrivateKey, challenge given: [UInt8]? = nil,
+                         adjust: (inout AndroidTestKeyDescription) -> Void = { _ in }) async throws -> [String: Any] {
+            var challenge = given ?? []
+            if given == nil { challenge = try await self.challenge() }
+            let clientData = AttestationClientData.attestation(challenge: challenge, devicePublicKey: Array(device.privateKey.publicKey.rawRepresentation))
+            var description = AndroidTestKeyDescription(challenge: Array(SHA256.hash(data: clientData)))
+            adjust(&description)
+            let leaf = try authority.leaf(keyDescription: try description.derEncoded(), publicKey: Certificate.PublicKey(attested.publicKey))
+            return ["format": "android-key-attestation", "challenge": Data(challenge).base64EncodedString(),
+                    "certificateChain": try authority.chain(leaf: leaf).map { Data($0).base64EncodedString() }]
+        }
+
+        /// A signed request for the fixture's key by `attested`, with `counter`.
+        func assertion(for device: Device, attested: P256.Signing.PrivateKey, counter: UInt32) throws -> [String: Any] {
+            let clientData = AttestationClientData.keyRequest(keyID: key.id, devicePublicKey: Array(device.privateKey.publicKey.rawRepresentation))
+            let big = withUnsafeBytes(of: counter.bigEndian) { Array($0) }
+            let signature = try attested.signature(for: clientData + big).derRepresentation
+            return ["format": "android-key-attestation", "keyID": Data(SHA256.hash(data: attested.publicKey.x963Representation)).base64EncodedString(),
+                    "signature": signature.base64EncodedString(), "counter": Int(counter)]
+        }
+
+        func request(_ device: Device, _ evidence: [String: Any]) async throws -> HTTP.Reply {
+            try await AttestationPolicyTests.request(key.id, device: device, app: app, evidence: evidence, on: server)
+        }
+    }
+
+    @Test("an attested install gets the key sealed to its device key; assertions with growing counters too; replays refused", arguments: Backend.allCases)
+    func attestThenAssert(_ backend: Backend) async throws {
+        guard !backend.isPostgres || TestServer.postgresURL != nil else { return }
+        let fixture = try await Fixture.make(backend)
+        defer { Task { try? await fixture.server.stop() } }
+        let device = Device(), attested = P256.Signing.PrivateKey()
+
+        // Without evidence: refused.
+        #expect(try await device.request(fixture.key.id, app: fixture.app, on: fixture.server).errorCode == "attestation_required")
+        let evidence = try await fixture.attestation(for: device, attested: attested)
+        let first = try await fixture.request(device, evidence)
+        #expect(first.status == 200, "\(first.text)")
+        #expect(try device.open(first, keyID: fixture.key.id) == fixture.key.key)
+        // The same attestation again: its challenge is used up.
+        #expect(try await fixture.request(device, evidence).errorCode == "attestation_challenge_invalid")
+
+        let one = try fixture.assertion(for: device, attested: attested, counter: 1)
+        let second = try await fixture.request(device, one)
+        #expect(second.status == 200, "\(second.text)")
+        #expect(try device.open(second, keyID: fixture.key.id) == fixture.key.key)
+        #expect(try await fixture.request(device, one).errorCode == "assertion_replayed")
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 2)).status == 200)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 2)).errorCode == "assertion_replayed")
+
+        // Another device key with the attested key's assertion: the key is not sealed to it.
+        let thief = Device()
+        #expect(try await fixture.request(thief, try fixture.assertion(for: thief, attested: attested, counter: 9)).errorCode
+                == "attestation_device_key_mismatch")
+        // A key nobody attested signing for this device.
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: P256.Signing.PrivateKey(), counter: 5)).errorCode
+                == "attestation_unknown_key")
+        // The recorded row keeps the device key it vouched for and the last counter.
+        let row = try #require(try await AttestedDeviceRecord.query(on: fixture.server.app.db).first())
+        #expect(row.counter == 2)
+        #expect(row.devicePublicKey == device.privateKey.publicKey.rawRepresentation.base64EncodedString())
+        let metrics = try await HTTP(base: fixture.server.base).call("GET", "/metrics").text
+        #expect(metrics.contains("coffer_attestations_total{format=\"android-key-attestation\",outcome=\"attested\"} 1"))
+        #expect(metrics.contains("coffer_attestations_total{format=\"android-key-attestation\",outcome=\"asserted\"} 2"))
+    }
+
+    @Test("each field of the evidence that differs from the policy is refused, and the challenge is not reusable")
+    func brokenFields() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let device = Device()
+        let cases: [(String, (inout AndroidTestKeyDescription) -> Void)] = [
+            ("another package", { $0.packages = [("com.example.other", 1)] }),
+            ("another signing certificate", { $0.signatureDigests = [Array(SHA256.hash(data: Array("other".utf8)))] }),
+            ("a software key under a tee policy", { $0.attestationSecurityLevel = 0; $0.keyMintSecurityLevel = 0 }),
+            ("a challenge over other client data", { $0.challenge = Array(SHA256.hash(data: Array("other".utf8))) }),
+        ]
+        for (name, adjust) in cases {
+            let reply = try await fixture.request(device, try await fixture.attestation(for: device, attested: P256.Signing.PrivateKey(), adjust: adjust))
+            #expect(reply.status == 403, "\(name)")
+            #expect(reply.errorCode == "attestation_invalid", "\(name): \(reply.text)")
+        }
+        // A chain from an authority the server does not trust.
+        let stranger = try AndroidTestAuthority(name: "Stranger")
+        let challenge = try await fixture.challenge()
+        let clientData = AttestationClientData.attestation(challenge: challenge, devicePublicKey: Array(device.privateKey.publicKey.rawRepresentation))
+        let leaf = try stranger.leaf(keyDescription: try AndroidTestKeyDescription(challenge: Array(SHA256.hash(data: clientData))).derEncoded(),
+                                     publicKey: Certificate.PublicKey(P256.Signing.PrivateKey().publicKey))
+        let untrusted = try await fixture.request(device, [
+            "format": "android-key-attestation", "challenge": Data(challenge).base64EncodedString(),
+            "certificateChain": try stranger.chain(leaf: leaf).map { Data($0).base64EncodedString() }])
+        #expect(untrusted.errorCode == "attestation_invalid")
+        // A challenge issued to another app of the same team is refused.
+        let other = try await fixture.world.app(in: "T", name: "other")
+        #expect(try await fixture.world.admin.call("PATCH", "/v1/teams/T/apps/\(other.id)",
+                                                   json: ["attestation": AttestationPolicyTests.android]).status == 200)
+        let foreign = try await HTTP(base: fixture.server.base).call("POST", "/v1/device/attestation/challenge",
+                                                                    json: ["appID": other.id, "credential": other.credential])
+        let foreignChallenge = Array(Data(base64Encoded: foreign.object["challenge"] as? String ?? "") ?? Data())
+        let stolen = try await fixture.attestation(for: device, attested: P256.Signing.PrivateKey(), challenge: foreignChallenge)
+        #expect(try await fixture.request(device, stolen).errorCode == "attestation_challenge_invalid")
+        // No key was recorded by any refusal.
+        #expect(try await AttestedDeviceRecord.query(on: fixture.server.app.db).count() == 0)
+    }
+
+    @Test("a revoked intermediate refuses new attestations and the assertions of installs attested before")
+    func revocation() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested)).status == 200)
+
+        let list = #"{"entries": {"\#(AndroidTestAuthority.intermediateSerial)": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}}}"#
+        #expect(try await AttestationRevocations.store(Array(list.utf8), on: fixture.server.app.db) == 1)
+        try await fixture.server.app.attestationRevocations!.refresh(on: fixture.server.app.db)
+
+        let later = try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1))
+        #expect(later.errorCode == "attestation_revoked", "\(later.text)")
+        let fresh = Device()
+        let refused = try await fixture.request(fresh, try await fixture.attestation(for: fresh, attested: P256.Signing.PrivateKey()))
+        #expect(refused.errorCode == "attestation_revoked", "\(refused.text)")
+    }
+}
