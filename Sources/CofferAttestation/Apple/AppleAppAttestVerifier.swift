@@ -42,6 +42,9 @@ public struct AppleAppAttestVerifier: Sendable {
         let authData = try AppleAuthenticatorData(bytes: attestation.authData)
         try Self.checkRPIDHash(authData, policy: policy)
         guard authData.counter == 0 else { throw AttestationFailure.invalid("counter is not 0") }
+        guard authData.credentialID != nil else {
+            throw AttestationFailure.invalid("authenticator data has no attested credential data")
+        }
         guard authData.aaguid == policy.environment.aaguid else {
             throw AttestationFailure.invalid("AAGUID is not the \(policy.environment.rawValue) environment's")
         }

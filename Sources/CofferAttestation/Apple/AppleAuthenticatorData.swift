@@ -2,7 +2,8 @@
 ///
 /// Layout: RP ID hash (32 bytes), flags (1), big-endian signature counter (4); then, when the
 /// attested-credential flag (0x40) is set, AAGUID (16), credential ID length (2, big-endian),
-/// credential ID, and the credential public key as one COSE_Key CBOR item. Any bytes after that must
+/// credential ID, and the credential public key as one COSE_Key CBOR item (assertions set the flag
+/// but carry no credential data). Any bytes after that must
 /// be one CBOR map of extensions. Apple's own published sample attestation carries such a map without
 /// setting the extension flag (0x80), so the map is accepted with or without it; nothing else may follow.
 public struct AppleAuthenticatorData: Sendable, Equatable {
@@ -33,7 +34,9 @@ public struct AppleAuthenticatorData: Sendable, Equatable {
         rpIDHash = Array(header.prefix(32))
         flags = header[header.startIndex + 32]
         counter = header.suffix(4).reduce(0) { $0 << 8 | UInt32($1) }
-        if flags & Self.attestedCredentialFlag != 0 {
+        // Apple's assertions set the attested-credential flag with nothing after the counter, so
+        // credential data is read only when the flag is set and bytes follow.
+        if flags & Self.attestedCredentialFlag != 0, !reader.rest.isEmpty {
             let truncated = "authenticator data's credential data is truncated"
             aaguid = Array(try reader.take(16, truncated))
             let length = try reader.take(2, truncated).reduce(0) { $0 << 8 | Int($1) }
