@@ -30,8 +30,10 @@ public struct AppleAppAttestVerifier: Sendable {
             object, keyID: keyID, clientDataHash: Array(SHA256.hash(data: clientData)), policy: policy, at: time)
     }
 
-    /// ``verifyAttestation(_:keyID:clientData:policy:at:)`` given `SHA-256(clientData)` instead of the client data.
-    func verifyAttestation(
+    /// ``verifyAttestation(_:keyID:clientData:policy:at:)`` given the `clientDataHash` bytes the app
+    /// passed to `attestKey`, for evidence whose app did not pass SHA-256 of client data the server
+    /// holds (Apple's published sample passes a challenge string as is).
+    public func verifyAttestation(
         _ object: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], policy: AppleAppAttestPolicy, at time: Date
     ) async throws -> AttestedKey {
         // Cheap structural checks first; the chain, the costly one, last. Every check must pass.
