@@ -187,7 +187,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            // Genuine device attestation chains (Fixtures/Android/README.md).
+            // Genuine device evidence (Fixtures/Android/README.md, Fixtures/Apple/README.md).
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

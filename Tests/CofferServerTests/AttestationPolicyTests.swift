@@ -111,7 +111,7 @@ struct AttestationPolicyTests {
         try await server.app.refusals!.flush(on: server.app.db)
         let reasons = Set(try await server.app.db.query(AuditRecord.self).filter(\.$outcome == "refused").all().compactMap(\.reason))
         #expect(reasons.isSuperset(of: ["attestation_required", "attestation_invalid", "attestation_challenge_invalid", "attestation_unknown_key"]))
-        let metrics = try await HTTP(base: server.base).call("GET", "/metrics").text
+        let metrics = String(decoding: try await HTTP(base: server.base).call("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains("coffer_attestations_total{format=\"apple-app-attest\",outcome=\"attestation_required\"} 1"))
         #expect(metrics.contains("coffer_key_deliveries_total{outcome=\"attestation_required\"} 1"))
 

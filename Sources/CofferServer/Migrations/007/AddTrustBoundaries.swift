@@ -56,7 +56,9 @@ struct AddTrustBoundaries: AsyncMigration {
     /// Every app to every collection of its team: what apps could read before this migration.
     private func bindExistingApps(on database: any Database) async throws {
         var bound = 0
-        for app in try await AppRecord.query(on: database).all() {
+        // Only the columns this migration needs: the model gains columns in later migrations
+        // (009's `attestation`), which do not exist yet when this one runs on an older database.
+        for app in try await AppRecord.query(on: database).field(\.$id).field(\.$team.$id).all() {
             let collections = try await CollectionRecord.query(on: database).filter(\.$team.$id == app.$team.id).all()
             for collection in collections {
                 try await AppCollectionRecord(appID: app.requireID(), collectionID: collection.requireID()).create(on: database)

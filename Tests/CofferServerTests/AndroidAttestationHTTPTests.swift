@@ -12,7 +12,7 @@ import X509
 /// issues key attestation chains; the server, started trusting it, delivers a key only to an
 /// attested install and only sealed to the device key the attestation vouched for.
 @Suite("Android key attestation over HTTP")
-struct AndroidAttestationTests {
+struct AndroidAttestationHTTPTests {
     /// A server trusting `authority`, a team with an app of the Android policy and a released key.
     struct Fixture {
         let server: TestServer
@@ -109,7 +109,7 @@ struct AndroidAttestationTests {
         let row = try #require(try await AttestedDeviceRecord.query(on: fixture.server.app.db).first())
         #expect(row.counter == 2)
         #expect(row.devicePublicKey == device.privateKey.publicKey.rawRepresentation.base64EncodedString())
-        let metrics = try await HTTP(base: fixture.server.base).call("GET", "/metrics").text
+        let metrics = String(decoding: try await HTTP(base: fixture.server.base).call("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains("coffer_attestations_total{format=\"android-key-attestation\",outcome=\"attested\"} 1"))
         #expect(metrics.contains("coffer_attestations_total{format=\"android-key-attestation\",outcome=\"asserted\"} 2"))
     }
