@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
-                "CofferServer", "CofferFormat", "coffer", "CofferAttestation", "AttestationTestSupport",
+                "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -72,8 +72,12 @@ struct AppleTestAuthority {
 
     /// An attestation object for `device` over `clientData`, as `knobs` say.
     func attestation(device: Device, clientData: [UInt8], knobs: Knobs = Knobs()) throws -> [UInt8] {
+        try attestation(device: device, clientDataHash: Array(SHA256.hash(data: knobs.nonceClientData ?? clientData)), knobs: knobs)
+    }
+
+    /// An attestation object for `device` over a client data hash, as DCAppAttestService is asked for one.
+    func attestation(device: Device, clientDataHash: [UInt8], knobs: Knobs = Knobs()) throws -> [UInt8] {
         let authData = attestationAuthData(device: device, knobs: knobs)
-        let clientDataHash = Array(SHA256.hash(data: knobs.nonceClientData ?? clientData))
         let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         let issuer = knobs.issuer ?? self
         let leaf = try Certificate(
