@@ -129,7 +129,10 @@ let package = Package(
         // libFuzzer harness over the container parser; see Fuzz/README.md.
         .executableTarget(
             name: "CofferFuzz",
-            dependencies: ["CofferFormat", "ModelInspection", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CofferFormat", "ModelInspection", "CofferAttestation", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Fuzz/CofferFuzz"
         ),
         // Field-level encryption for GRDB records (app data at rest). GRDB and swift-crypto only.

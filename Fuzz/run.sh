@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness (Fuzz/CofferFuzz: container, packed tree, signed manifest, model inspection) with -sanitize=fuzzer,address in its own build
+# Builds the libFuzzer harness (Fuzz/CofferFuzz: container, packed tree, signed manifest, model inspection, attestation evidence) with -sanitize=fuzzer,address in its own build
 # folder and fuzzes for SECONDS (default 90). Seeds: valid containers and packed trees made by the
 # coffer CLI. Exit non-zero on any crash, sanitizer report, leak or timeout.
 set -euo pipefail
@@ -65,6 +65,34 @@ for pair in "06:Classifier.mlmodel" "06:Pipeline.mlmodel" "06:Program.mlpackage/
   mode=${pair%%:*} file=${pair#*:}
   { printf "\x$mode"; cat "$fixtures/$file"; } > "$work/seeds/inspect-$mode-$(basename "$file")"
 done
+
+# Attestation seeds (modes 12–16): the genuine App Attest objects and assertions and the Android
+# chains of the attestation tests' fixtures, and a revocation list.
+python3 - "$work/seeds" Tests/CofferAttestationTests/Fixtures <<'PY'
+import base64, glob, json, os, re, sys
+seeds, fixtures = sys.argv[1], sys.argv[2]
+for index, path in enumerate(sorted(glob.glob(f"{fixtures}/Apple/*.json"))):
+    record = json.load(open(path))
+    fields = list(record.items()) + [(f"assertion{n}", entry.get("assertionBase64", "")) for n, entry in enumerate(record.get("assertions", []))]
+    for field, value in fields:
+        if not isinstance(value, str) or len(value) < 40:
+            continue
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except Exception:
+            continue
+        if "attestation" in field.lower():
+            open(f"{seeds}/apple-{index}-{field}-cbor", "wb").write(b"\x0c" + raw)
+            open(f"{seeds}/apple-{index}-{field}-object", "wb").write(b"\x0d" + raw)
+        elif "assertion" in field.lower():
+            open(f"{seeds}/apple-{index}-{field}-assertion", "wb").write(b"\x0e" + raw)
+for index, path in enumerate(sorted(glob.glob(f"{fixtures}/Android/*.pem"))):
+    blocks = re.findall(r"-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----", open(path).read(), re.S)
+    for number, block in enumerate(blocks[:2]):
+        open(f"{seeds}/android-{index}-{number}", "wb").write(b"\x0f" + base64.b64decode("".join(block.split())))
+open(f"{seeds}/revocations", "wb").write(b"\x10" + json.dumps(
+    {"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}, "c8966fcb2fbb0d7a": {"status": "SUSPENDED"}}}).encode())
+PY
 
 echo "fuzzing for ${seconds}s"
 status=0

@@ -1,7 +1,10 @@
+import CofferAttestation
 import CofferFormat
 import Crypto
 import Foundation
 import ModelInspection
+import SwiftASN1
+import X509
 
 /// One fuzz input: the first byte picks the parser, the rest is the outside data it gets.
 ///
@@ -11,8 +14,11 @@ import ModelInspection
 /// with a fixed key. 5: a manifest payload, signed here with that key so mutated payloads reach
 /// the manifest decoder. 6–9: ModelInspection's readers of a Core ML specification, an ONNX model, a
 /// safetensors header and a GGUF header. 10 and 11: the Core ML and ONNX readers with limits so small that
-/// the field-by-field skeleton walk is used instead of whole decoding. Any thrown error is a correct refusal;
-/// only a crash, a sanitizer report or a hang is a finding.
+/// the field-by-field skeleton walk is used instead of whole decoding. 12–16: attestation evidence
+/// (docs/ATTESTATION.md): the CBOR reader, an App Attest attestation object and its authenticator
+/// data, an App Attest assertion checked against a fixed key, an X.509 certificate and the Android
+/// KeyDescription it carries (or the input itself as one), and Google's revocation list JSON. Any
+/// thrown error is a correct refusal; only a crash, a sanitizer report or a hang is a finding.
 enum Harness {
     static let key = try! ModelKey(id: "fuzzkey", name: "fuzz", created: Date(timeIntervalSince1970: 0),
                                    key: .init(data: [UInt8](repeating: 0x42, count: 32)))
@@ -22,7 +28,9 @@ enum Harness {
     static func run(_ input: [UInt8]) {
         guard let mode = input.first else { return }
         let data = Array(input.dropFirst())
-        switch mode % 12 {
+        switch mode % 17 {
+        case 12, 13, 14, 15, 16:
+            attestation(data, mode: mode % 17)
         case 6, 7, 8, 9, 10, 11:
             inspect(Data(data), mode: mode % 12)
         case 4:
@@ -38,6 +46,30 @@ enum Harness {
             openAll(remaced(data))
         default:
             unpack(data)
+        }
+    }
+
+    static let assertionKey = AttestedKey(keyID: [], publicKey: Array(P256.Signing.PrivateKey().publicKey.x963Representation), counter: 0)
+    static let applePolicy = AppleAppAttestPolicy(teamID: "ABCDE12345", bundleID: "com.example.fuzz", environment: .production)
+    static let androidExtension: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]
+
+    static func attestation(_ data: [UInt8], mode: UInt8) {
+        switch mode {
+        case 12:
+            _ = try? CBORReader.read(data)
+        case 13:
+            if let object = try? AppleAttestationObject(bytes: data) { _ = try? AppleAuthenticatorData(bytes: object.authData) }
+            _ = try? AppleAuthenticatorData(bytes: data)
+        case 14:
+            _ = try? AppleAppAttestVerifier(trustedRoots: []).verifyAssertion(data, clientData: [1], key: assertionKey, policy: applePolicy)
+        case 15:
+            if let certificate = try? Certificate(derEncoded: data),
+               let value = certificate.extensions.first(where: { $0.oid == androidExtension })?.value {
+                _ = try? AndroidKeyDescription(derEncoded: Array(value))
+            }
+            _ = try? AndroidKeyDescription(derEncoded: data)
+        default:
+            _ = try? AndroidRevocationList(json: data)
         }
     }
 

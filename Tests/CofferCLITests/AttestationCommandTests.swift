@@ -30,7 +30,7 @@ struct AttestationCommandTests {
         #expect(table.contains("android com.example.droid strongbox+ (1 digests)"))
 
         let updated = try session.ok("app", "update", "--team", "Cam", appID, "--attestation", "none")
-        #expect(updated.contains("attestation: none"))
+        #expect(updated.hasSuffix("Attestation: none.\n"), "\(updated)")
         let listed = AdminSession.array(try session.ok("app", "list", "--team", "Cam", "--json"))
         #expect((listed.first { $0["id"] as? String == appID }?["attestation"] as? [String: Any])?["policy"] as? String == "none")
 
@@ -39,7 +39,7 @@ struct AttestationCommandTests {
             (["--attestation", "apple-app-attest"], "needs --apple-team-id"),
             (["--attestation", "android-key-attestation", "--android-package", "x"], "needs --android-package and --android-signing-digest"),
             (["--attestation", "none", "--apple-team-id", "ABCDE12345"], "takes no --apple-* or --android-* options"),
-            (["--apple-team-id", "ABCDE12345"], "need --attestation"),
+            (["--collections", "", "--apple-team-id", "ABCDE12345"], "need --attestation"),
             (["--attestation", "apple-app-attest", "--apple-team-id", "ABCDE12345", "--android-package", "x"], "are for --attestation android-key-attestation"),
             (["--attestation", "magic"], "must be none, apple-app-attest or android-key-attestation"),
         ] {
@@ -78,5 +78,23 @@ struct AttestationCommandTests {
         let again = try cli.run(["attestation", "update-revocations", cli.path("good.json")], environment: environment,
                                 binary: AdminServer.binary, terminateAfter: 120)
         #expect(again.stdout.contains("2 revoked or suspended certificates"))
+    }
+
+    @Test("coffer open of a model of an attesting app is refused with one line saying the CLI cannot attest; sync still works")
+    func openNeedsAttestation() throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let session = fleet.session
+        try session.ok("app", "update", "--team", "Flowers", fleet.flowers.appID, "--attestation", "apple-app-attest", "--apple-team-id", "ABCDE12345",
+                       "--apple-bundle-id", "com.example.flowers")
+        let synced = try fleet.sync("edge")
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let opened = try session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        #expect(opened.status == 77, "\(opened.stderr)")
+        #expect(opened.stdout.isEmpty)
+        #expect(opened.stderr.split(separator: "\n").count == 1)
+        #expect(opened.stderr.contains("attestation_required") && opened.stderr.contains("the coffer CLI cannot attest"), "\(opened.stderr)")
+        #expect(!opened.stderr.contains(fleet.flowers.credential))
     }
 }

@@ -81,7 +81,8 @@ struct AppCommand: ParsableCommand {
             let app = try await client.patch(API.App.self, ["v1", "teams", team, "apps", id],
                                              json: API.AppUpdate(collections: collections.map(AppCommand.list), attestation: policy))
             if json { return print(JSONOutput.render(app)) }
-            Printable.say("App \(app.name) is \(AppCommand.describe(app.collections ?? [])); attestation: \(app.attestation?.summary ?? "none").")
+            Printable.say("App \(app.name) is \(AppCommand.describe(app.collections ?? [])).")
+            if policy != nil { Printable.say("Attestation: \(app.attestation?.summary ?? "none").") }
         }
     }
 

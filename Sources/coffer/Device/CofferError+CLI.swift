@@ -5,6 +5,9 @@ extension CLIFailure {
     init(_ error: CofferError) {
         switch error {
         case .keyFetchFailed: self.init(.unavailable, error.description)
+        case .keyRefused(_, "attestation_required", _):
+            // The CLI has neither App Attest nor an Android Keystore (docs/ATTESTATION.md).
+            self.init(.permission, error.description + "; the coffer CLI cannot attest: use an app whose attestation policy is none")
         case .keyRefused: self.init(.permission, error.description)
         case .modelInvalid: self.init(.badData, error.description)
         case .invalidConfiguration: self.init(.usage, error.description)
