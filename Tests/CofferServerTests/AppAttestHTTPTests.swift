@@ -4,6 +4,7 @@ import CofferAttestation
 import CofferFormat
 import Crypto
 import Fluent
+import SQLKit
 import Foundation
 import Testing
 
@@ -139,6 +140,12 @@ struct AppAttestHTTPTests {
             #expect(reply.status == 403, "\(name)")
             #expect(reply.errorCode == "attestation_invalid", "\(name): \(reply.text)")
         }
+        // An expired challenge (issued, then its five minutes passed) is refused.
+        var expired = try await fixture.attestation(for: device, attested: AppleTestAuthority.Device())
+        try await (fixture.server.app.db as! any SQLDatabase).raw("UPDATE attestation_challenges SET expires_at = \(bind: Date() - 1)").run()
+        #expect(try await fixture.request(device, expired).errorCode == "attestation_challenge_invalid")
+        expired["challenge"] = nil
+        #expect(try await fixture.request(device, expired).errorCode == "attestation_invalid")
         // The key ID must be the hash of the attested key.
         var mismatched = try await fixture.attestation(for: device, attested: AppleTestAuthority.Device())
         mismatched["keyID"] = Data(AppleTestAuthority.Device().keyID).base64EncodedString()

@@ -3,11 +3,10 @@ import Crypto
 import DeviceCheck
 import Foundation
 
-/// App Attest on iOS, iPadOS, macOS, tvOS and visionOS (DCAppAttestService), for apps whose policy
+/// App Attest on iOS, iPadOS, macOS, tvOS, watchOS and visionOS (DCAppAttestService; every
+/// platform version the package supports has it), for apps whose policy
 /// is `apple-app-attest`. The app needs the App Attest capability; its environment
 /// (development or production) must be the one the server's policy names.
-@available(iOS 14.0, macOS 11.0, tvOS 15.0, visionOS 1.0, *)
-@available(watchOS, unavailable)
 public struct AppAttestAttestor: DeviceAttestor {
     /// `apple-app-attest`.
     public var format: String { "apple-app-attest" }
