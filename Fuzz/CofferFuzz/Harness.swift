@@ -32,7 +32,7 @@ enum Harness {
         case 12, 13, 14, 15, 16:
             attestation(data, mode: mode % 17)
         case 6, 7, 8, 9, 10, 11:
-            inspect(Data(data), mode: mode % 12)
+            inspect(Data(data), mode: mode % 17)
         case 4:
             _ = try? SignedManifest.verify(Data(data), using: signingKey.publicKey, now: nil)
         case 5:
