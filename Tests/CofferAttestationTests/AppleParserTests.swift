@@ -9,18 +9,6 @@ import XCTest
 final class AppleParserTests: XCTestCase {
     private let clientData = Array("client data".utf8)
 
-    /// A small deterministic PRNG (SplitMix64), so failures reproduce.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func testAttestationObjectPartsParse() throws {
         let authority = try AppleTestAuthority()
         let device = AppleTestAuthority.Device()
@@ -118,7 +106,7 @@ final class AppleParserTests: XCTestCase {
         let receiptStart = try XCTUnwrap(firstRange(of: receipt, in: object))
         let receiptRange = receiptStart..<(receiptStart + receipt.count)
         let verifier = AppleAppAttestVerifier(trustedRoots: [authority.root])
-        var random = SplitMix64(state: 0xC0FF_EE00)
+        var random = SplitMix64(seed: 0xC0FF_EE00)
         for _ in 0..<600 {
             var mutated = object
             let position = Int(random.next() % UInt64(object.count))
@@ -147,7 +135,7 @@ final class AppleParserTests: XCTestCase {
         let assertion = try AppleTestAuthority.assertion(device: device, clientData: clientData, counter: 5)
         let key = AttestedKey(keyID: device.keyID, publicKey: device.publicKey, counter: 0)
         let verifier = AppleAppAttestVerifier(trustedRoots: [])
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         for length in 0..<assertion.count {
             XCTAssertThrowsError(try verifier.verifyAssertion(
                 Array(assertion.prefix(length)), clientData: clientData, key: key, policy: AppleTestAuthority.policy))

@@ -40,12 +40,7 @@ struct AndroidAttestationHTTPTests {
             return Fixture(server: server, world: world, app: app, key: key, authority: authority)
         }
 
-        func challenge() async throws -> [UInt8] {
-            let reply = try await HTTP(base: server.base).call("POST", "/v1/device/attestation/challenge",
-                                                              json: ["appID": app.id, "credential": app.credential])
-            #expect(reply.status == 201, "\(reply.text)")
-            return Array(Data(base64Encoded: reply.object["challenge"] as? String ?? "") ?? Data())
-        }
+        func challenge() async throws -> [UInt8] { try await AttestationPolicyTests.challenge(for: app, on: server) }
 
         /// An attestation of a new key for `device` over a fresh challenge, with `adjust` applied to the KeyDescription.
         func attestation(for device: Device, attested: P256.Signing.PrivateKey, challenge given: [UInt8]? = nil,
@@ -144,9 +139,7 @@ struct AndroidAttestationHTTPTests {
         let other = try await fixture.world.app(in: "T", name: "other")
         #expect(try await fixture.world.admin.call("PATCH", "/v1/teams/T/apps/\(other.id)",
                                                    json: ["attestation": AttestationPolicyTests.android]).status == 200)
-        let foreign = try await HTTP(base: fixture.server.base).call("POST", "/v1/device/attestation/challenge",
-                                                                    json: ["appID": other.id, "credential": other.credential])
-        let foreignChallenge = Array(Data(base64Encoded: foreign.object["challenge"] as? String ?? "") ?? Data())
+        let foreignChallenge = try await AttestationPolicyTests.challenge(for: other, on: fixture.server)
         let stolen = try await fixture.attestation(for: device, attested: P256.Signing.PrivateKey(), challenge: foreignChallenge)
         #expect(try await fixture.request(device, stolen).errorCode == "attestation_challenge_invalid")
         // No key was recorded by any refusal.

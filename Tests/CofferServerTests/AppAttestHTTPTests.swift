@@ -46,12 +46,7 @@ struct AppAttestHTTPTests {
             return knobs
         }
 
-        func challenge() async throws -> [UInt8] {
-            let reply = try await HTTP(base: server.base).call("POST", "/v1/device/attestation/challenge",
-                                                              json: ["appID": app.id, "credential": app.credential])
-            #expect(reply.status == 201, "\(reply.text)")
-            return Array(Data(base64Encoded: reply.object["challenge"] as? String ?? "") ?? Data())
-        }
+        func challenge() async throws -> [UInt8] { try await AttestationPolicyTests.challenge(for: app, on: server) }
 
         func attestation(for device: Device, attested: AppleTestAuthority.Device,
                          knobs: AppleTestAuthority.Knobs = Fixture.knobs()) async throws -> [String: Any] {

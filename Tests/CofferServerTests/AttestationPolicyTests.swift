@@ -152,6 +152,14 @@ struct AttestationPolicyTests {
         #expect(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential]).status == 403)
     }
 
+    /// A challenge for `app` from the server (201 expected).
+    static func challenge(for app: (id: String, credential: String), on server: TestServer) async throws -> [UInt8] {
+        let reply = try await HTTP(base: server.base).call("POST", "/v1/device/attestation/challenge",
+                                                          json: ["appID": app.id, "credential": app.credential])
+        #expect(reply.status == 201, "\(reply.text)")
+        return Array(Data(base64Encoded: reply.object["challenge"] as? String ?? "") ?? Data())
+    }
+
     /// A key request with `evidence` as its `attestation`.
     static func request(_ keyID: String, device: Device, app: (id: String, credential: String), evidence: [String: Any],
                         on server: TestServer) async throws -> HTTP.Reply {
