@@ -74,14 +74,14 @@ struct DeviceAttestation: Sendable {
                                                      clientData: AttestationClientData.attestation(challenge: challenge, devicePublicKey: devicePublicKey),
                                                      policy: policy, at: Date())
             }
-            try await register(key, format: "apple-app-attest", appID: appID, devicePublicKey: devicePublicKey, on: db)
+            try await register(key, format: AttestationSettings.Policy.appleAppAttest.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
             return "attested"
         }
         guard evidence.assertion != nil else {
             throw Self.refusal(.invalid, "attestation needs attestationObject (an install's first request) or assertion")
         }
         let assertion = try AttestationEvidence.bytes(evidence.assertion, "assertion")
-        let (row, key) = try await attested(attestedKeyID, appID: appID, devicePublicKey: devicePublicKey, on: db)
+        let (row, key) = try await attested(attestedKeyID, format: AttestationSettings.Policy.appleAppAttest.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
         let counter = try await Self.mapping {
             try verifier.verifyAssertion(assertion, clientData: AttestationClientData.keyRequest(keyID: keyID, devicePublicKey: devicePublicKey),
                                          key: key, policy: policy)
@@ -104,7 +104,7 @@ struct DeviceAttestation: Sendable {
                                                      clientData: AttestationClientData.attestation(challenge: challenge, devicePublicKey: devicePublicKey),
                                                      policy: policy, at: Date())
             }
-            try await register(key, format: "android-key-attestation", appID: appID, devicePublicKey: devicePublicKey, on: db)
+            try await register(key, format: AttestationSettings.Policy.androidKeyAttestation.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
             return "attested"
         }
         guard evidence.signature != nil, let counter = evidence.counter else {
@@ -113,7 +113,7 @@ struct DeviceAttestation: Sendable {
         guard let presented = UInt32(exactly: counter) else { throw Self.refusal(.invalid, "attestation.counter must be 0 to 4294967295") }
         let signature = try AttestationEvidence.bytes(evidence.signature, "signature")
         let attestedKeyID = try AttestationEvidence.bytes(evidence.keyID, "keyID")
-        let (row, key) = try await attested(attestedKeyID, appID: appID, devicePublicKey: devicePublicKey, on: db)
+        let (row, key) = try await attested(attestedKeyID, format: AttestationSettings.Policy.androidKeyAttestation.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
         let accepted = try await Self.mapping {
             try verifier.verifyAssertion(signature: signature,
                                          clientData: AttestationClientData.keyRequest(keyID: keyID, devicePublicKey: devicePublicKey),
@@ -151,11 +151,12 @@ struct DeviceAttestation: Sendable {
         }
     }
 
-    /// The attested key of an assertion, which must vouch for the same device key.
-    private func attested(_ attestedKeyID: [UInt8], appID: UUID, devicePublicKey: [UInt8],
+    /// The attested key of an assertion, attested in the same format (a policy changed since counts
+    /// as unknown), which must vouch for the same device key.
+    private func attested(_ attestedKeyID: [UInt8], format: String, appID: UUID, devicePublicKey: [UInt8],
                           on db: any Database) async throws -> (AttestedDeviceRecord, AttestedKey) {
         guard let row = try await AttestedDeviceRecord.query(on: db).filter(\.$appID == appID)
-            .filter(\.$keyID == attestedKeyID.hexString).first()
+            .filter(\.$keyID == attestedKeyID.hexString).filter(\.$format == format).first()
         else {
             throw Refusal(code: "attestation_unknown_key", detail: "no attested key of this app has this keyID; attest first")
         }
