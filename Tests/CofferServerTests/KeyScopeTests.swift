@@ -9,8 +9,18 @@ import Testing
 @Suite("Key scope")
 struct KeyScopeTests {
     static func usedAfterActivation(_ backend: Backend) async throws {
+        // Stopped before returning (not from a deferred task), so its PostgreSQL database is dropped.
         let server = try await TestServer.start(postgres: backend.isPostgres)
-        defer { Task { try? await server.stop() } }
+        do {
+            try await usedAfterActivation(on: server)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
+    static func usedAfterActivation(on server: TestServer) async throws {
         let flowers = try await Flowers.make(server)
         let first = flowers.key
         let second = try await flowers.world.key(in: "T", name: "second")
