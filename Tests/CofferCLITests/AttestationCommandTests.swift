@@ -45,9 +45,12 @@ struct AttestationCommandTests {
         ] {
             let result = try session.coffer(["app", "update", "--team", "Cam", appID] + arguments)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("coffer: ") && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
         }
         // Refused by the server (400 → 65), with its reason.
+        let neither = try session.coffer("app", "update", "--team", "Cam", appID)
+        #expect(neither.status == 64 && neither.stderr == "coffer: give --collections, --attestation or both\n", "\(neither.stderr)")
         let bad = try session.coffer("app", "update", "--team", "Cam", appID, "--attestation", "apple-app-attest", "--apple-team-id", "short")
         #expect(bad.status == 65, "\(bad.stderr)")
         #expect(bad.stderr.contains("appleTeamID must be the ten-character Apple Developer Team ID"))

@@ -71,11 +71,8 @@ struct AppCommand: ParsableCommand {
         @Flag(help: "Print the app as JSON.")
         var json = false
 
-        func validate() throws {
-            if collections == nil && attestation.attestation == nil { throw ValidationError("give --collections, --attestation or both") }
-        }
-
         func run() async throws {
+            if collections == nil && attestation.attestation == nil { throw CLIFailure(.usage, "give --collections, --attestation or both") }
             let policy = try attestation.policy()
             let client = try APIClient.configured()
             let app = try await client.patch(API.App.self, ["v1", "teams", team, "apps", id],

@@ -31,26 +31,26 @@ struct AttestationOptions: ParsableArguments {
         let apple = appleTeamID != nil || appleBundleID != nil || appleEnvironment != nil
         let android = androidPackage != nil || !androidSigningDigest.isEmpty || androidSecurityLevel != nil
         guard let attestation else {
-            if apple || android { throw ValidationError("--apple-* and --android-* options need --attestation") }
+            if apple || android { throw CLIFailure(.usage, "--apple-* and --android-* options need --attestation") }
             return nil
         }
         switch attestation {
         case "none":
-            if apple || android { throw ValidationError("--attestation none takes no --apple-* or --android-* options") }
+            if apple || android { throw CLIFailure(.usage, "--attestation none takes no --apple-* or --android-* options") }
             return API.Attestation(policy: "none")
         case "apple-app-attest":
-            if android { throw ValidationError("--android-* options are for --attestation android-key-attestation") }
-            guard appleTeamID != nil else { throw ValidationError("--attestation apple-app-attest needs --apple-team-id") }
+            if android { throw CLIFailure(.usage, "--android-* options are for --attestation android-key-attestation") }
+            guard appleTeamID != nil else { throw CLIFailure(.usage, "--attestation apple-app-attest needs --apple-team-id") }
             return API.Attestation(policy: attestation, appleTeamID: appleTeamID, bundleID: appleBundleID, appleEnvironment: appleEnvironment)
         case "android-key-attestation":
-            if apple { throw ValidationError("--apple-* options are for --attestation apple-app-attest") }
+            if apple { throw CLIFailure(.usage, "--apple-* options are for --attestation apple-app-attest") }
             guard androidPackage != nil, !androidSigningDigest.isEmpty else {
-                throw ValidationError("--attestation android-key-attestation needs --android-package and --android-signing-digest")
+                throw CLIFailure(.usage, "--attestation android-key-attestation needs --android-package and --android-signing-digest")
             }
             return API.Attestation(policy: attestation, packageName: androidPackage, signingCertificateDigests: androidSigningDigest,
                                    minimumSecurityLevel: androidSecurityLevel)
         default:
-            throw ValidationError("--attestation must be none, apple-app-attest or android-key-attestation")
+            throw CLIFailure(.usage, "--attestation must be none, apple-app-attest or android-key-attestation")
         }
     }
 }
