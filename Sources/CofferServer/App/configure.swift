@@ -76,10 +76,6 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
     let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics)
     try app.register(collection: ManifestController(endpoint: endpoint))
-    if let devicePort = configuration.devicePort {
-        try await DeviceListener.start(app, endpoint: endpoint, hostname: configuration.hostname, port: devicePort,
-                                   idleTimeout: configuration.idleTimeAmount)
-    }
 
     let authenticated = app.grouped(TokenAuthenticator(failures: authFailures))
     try authenticated.register(collection: TeamController())
@@ -104,12 +100,18 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
                                    atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) }) { db, _ in
         try await reports.flush(on: db, retention: retention)
     })
-    try app.register(collection: ReportController(
+    let reportEndpoint = ReportEndpoint(
         credentials: credentials, buffer: reports, targets: reportTargets,
         perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
         perApp: RateLimiter(perMinute: configuration.reportsPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.reportEventsPerDevicePerMinute),
-        refusals: refusals, metrics: metrics))
+        refusals: refusals, metrics: metrics)
+    try app.register(collection: ReportController(endpoint: reportEndpoint))
+    // Both ports share one endpoint: its budgets, buffer and caches.
+    if let devicePort = configuration.devicePort {
+        try await DeviceListener.start(app, manifests: endpoint, reports: reportEndpoint, hostname: configuration.hostname,
+                                       port: devicePort, idleTimeout: configuration.idleTimeAmount)
+    }
     let deployments = DeploymentController(store: store, manifests: manifests, gate: gate)
     try authenticated.register(collection: deployments)
 

@@ -3,14 +3,19 @@ import NIOCore
 import NIOHTTP1
 import Vapor
 
-/// Answers one connection's requests on the device listener: the manifest route, from memory on
-/// the event loop when the caches are fresh, else after a database check in a task. Errors are the
-/// API's `{"error": CODE, "reason": TEXT}` bodies.
+/// Answers one connection's requests on the device listener: the manifest route
+/// (``ManifestEndpoint``) and the report route (``ReportEndpoint``), from memory on the event loop
+/// when the caches are fresh, else after a database check in a task. Errors are the API's
+/// `{"error": CODE, "reason": TEXT}` bodies.
 ///
 /// It writes whole responses as bytes (``ResponseBytes``): a fresh manifest is one write of
-/// bytes made at signing. Pipelined requests are answered in order: while one waits for the
-/// database, those behind it wait too (at most ``maximumWaiting``; more closes the connection).
-/// Only HTTP/1.1 connections are kept alive; anything else is answered with `connection: close`.
+/// bytes made at signing, a report batch's answer one of bytes made at start (``ReportAnswer``).
+/// A report's body is kept up to ``ReportEndpoint/maximumBody`` bytes: a larger Content-Length is
+/// refused before any byte of the body is kept, a body without one when it grows past the limit
+/// (413, and the connection closes). Other requests' bodies are dropped as they arrive.
+/// Pipelined requests are answered in order: while one waits for the database, those behind it
+/// wait too (at most ``maximumWaiting``; more closes the connection). Only HTTP/1.1 connections
+/// are kept alive; anything else is answered with `connection: close`.
 final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -18,36 +23,78 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The most pipelined requests kept while an earlier one waits for the database.
     static let maximumWaiting = 16
 
+    /// A request read whole: its head and, for a report, its body.
+    private struct Received {
+        let head: HTTPRequestHead
+        var body: ByteBuffer?
+        /// The body is over ``ReportEndpoint/maximumBody``: the answer is 413.
+        var tooLarge = false
+    }
+
     private let endpoint: ManifestEndpoint
+    private let reports: ReportEndpoint
+    private let trustedProxies: TrustedProxies
     private let database: any Database
     private let logger: Logger
-    private var head: HTTPRequestHead?
-    private var waiting = CircularBuffer<HTTPRequestHead>()
+    /// The request being read.
+    private var current: Received?
+    private var waiting = CircularBuffer<Received>()
     /// A request is waiting for the database; the ones behind it are kept in `waiting`.
     private var busy = false
     /// The last response said `connection: close`: what follows is ignored.
     private var closing = false
+    /// A refused body waits to be answered behind another request: nothing more is read.
+    private var stopReading = false
 
-    init(endpoint: ManifestEndpoint, database: any Database, logger: Logger) {
+    init(endpoint: ManifestEndpoint, reports: ReportEndpoint, trustedProxies: TrustedProxies, database: any Database, logger: Logger) {
         self.endpoint = endpoint
+        self.reports = reports
+        self.trustedProxies = trustedProxies
         self.database = database
         self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing, !stopReading else { return }
         switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body: break  // a GET has none; anything sent is ignored
-        case .end:
-            guard let head, !closing else { return }
-            self.head = nil
-            if !busy { return handle(head, context: context) }
-            guard waiting.count < Self.maximumWaiting else {
-                closing = true
-                return context.close(promise: nil)
+        case .head(let head):
+            var received = Received(head: head)
+            if Self.isReport(head) {
+                // Refused from its Content-Length before a byte of the body is kept.
+                let length = head.headers.first(name: "content-length").flatMap { Int($0) }
+                if let length, length > ReportEndpoint.maximumBody {
+                    received.tooLarge = true
+                    return finish(received, context: context)
+                }
+                received.body = context.channel.allocator.buffer(capacity: min(length ?? 4096, ReportEndpoint.maximumBody))
             }
-            waiting.append(head)
+            current = received
+        case .body(var part):
+            // A GET's body, if any is sent, is dropped.
+            guard current?.body != nil else { return }
+            guard current!.body!.readableBytes + part.readableBytes <= ReportEndpoint.maximumBody else {
+                current!.body = nil
+                current!.tooLarge = true
+                return finish(current.take()!, context: context)
+            }
+            current!.body!.writeBuffer(&part)
+        case .end:
+            guard let received = current.take() else { return }
+            finish(received, context: context)
         }
+    }
+
+    /// Answers a request read whole (or refused as too large), or keeps it behind the one waiting
+    /// for the database.
+    private func finish(_ received: Received, context: ChannelHandlerContext) {
+        if !busy { return handle(received, context: context) }
+        guard waiting.count < Self.maximumWaiting else {
+            closing = true
+            return context.close(promise: nil)
+        }
+        waiting.append(received)
+        // A refused body is not read on: the connection closes once the 413 is written.
+        if received.tooLarge { stopReading = true }
     }
 
     /// A request NIO could not parse: 400 and close, as NIO's own server pipeline does.
@@ -58,8 +105,10 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         write(status: .badRequest, headers: headers, body: nil, keepAlive: false, context: context)
     }
 
-    private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func handle(_ received: Received, context: ChannelHandlerContext) {
+        let head = received.head
         let keepAlive = head.isKeepAlive && head.version == .http1_1
+        if Self.isReport(head) { return handleReport(received, keepAlive: keepAlive, context: context) }
         let (path, query) = Self.split(head.uri)
         guard head.method == .GET, let identifier = Self.collection(in: path) else {
             // An answer to HEAD has no body (RFC 9110 §9.3.2): a body would be read as the next answer.
@@ -74,19 +123,57 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         } catch {
             return write(error: error, keepAlive: keepAlive, context: context)
         }
-        busy = true
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let endpoint = self.endpoint, database = self.database
+        askDatabase(context: context, { try await endpoint.answer(request, on: database) }) { handler, result, context in
+            switch result {
+            case .success(let answer): handler.write(answer, request, keepAlive: keepAlive, context: context)
+            case .failure(let error): handler.write(error: error, keepAlive: keepAlive, context: context)
+            }
+        }
+    }
+
+    /// `POST /v1/device/reports` through ``ReportEndpoint``, as ``ReportController`` does.
+    private func handleReport(_ received: Received, keepAlive: Bool, context: ChannelHandlerContext) {
+        // The rest of a refused body is not read: the answer says close, and the server stops
+        // writing; what the client still sends is dropped until it closes (or the idle timeout),
+        // so that closing does not reset the connection before the client has read the 413.
+        guard !received.tooLarge else {
+            return write(error: ReportEndpoint.tooLarge, keepAlive: false, lingering: true, context: context)
+        }
+        let request: ReportEndpoint.Request
+        do {
+            let address = trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress,
+                                                forwardedFor: received.head.headers["x-forwarded-for"]) ?? "unknown"
+            let body = received.body.map { Array($0.readableBytesView) } ?? []
+            request = try reports.parse(address: address, authorization: received.head.headers.first(name: "authorization"), body: body)
+            if let answer = try reports.cachedAnswer(request) { return write(answer, keepAlive: keepAlive, context: context) }
+        } catch {
+            return write(error: error, keepAlive: keepAlive, context: context)
+        }
+        let reports = self.reports, database = self.database
+        askDatabase(context: context, { try await reports.answer(request, on: database) }) { handler, result, context in
+            switch result {
+            case .success(let answer): handler.write(answer, keepAlive: keepAlive, context: context)
+            case .failure(let error): handler.write(error: error, keepAlive: keepAlive, context: context)
+            }
+        }
+    }
+
+    /// Runs `work` in a task while the requests behind this one wait, then `then` on the event
+    /// loop, then answers the waiting ones.
+    private func askDatabase<Answer: Sendable>(
+        context: ChannelHandlerContext, _ work: @escaping @Sendable () async throws -> Answer,
+        then: @escaping (DeviceHTTPHandler, Result<Answer, any Error>, ChannelHandlerContext) -> Void
+    ) {
+        busy = true
+        let bound = NIOLoopBound((self, context, then), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         Task {
-            let result: Result<ManifestService.Answer, any Error>
-            do { result = .success(try await endpoint.answer(request, on: database)) } catch { result = .failure(error) }
+            let result: Result<Answer, any Error>
+            do { result = .success(try await work()) } catch { result = .failure(error) }
             eventLoop.execute {
-                let (handler, context) = bound.value
-                switch result {
-                case .success(let answer): handler.write(answer, request, keepAlive: keepAlive, context: context)
-                case .failure(let error): handler.write(error: error, keepAlive: keepAlive, context: context)
-                }
+                let (handler, context, then) = bound.value
+                then(handler, result, context)
                 handler.busy = false
                 handler.answerWaiting(context: context)
             }
@@ -100,6 +187,14 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if closing { waiting.removeAll() }
     }
 
+    private func write(_ answer: ReportAnswer, keepAlive: Bool, context: ChannelHandlerContext) {
+        if keepAlive { return context.writeAndFlush(wrapOutboundOut(answer.response), promise: nil) }
+        var headers = ReportAnswer.headers
+        let body = answer.body
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        write(status: .ok, headers: headers, body: body, keepAlive: false, context: context)
+    }
+
     private func write(_ answer: ManifestService.Answer, _ request: ManifestEndpoint.Request, keepAlive: Bool, context: ChannelHandlerContext) {
         let notModified = endpoint.isNotModified(answer, request)
         if keepAlive {
@@ -111,18 +206,20 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// The API's error body, mapped as the Vapor side maps it (``APIErrorMiddleware``).
-    private func write(error: any Error, keepAlive: Bool, withBody: Bool = true, context: ChannelHandlerContext) {
+    private func write(error: any Error, keepAlive: Bool, withBody: Bool = true, lingering: Bool = false, context: ChannelHandlerContext) {
         let (status, errorBody, extra) = APIErrorMiddleware.describe(error, logger: logger)
         var headers = extra
         headers.contentType = .json
         let body = (try? JSONEncoder().encode(errorBody)) ?? Data()
         headers.replaceOrAdd(name: "content-length", value: String(body.count))
         write(status: status, headers: headers, body: withBody ? context.channel.allocator.buffer(bytes: body) : nil,
-              keepAlive: keepAlive, context: context)
+              keepAlive: keepAlive, lingering: lingering, context: context)
     }
 
-    /// `headers` must carry Content-Length when there is a body (a 304 has neither).
-    private func write(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, keepAlive: Bool, context: ChannelHandlerContext) {
+    /// `headers` must carry Content-Length when there is a body (a 304 has neither). Without
+    /// keep-alive the connection closes after the write (`lingering`: only its output).
+    private func write(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, keepAlive: Bool, lingering: Bool = false,
+                       context: ChannelHandlerContext) {
         var headers = headers
         if !keepAlive {
             headers.replaceOrAdd(name: "connection", value: "close")
@@ -130,7 +227,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let bytes = ResponseBytes.encode(status: status, headers: headers, body: body, allocator: context.channel.allocator)
         let done = context.writeAndFlush(wrapOutboundOut(bytes))
-        if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) } }
+        if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(mode: lingering ? .output : .all, promise: nil) } }
     }
 
     /// `/v1/device/collections/{id}/manifest` → `id` (percent-decoded), else nil.
@@ -141,6 +238,11 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let identifier = bytes.dropFirst(prefix.count).dropLast(suffix.count)
         guard !identifier.contains(UInt8(ascii: "/")) else { return nil }
         return DeviceQuery.decode(identifier)
+    }
+
+    /// `POST /v1/device/reports` (any query is ignored, as Vapor's router does).
+    static func isReport(_ head: HTTPRequestHead) -> Bool {
+        head.method == .POST && split(head.uri).path == "/v1/device/reports"
     }
 
     static func split(_ uri: String) -> (path: Substring, query: String?) {

@@ -3,12 +3,13 @@ import NIOHTTP1
 import NIOPosix
 import Vapor
 
-/// A second, lean HTTP/1.1 listener for devices' manifest requests (``ServerConfiguration/devicePort``).
+/// A second, lean HTTP/1.1 listener for devices' manifest requests and reports (``ServerConfiguration/devicePort``).
 ///
 /// Vapor's request path (request object, router, middleware, response encoding) costs more per
 /// request than the manifest itself; this listener is SwiftNIO's HTTP/1.1 request decoder with one
-/// handler (``DeviceHTTPHandler``) over the same ``ManifestEndpoint`` as the Vapor route, so the
-/// two answer identically. It serves `GET /v1/device/collections/{id}/manifest` and nothing else.
+/// handler (``DeviceHTTPHandler``) over the same ``ManifestEndpoint`` and ``ReportEndpoint`` as the
+/// Vapor routes, so the two answer identically. It serves `GET /v1/device/collections/{id}/manifest`
+/// and `POST /v1/device/reports`, and nothing else.
 final class DeviceListener: LifecycleHandler, @unchecked Sendable {
     private let channel: any Channel
 
@@ -19,8 +20,9 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
 
     /// Binds the listener on the application's event loops; it stops with the application.
     /// A connection idle (nothing read, nothing written) for `idleTimeout` is closed; nil: never.
-    static func start(_ app: Application, endpoint: ManifestEndpoint, hostname: String, port: Int, idleTimeout: TimeAmount?) async throws {
-        let database = app.db, logger = app.logger
+    static func start(_ app: Application, manifests: ManifestEndpoint, reports: ReportEndpoint, hostname: String, port: Int,
+                      idleTimeout: TimeAmount?) async throws {
+        let database = app.db, logger = app.logger, trustedProxies = app.trustedProxies
         let channel = try await ServerBootstrap(group: app.eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -35,14 +37,15 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
                     // NIO's request decoder and one handler that writes whole responses as bytes
                     // (no response encoder, no pipelining handler: the handler keeps the order).
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: endpoint, database: database, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: manifests, reports: reports, trustedProxies: trustedProxies,
+                                                                                  database: database, logger: logger))
                 }
             }
             .bind(host: hostname, port: port).get()
         let listener = DeviceListener(channel: channel)
         app.storage[Key.self] = listener
         app.lifecycle.use(listener)
-        app.logger.notice("device listener on \(hostname):\(listener.port ?? port) (manifests only)")
+        app.logger.notice("device listener on \(hostname):\(listener.port ?? port) (manifests and reports)")
     }
 
     func shutdown(_ app: Application) {

@@ -48,6 +48,13 @@ final class ReportTargets: Sendable {
         return nil
     }
 
+    /// The deployment's target when the cache knows it as activated; nil otherwise (unknown, or
+    /// not asked yet: ``target(_:on:now:)`` decides). No database, no task.
+    func cachedTarget(_ deploymentID: UUID) -> Target? {
+        guard case .known(let target) = entries.withLockedValue({ $0[deploymentID] }) else { return nil }
+        return target
+    }
+
     /// The stage percent a deployment is at: its running rollout's, else 100.
     func stage(of deploymentID: UUID) -> Int { stages.withLockedValue { $0[deploymentID] } ?? 100 }
 

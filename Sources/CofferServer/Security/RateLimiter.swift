@@ -9,6 +9,11 @@ final class RateLimiter: @unchecked Sendable {
     private let window: TimeInterval
     private let lock = NSLock()
     private var counts: [String: (start: Date, count: Int)] = [:]
+    /// When expired windows may next be swept out (``acquire(_:cost:now:)``).
+    private var nextSweep = Date.distantPast
+
+    /// Keys kept before expired windows are swept out (at most once a second).
+    static let sweepAbove = 100_000
 
     init(perMinute limit: Int, window: TimeInterval = 60) {
         self.limit = limit
@@ -28,7 +33,12 @@ final class RateLimiter: @unchecked Sendable {
     /// wait (and counts nothing) when they would take `key` past its budget.
     func acquire(_ key: String, cost: Int = 1, now: Date = Date()) -> Int? {
         lock.withLock {
-            if counts.count > 100_000 { counts = counts.filter { now.timeIntervalSince($0.value.start) < window } }
+            // Swept at most once a second: with more live keys than sweepAbove (one device ID per
+            // request, as under load), sweeping on every call made each call cost all the keys.
+            if counts.count > Self.sweepAbove, now >= nextSweep {
+                counts = counts.filter { now.timeIntervalSince($0.value.start) < window }
+                nextSweep = now.addingTimeInterval(1)
+            }
             var entry = counts[key] ?? (now, 0)
             if now.timeIntervalSince(entry.start) >= window { entry = (now, 0) }
             guard cost <= limit - entry.count else {

@@ -1,0 +1,128 @@
+import Fluent
+import NIOCore
+import Vapor
+
+/// `POST /v1/device/reports` apart from any HTTP stack, shared by Vapor's route
+/// (``ReportController``) and the lean device listener (``DeviceHTTPHandler``), so both answer with
+/// the same statuses, error codes, reasons, budgets, refusal audit and metrics (docs/ROLLOUTS.md).
+///
+/// Refusals are cheap and come before anything is counted: the client address's budget, the body's
+/// size (``maximumBody``, checked by the caller before it buffers) and shape (every event checked),
+/// the credential, the app's budget, the collections (bound to the app), the deployments
+/// (activated, of that collection, naming that model), then each device's budget. Accepted events
+/// go to ``ReportBuffer``; the database sees them at its next flush.
+///
+/// When the app and every deployment named are cached (``AppCredentials/cachedApp(appID:credential:)``,
+/// ``ReportTargets/cachedTarget(_:)``) the answer is made on the caller's thread
+/// (``cachedAnswer(_:)``), with no task and no database; otherwise ``answer(_:on:)`` asks the database.
+struct ReportEndpoint: Sendable {
+    /// The most bytes a report body may have (64 KiB); more is 413 `too_large`.
+    static let maximumBody = 65_536
+
+    let credentials: AppCredentials
+    let buffer: ReportBuffer
+    let targets: ReportTargets
+    let perAddress: RateLimiter
+    let perApp: RateLimiter
+    let perDevice: RateLimiter
+    let refusals: RefusalLog
+    let metrics: ServerMetrics
+
+    /// A request, checked: who sends it and its events.
+    struct Request: Sendable {
+        let appID: UUID
+        let credential: String
+        let reports: [DeviceReport]
+        let now: Date
+    }
+
+    /// 413 for a body over ``maximumBody``: the error Vapor's body collection throws, so both ports
+    /// answer it alike (`too_large`, "Payload Too Large").
+    static let tooLarge = Abort(.payloadTooLarge)
+
+    /// Counts the request against the address's budget, reads the credentials and the body; 429,
+    /// 401 or 400 (naming the event and field). `body` is at most ``maximumBody`` bytes.
+    func parse(address: String, authorization: String?, body: [UInt8]) throws -> Request {
+        // Vapor's body collection does not check a body that arrives in one read: checked here for both ports.
+        guard body.count <= Self.maximumBody else { throw Self.tooLarge }
+        if let wait = perAddress.acquire("address:" + address) { throw Self.tooMany(wait) }
+        guard let (username, credential) = ManifestEndpoint.basicCredentials(authorization), let appID = UUID(hexText: username) else {
+            throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
+        }
+        let now = Date()
+        do {
+            let reports = try ReportBatch(events: ReportBatchReader.events(in: body)).reports(now: now)
+            return Request(appID: appID, credential: credential, reports: reports, now: now)
+        } catch {
+            throw APIError.invalid(error.reason + " (the body is {\"events\": [...]}; docs/ROLLOUTS.md)")
+        }
+    }
+
+    /// The answer from memory, or nil (nothing counted) when the database must be asked
+    /// (``answer(_:on:)``): the app is not cached and fresh, an event names a collection the app is
+    /// not bound to (the refusal is audited in the database), or a deployment is not cached.
+    func cachedAnswer(_ request: Request) throws -> ReportAnswer? {
+        guard let app = credentials.cachedApp(appID: request.appID, credential: request.credential),
+              request.reports.allSatisfy({ app.collections.contains($0.collection) })
+        else { return nil }
+        var known: [UUID: ReportTargets.Target] = [:]
+        for report in request.reports where known[report.deploymentID] == nil {
+            guard let target = targets.cachedTarget(report.deploymentID) else { return nil }
+            known[report.deploymentID] = target
+        }
+        if let wait = perApp.acquire("app:\(app.id)") { throw Self.tooMany(wait) }
+        for (index, report) in request.reports.enumerated() {
+            try Self.check(known[report.deploymentID], of: report, index: index, app: app)
+        }
+        return try accept(request, app: app)
+    }
+
+    /// The answer, asking the database as needed: for the app, for deployments not cached, and to
+    /// audit an event naming a collection the app is not bound to (403 `collection_not_bound`, one
+    /// row a minute per app).
+    func answer(_ request: Request, on db: any Database) async throws -> ReportAnswer {
+        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        if let wait = perApp.acquire("app:\(app.id)") { throw Self.tooMany(wait) }
+        for (index, report) in request.reports.enumerated() where !app.collections.contains(report.collection) {
+            try await refusals.record(.init(teamID: app.teamID, action: "device.report", actor: "app:\(app.id)",
+                                            target: String(report.collection.prefix(100)), reason: "collection_not_bound",
+                                            deviceID: report.deviceID, key: "report_not_bound|\(app.id)"), on: db)
+            throw APIError.forbidden("collection_not_bound", "event \(index): this app is not bound to collection \(report.collection)")
+        }
+        for (index, report) in request.reports.enumerated() {
+            try Self.check(try await targets.target(report.deploymentID, on: db), of: report, index: index, app: app)
+        }
+        return try accept(request, app: app)
+    }
+
+    /// 422 unless `target` is an activated deployment of the app's team and of the event's
+    /// collection that has the event's model.
+    private static func check(_ target: ReportTargets.Target?, of report: DeviceReport, index: Int, app: AppCredentials.App) throws {
+        guard let target, target.teamID == app.teamID, target.collection == report.collection else {
+            throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(report.collection) has that ID")
+        }
+        guard target.models.contains(report.model) else {
+            throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(report.model)")
+        }
+    }
+
+    /// Each device's budget, then the buffer (503 when full), then the metrics.
+    private func accept(_ request: Request, app: AppCredentials.App) throws -> ReportAnswer {
+        let reports = request.reports
+        for (device, count) in Dictionary(reports.map { ($0.deviceID, 1) }, uniquingKeysWith: +) {
+            if let wait = perDevice.acquire("device:\(app.id):\(device)", cost: count) { throw Self.tooMany(wait) }
+        }
+        guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), now: request.now) else {
+            throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
+                           headers: ["Retry-After": "30"])
+        }
+        for (outcome, count) in Dictionary(reports.map { ($0.outcome, 1) }, uniquingKeysWith: +) {
+            metrics.reports(outcome: outcome, count: count)
+        }
+        return ReportAnswer(accepted: accepted, duplicates: duplicates)
+    }
+
+    static func tooMany(_ wait: Int) -> APIError {
+        APIError(.tooManyRequests, "rate_limited", "too many reports; retry in \(wait) s", headers: ["Retry-After": "\(wait)"])
+    }
+}
