@@ -272,10 +272,21 @@ struct DevicePortReportTests {
 
     @Test("a report whose body stops half-way is closed by the idle timeout, unanswered")
     func slowBody() async throws {
-        let setup = try await Setup.start { $0.idleTimeout = 1 }
+        // The team, app and deployment are made through a server with the default idle timeout (a
+        // 1 s one can close a set-up call that waits on a loaded machine); a second server on the
+        // same data folder has the 1 s timeout under test.
+        let setup = try await Setup.start()
         defer { Task { try? await setup.server.stop() } }
+        let impatient = try await TestServer.start(dataDirectory: setup.server.dataDirectory) { configuration in
+            RolloutTests.fast(&configuration)
+            configuration.devicePort = 0
+            configuration.idleTimeout = 1
+        }
+        defer { Task { try? await impatient.stop(removingData: false) } }
+        try await impatient.app.asyncBoot()
+        let port = try #require(impatient.app.storage[DeviceListener.Key.self]?.port)
         let body = try setup.batch(device: "slow")
-        let connection = try await RawConnection.connect(port: setup.devicePort)
+        let connection = try await RawConnection.connect(port: port)
         let started = Date()
         try await connection.send(Array(Self.post(body, authorization: setup.authorization).dropLast(body.count / 2)))
         let (text, closed) = try await connection.wait(seconds: 15) { _ in false }

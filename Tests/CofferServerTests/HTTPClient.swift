@@ -34,6 +34,9 @@ struct HTTP {
             request.httpBody = body
             request.setValue("\(body.count)", forHTTPHeaderField: "Content-Length")
         }
+        // A connection per call: a kept-alive one may be closed by the server's idle timeout (1 s in
+        // some tests) just as the next call is sent on it, which fails as "empty reply" under load.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, error in
