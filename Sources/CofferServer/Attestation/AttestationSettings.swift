@@ -100,12 +100,13 @@ struct AttestationSettings: Content, Equatable, Sendable {
         return try JSONDecoder().decode(AttestationSettings.self, from: Data(json.utf8))
     }
 
-    /// The JSON stored in an app's row; nil for `none`.
-    var storedJSON: String? {
+    /// The JSON stored in an app's row; nil for `none`. Throws rather than storing nil, which
+    /// would read back as `none`: a policy must never fall open.
+    func storedJSON() throws -> String? {
         guard policy != .none else { return nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) }
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 
     private static func isUpperAlphanumeric(_ byte: UInt8) -> Bool {

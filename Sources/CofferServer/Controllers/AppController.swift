@@ -58,7 +58,7 @@ struct AppController: RouteCollection {
         let credential = Secrets.make(prefix: "cfa_")
         let app = AppRecord(teamID: try team.requireID(), name: body.name, platform: body.platform.lowercased(),
                             bundleID: body.bundleID, credentialHash: Secrets.hash(credential))
-        app.attestation = attestation.storedJSON
+        app.attestation = try attestation.storedJSON()
         let identifiers = body.collections ?? []
         let collections = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db)
         // The app, its collections and its audit row are one transaction: if the audit fails, no
@@ -102,18 +102,20 @@ struct AppController: RouteCollection {
         if let identifiers { resolved = try await AppCollections.resolve(identifiers, in: team.requireID(), on: db) }
         let collections = resolved
         let policy = try attestation?.validated(appBundleID: app.bundleID)
+        // The row's form of the policy, made once: `.some(nil)` stores `none`.
+        let stored = try policy.map { try $0.storedJSON() }
         let changes = [collections.map { "collections: \(Self.describe($0))" }, policy.map { "attestation: \($0.summary)" }].compactMap { $0 }
         try await UniqueViolation.asConflict("the app's collections were changed by another request at the same moment; list the apps and retry if needed") {
           try await db.writeTransaction { db in
             if let collections { try await AppCollections.bind(appID, to: collections, on: db) }
-            if let policy {
-                try await AppRecord.query(on: db).filter(\.$id == appID).set(\.$attestation, to: policy.storedJSON).update()
+            if let stored {
+                try await AppRecord.query(on: db).filter(\.$id == appID).set(\.$attestation, to: stored).update()
             }
             try await Audit.record(on: db, teamID: team.id, action: "app.update", actor: actor,
                                    target: "\(appID) " + changes.joined(separator: "; "), outcome: "ok")
           }
         }
-        if let policy { app.attestation = policy.storedJSON }
+        if let stored { app.attestation = stored }
         credentials.forget(appID)
         var names = collections?.map(\.identifier).sorted() ?? []
         if collections == nil { names = try await AppCollections.identifiers(of: appID, on: db) }
