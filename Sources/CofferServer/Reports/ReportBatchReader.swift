@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// Reads the body of `POST /v1/device/reports` — `{"events": [{…}, …]}` — over its bytes, without
@@ -170,7 +171,7 @@ struct ReportBatchReader {
     private mutating func hex4() throws(ReportFieldError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let byte = take(), let digit = DeviceQuery.hexValue(byte) else { throw ReportFieldError("a \\u escape needs 4 hex digits") }
+            guard let byte = take(), let digit = Hex.value(of: byte) else { throw ReportFieldError("a \\u escape needs 4 hex digits") }
             value = value << 4 | UInt32(digit)
         }
         return value
