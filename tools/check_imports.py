@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fails when a Swift file imports a module its target does not declare in Package.swift.
+"""Fails when a Swift file imports a module its target does not declare in Package.swift, or a target
+declares a product none of its files imports.
 
 SwiftPM's `--explicit-target-dependency-import-check=error` (which CI also runs) checks imports of the
 package's own targets only; an import of a module from another package (SQLKit, NIOCore, ...) that happens
@@ -27,18 +28,25 @@ def main() -> int:
     targets = {target["name"]: target for target in package["targets"]}
     problems = []
     for name, target in targets.items():
-        declared = set()
+        declared, products = set(), set()
         for dependency in target["dependencies"]:
             kind, value = next(iter(dependency.items()))
-            module = value[0]
-            declared.add(module.replace("-", "_"))
+            module = value[0].replace("-", "_")
+            declared.add(module)
+            if kind == "product":
+                products.add(module)
         default = ("Tests/" if target["type"] == "test" else "Sources/") + name
         folder = root / (target.get("path") or default)
+        imported = set()
         for file in sorted(folder.rglob("*.swift")):
             for module in sorted(set(IMPORT.findall(file.read_text(encoding="utf-8")))):
+                imported.add(module)
                 if module in SYSTEM or module in declared or module == name.replace("-", "_"):
                     continue
                 problems.append(f"{file.relative_to(root)}: imports {module}, which target {name} does not declare")
+        # A product nobody imports only lengthens every build (and an app's graph, for the SDK's targets).
+        for module in sorted(products - imported):
+            problems.append(f"Package.swift: target {name} declares {module}, which none of its files imports")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
