@@ -71,15 +71,20 @@ final class ReportBuffer: Sendable {
     /// already seen, or nil (nothing added) when the buffer is full.
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         let stages = Dictionary(Set(reports.map(\.deploymentID)).map { ($0, stage($0)) }, uniquingKeysWith: { first, _ in first })
-        return state.withLockedValue { state in
+        var retired: Set<SeenKey> = []
+        let answer: (accepted: Int, duplicates: Int)? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var accepted = 0
             for report in reports {
                 let seenKey = SeenKey(appID: appID, eventID: report.eventID)
                 guard !state.seen.contains(seenKey), !state.seenBefore.contains(seenKey) else { continue }
                 if state.seen.count >= Self.remembered {
+                    // The oldest generation is freed after the lock, on another thread, and the new one
+                    // has its room from the start: a quarter of a million event IDs freed, or rehashed
+                    // while the set grows, under the lock took milliseconds from every request behind it.
+                    retired = state.seenBefore
                     state.seenBefore = state.seen
-                    state.seen = []
+                    state.seen = Set(minimumCapacity: Self.remembered)
                 }
                 state.seen.insert(seenKey)
                 accepted += 1
@@ -96,6 +101,12 @@ final class ReportBuffer: Sendable {
             }
             return (accepted, reports.count - accepted)
         }
+        if !retired.isEmpty {
+            let released = retired
+            retired = []
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(released) {} }
+        }
+        return answer
     }
 
     /// Takes everything pending, leaving nothing.
