@@ -109,7 +109,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try app.register(collection: ReportController(endpoint: reportEndpoint))
     // Both ports share one endpoint: its budgets, buffer and caches.
     if let devicePort = configuration.devicePort {
-        try await DeviceListener.start(app, manifests: endpoint, reports: reportEndpoint, hostname: configuration.hostname,
+        try await DeviceListener.start(app, manifests: endpoint, reports: reportEndpoint, metrics: metrics, hostname: configuration.hostname,
                                        port: devicePort, idleTimeout: configuration.idleTimeAmount)
     }
     let deployments = DeploymentController(store: store, manifests: manifests, gate: gate)
