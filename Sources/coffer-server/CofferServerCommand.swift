@@ -13,24 +13,38 @@ struct CofferServerCommand: AsyncParsableCommand {
     )
 }
 
-/// Flags shared by the subcommands; each falls back to its COFFER_* variable, then the default.
+/// Flags shared by the subcommands; each falls back to its variable, then the default.
 struct ServerOptions: ParsableArguments {
     @Option(help: "Data folder: SQLite database, blobs, master key (env COFFER_DATA_DIR; default ./coffer-data).")
     var dataDir: String?
 
-    /// The configuration from COFFER_* variables and these flags plus `flags` (flag name → text).
+    @Option(help: "The least severe log lines written: trace, debug, info, notice, warning, error or critical (env LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    @Option(help: "How log lines are written on stderr: text, or json (one object per line) (env LOG_FORMAT; default text).")
+    var logFormat: String?
+
+    /// The configuration from the variables and these flags plus `flags` (flag name → text); then
+    /// the process's log is set up by it (swift-log, once). `quietLog`: unless a log level is given,
+    /// only critical lines (for a command whose output is its answer).
     ///
     /// A setting that is not valid prints one line naming it and what it accepts, and exits with
     /// ``exitInvalidSetting`` before anything is written (no data folder is made).
-    func configuration(flags: [String: String?] = [:]) throws -> ServerConfiguration {
+    func configuration(flags: [String: String?] = [:], quietLog: Bool = false) throws -> ServerConfiguration {
         var given = flags.compactMapValues { $0 }
         if let dataDir { given["--data-dir"] = dataDir }
+        if let logLevel { given["--log-level"] = logLevel }
+        if let logFormat { given["--log-format"] = logFormat }
+        let configuration: ServerConfiguration
         do {
-            return try ServerConfiguration.fromEnvironment(flags: given)
+            configuration = try ServerConfiguration.fromEnvironment(flags: given)
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(Self.exitInvalidSetting)
         }
+        let levelGiven = logLevel != nil || !(ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "").isEmpty
+        ServerLogging.bootstrap(configuration, quiet: quietLog && !levelGiven)
+        return configuration
     }
 
     /// The exit code for a setting that is not valid: 78, sysexits' EX_CONFIG.
@@ -55,6 +69,8 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort])
+        // Vapor's per-route request counts and durations go to the registry /metrics shows.
+        ProcessMetrics.bootstrap()
         do {
             try await Server.run(configuration)
         } catch {
