@@ -8,7 +8,7 @@ struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
         abstract: "The Coffer server: teams, apps, model keys, key delivery, model storage, collections and signed manifests.",
-        subcommands: [Serve.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self, AttestationCommand.self],
+        subcommands: [Serve.self, Check.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self, AttestationCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -76,6 +76,41 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ExitCode(1)
         }
+    }
+}
+
+/// `coffer-server check`: verifies a configuration without changing anything.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the configuration serve would use: settings, data and blob folders, keys, database.",
+        discussion: """
+            Reads the same flags and COFFER_* variables as serve and changes nothing. Prints one line \
+            per problem on stderr and exits with 78 (a setting it cannot use also exits with 78), or \
+            prints a short summary and exits with 0. Never prints a key, token or password.
+            """
+    )
+
+    @OptionGroup var options: ServerOptions
+
+    @Option(help: "Address serve would listen on (env COFFER_HOSTNAME).")
+    var hostname: String?
+
+    @Option(help: "Port serve would listen on (env COFFER_PORT).")
+    var port: String?
+
+    @Option(help: "Device port serve would listen on (env COFFER_DEVICE_PORT).")
+    var devicePort: String?
+
+    func run() async throws {
+        // Its lines are its answer: the log says nothing unless a level is asked for.
+        let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort],
+                                                      quietLog: true)
+        let check = await ConfigurationCheck.run(configuration)
+        guard check.problems.isEmpty else {
+            for problem in check.problems { FileHandle.standardError.write(Data("coffer-server: \(problem)\n".utf8)) }
+            throw ExitCode(ServerOptions.exitInvalidSetting)
+        }
+        print("OK: " + check.facts.joined(separator: "; "))
     }
 }
 

@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// The built `coffer-server` as an operator runs it: what a start prints (a short greeting, no
 /// migration lines, never the token), LOG_LEVEL and `--log-format json`, `/metrics`' histograms,
-/// and a clean stop on SIGTERM.
+/// a clean stop on SIGTERM, and `coffer-server check`.
 @Suite("coffer-server for operators")
 struct ServerOperatorTests {
     /// A `coffer-server serve` process with a fresh data folder and only `environment`'s settings.
@@ -159,5 +159,94 @@ struct ServerOperatorTests {
     func badLogSettings() throws {
         try ServerSettingsTests.expectRefused(["serve"], ["LOG_LEVEL": "loud"], naming: "LOG_LEVEL")
         try ServerSettingsTests.expectRefused(["serve", "--log-format", "xml"], [:], naming: "--log-format")
+    }
+
+    // MARK: check
+
+    /// `coffer-server check` with the data folder `data` and `environment`.
+    static func check(data: String, _ environment: [String: String] = [:], arguments: [String] = []) throws -> CLI.Result {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") || $0.key.hasPrefix("LOG_") }.mapValues { _ in "" }
+        clean.merge(environment) { $1 }
+        clean["COFFER_DATA_DIR"] = data
+        return try cli.run(["check"] + arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 60)
+    }
+
+    @Test("check: 0 and a short OK for a fresh folder and for a server's own folder; nothing is created")
+    func checkOK() throws {
+        guard Self.binaryExists() else { return }
+        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        let first = try Self.check(data: fresh)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("OK: ") && first.stdout.split(separator: "\n").count == 1, "\(first.stdout)")
+        #expect(first.stderr.isEmpty, "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "check created the data folder")
+
+        let run = try Run()
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let second = try Self.check(data: run.data)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("reachable and migrated"), "\(second.stdout)")
+        #expect(second.stdout.contains("master key from \(run.data)/master.key"), "\(second.stdout)")
+    }
+
+    @Test("check: one line per problem, exit 78, and no secret in what it prints")
+    func checkProblems() throws {
+        guard Self.binaryExists() else { return }
+        let run = try Run()
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let masterKey = run.data + "/master.key"
+        let keyText = String(decoding: FileManager.default.contents(atPath: masterKey) ?? Data(), as: UTF8.self)
+        let token = String(decoding: FileManager.default.contents(atPath: run.data + "/bootstrap-token") ?? Data(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // Three problems at once: a master key others can read, a token file others can read, a blob "folder" that is a file.
+        chmod(masterKey, 0o644)
+        chmod(run.data + "/bootstrap-token", 0o640)
+        let blobFile = run.folder.appendingPathComponent("blobs-file").path
+        FileManager.default.createFile(atPath: blobFile, contents: Data("x".utf8))
+        let result = try Self.check(data: run.data, ["COFFER_BLOB_DIR": blobFile])
+        #expect(result.status == 78, "\(result.stdout) \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 3, "\(result.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("coffer-server: ") })
+        #expect(lines.contains { $0.contains("master.key") && $0.contains("chmod 600") }, "\(result.stderr)")
+        #expect(lines.contains { $0.contains("bootstrap-token") && $0.contains("chmod 600") }, "\(result.stderr)")
+        #expect(lines.contains { $0.contains(blobFile) && $0.contains("not a folder") }, "\(result.stderr)")
+        chmod(masterKey, 0o600)
+        chmod(run.data + "/bootstrap-token", 0o600)
+
+        // Another master key than the one that wrapped the stored keys.
+        let other = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let wrongKey = try Self.check(data: run.data, ["COFFER_MASTER_KEY": other])
+        #expect(wrongKey.status == 78 && wrongKey.stderr.contains("master key"), "\(wrongKey.stderr)")
+        #expect(wrongKey.stderr.split(separator: "\n").count == 1, "\(wrongKey.stderr)")
+
+        // A damaged master key file, and then none while the database holds keys.
+        try Data("not base64\n".utf8).write(to: URL(fileURLWithPath: masterKey))
+        let damaged = try Self.check(data: run.data)
+        #expect(damaged.status == 78 && damaged.stderr.contains("does not hold 32 bytes"), "\(damaged.stderr)")
+        try FileManager.default.removeItem(atPath: masterKey)
+        let missing = try Self.check(data: run.data)
+        #expect(missing.status == 78 && missing.stderr.contains("master.key is missing"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: masterKey), "check created a master key")
+
+        // A database that does not answer: named by host and port, never by its password.
+        let closedPort = try AdminServer.freePort()
+        let password = "pw-" + UUID().uuidString
+        let database = try Self.check(data: run.data, ["COFFER_DATABASE_URL": "postgres://coffer:\(password)@127.0.0.1:\(closedPort)/coffer",
+                                                       "COFFER_MASTER_KEY": other])
+        #expect(database.status == 78, "\(database.stderr)")
+        #expect(database.stderr.contains("cannot use the database (PostgreSQL at 127.0.0.1:\(closedPort)/coffer)"), "\(database.stderr)")
+        for result in [result, wrongKey, damaged, missing, database] {
+            for secret in [password, other, token, keyText.trimmingCharacters(in: .whitespacesAndNewlines)] where !secret.isEmpty {
+                #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a secret in check's output")
+            }
+        }
     }
 }
