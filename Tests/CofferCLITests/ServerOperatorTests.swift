@@ -249,4 +249,45 @@ struct ServerOperatorTests {
             }
         }
     }
+
+    @Test("check over PostgreSQL: reachable before and after the first start; a wrong password is named by the server's message, never shown",
+          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] != nil))
+    func checkPostgres() throws {
+        guard Self.binaryExists() else { return }
+        let admin = try #require(ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"])
+        var components = try #require(URLComponents(string: admin))
+        let name = "coffer_check_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        func psql(_ command: String) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["psql", admin, "-qc", command]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(try psql("CREATE DATABASE \(name)") == 0)
+        defer { _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        components.path = "/" + name
+        let url = try #require(components.string)
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        let masterKey = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let empty = try Self.check(data: data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        #expect(empty.status == 0 && empty.stdout.contains("reachable; its tables are created on first start"), "\(empty.stdout) \(empty.stderr)")
+
+        let run = try Run(environment: ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let migrated = try Self.check(data: run.data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        #expect(migrated.status == 0 && migrated.stdout.contains("reachable and migrated"), "\(migrated.stdout) \(migrated.stderr)")
+
+        let password = "wrong-" + UUID().uuidString
+        components.password = password
+        let refused = try Self.check(data: run.data, ["COFFER_DATABASE_URL": try #require(components.string), "COFFER_MASTER_KEY": masterKey])
+        #expect(refused.status == 78 && refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(!refused.stderr.contains(password) && !refused.stdout.contains(password))
+    }
 }
