@@ -19,7 +19,8 @@ import Vapor
 ///
 /// When the listener stops (``DeviceListener/drain(timeout:)``, a `ChannelShouldQuiesceEvent`), an
 /// idle connection closes at once and a busy one after its answer, which says `connection: close`.
-/// Every answer is timed from the moment its request was read whole
+/// Every answer is timed from the moment its request is taken up (read whole, or when the
+/// pipelined requests before it are answered)
 /// (``ServerMetrics/deviceRequest(_:status:since:)``).
 final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -53,7 +54,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var stopReading = false
     /// The listener is stopping: the next answer says `connection: close`, and the connection closes.
     private var quiescing = false
-    /// The request being answered: its route for metrics and when it was read whole.
+    /// The request being answered: its route for metrics and when it was taken up.
     private var answering: (route: ServerMetrics.DeviceRoute, since: NIODeadline)?
 
     init(endpoint: ManifestEndpoint, reports: ReportEndpoint, metrics: ServerMetrics, trustedProxies: TrustedProxies,

@@ -29,7 +29,7 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
 
     /// Binds the listener on the application's event loops; it stops with the application.
     /// A connection idle (nothing read, nothing written) for `idleTimeout` is closed; nil: never.
-    /// Answers are timed into `metrics` (``ServerMetrics/deviceRequest(path:method:status:since:)``).
+    /// Answers are timed into `metrics` (``ServerMetrics/deviceRequest(_:status:since:)``).
     static func start(_ app: Application, manifests: ManifestEndpoint, reports: ReportEndpoint, metrics: ServerMetrics,
                       hostname: String, port: Int, idleTimeout: TimeAmount?) async throws {
         let database = app.db, logger = app.logger, trustedProxies = app.trustedProxies

@@ -92,7 +92,7 @@ final class ServerMetrics: Sendable {
         let status: UInt
     }
 
-    /// Times one answer of the device port, from `since` (its request read whole) to now.
+    /// Times one answer of the device port, from `since` (its request taken up) to now.
     func deviceRequest(_ route: DeviceRoute, status: UInt, since: NIODeadline) {
         let key = DurationKey(route: route, status: status)
         let histogram = deviceDurations.withLockedValue { made in
@@ -100,7 +100,7 @@ final class ServerMetrics: Sendable {
             let labels = route.labels
             let histogram = registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(namespace: "coffer", metricName: "device_request_duration", unitName: "seconds",
-                                                 helpText: "Answers on the device port, by route and status, from the request read whole to the answer written"),
+                                                 helpText: "Answers on the device port, by route and status, from the request taken up to the answer written"),
                 labels: [("method", labels.method), ("path", labels.path), ("status", "\(status)")],
                 buckets: ProcessMetrics.durationBuckets)
             made[key] = histogram
