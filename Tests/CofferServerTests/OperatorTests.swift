@@ -7,6 +7,16 @@ import Testing
 /// histograms (route patterns, never the paths clients make up), and stopping drains both ports.
 @Suite("Operator experience")
 struct OperatorTests {
+    @Test("a text log line stays one line whatever its message and metadata hold")
+    func textLogLinesStayOneLine() {
+        let line = LineLogHandler.textLine(time: "2026-11-24T16:40:00.000Z", level: .warning,
+                                           message: "refused\n2026-11-24T16:40:01.000Z critical forged",
+                                           metadata: ["name": "a\r\nb", "path": "x\u{2028}y\u{85}z"])
+        #expect(line.filter(\.isNewline).count == 1 && line.hasSuffix("\n"), "\(line)")
+        #expect(line.contains("refused\\n2026") && line.contains("name=a\\r\\nb"), "\(line)")
+        #expect(LineLogHandler.oneLine("plain text\twith a tab") == "plain text\twith a tab")
+    }
+
     @Test("/ answers 303 to /dashboard/, which is the dashboard (not the API's JSON 404)")
     func rootRedirects() async throws {
         let server = try await TestServer.start()

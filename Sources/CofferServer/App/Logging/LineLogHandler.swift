@@ -27,11 +27,11 @@ struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
+        let level = event.level, message = event.message
         var all = metadata
         if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
-        if let explicit { all.merge(explicit) { $1 } }
+        if let explicit = event.metadata { all.merge(explicit) { $1 } }
         let time = Self.timestamp()
         let text: String
         switch format {
@@ -43,9 +43,25 @@ struct LineLogHandler: LogHandler {
 
     /// `2026-11-24T16:40:00.123Z notice message key=value`.
     static func textLine(time: String, level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var line = time + " " + level.rawValue + " " + message
-        for key in metadata.keys.sorted() { line += " \(key)=\(metadata[key]!)" }
+        var line = time + " " + level.rawValue + " " + oneLine(message)
+        for key in metadata.keys.sorted() { line += " \(oneLine(key))=\(oneLine("\(metadata[key]!)"))" }
         return line + "\n"
+    }
+
+    /// `text` with line breaks written as `\n` and `\r`: a value that came from outside (a name, a
+    /// path) cannot start a line that looks like another event.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.isWhitespace && $0.value != 0x20 && $0.value != 0x09 }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x0B, 0x0C, 0x85, 0x2028, 0x2029: out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// `{"time":"…","level":"notice","label":"…","message":"…","metadata":{…}}`: one line (newlines
