@@ -51,12 +51,8 @@ struct ServerOptions: ParsableArguments {
     static let exitInvalidSetting: Int32 = 78
 }
 
-/// `coffer-server serve`: listens until SIGINT or SIGTERM.
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
-
-    @OptionGroup var options: ServerOptions
-
+/// Where `serve` listens (and what `check` checks).
+struct ListenOptions: ParsableArguments {
     @Option(help: "Address to listen on (env COFFER_HOSTNAME; default 127.0.0.1).")
     var hostname: String?
 
@@ -67,8 +63,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Also serve devices' manifest requests on this port, through a lean handler (env COFFER_DEVICE_PORT; default: none).")
     var devicePort: String?
 
+    /// The options as the configuration reads flags.
+    var flags: [String: String?] { ["--hostname": hostname, "--port": port, "--device-port": devicePort] }
+}
+
+/// `coffer-server serve`: listens until SIGINT or SIGTERM.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
+
+    @OptionGroup var options: ServerOptions
+    @OptionGroup var listen: ListenOptions
+
     func run() async throws {
-        let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort])
+        let configuration = try options.configuration(flags: listen.flags)
         // Vapor's per-route request counts and durations go to the registry /metrics shows.
         ProcessMetrics.bootstrap()
         do {
@@ -91,20 +98,11 @@ struct Check: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ServerOptions
-
-    @Option(help: "Address serve would listen on (env COFFER_HOSTNAME).")
-    var hostname: String?
-
-    @Option(help: "Port serve would listen on (env COFFER_PORT).")
-    var port: String?
-
-    @Option(help: "Device port serve would listen on (env COFFER_DEVICE_PORT).")
-    var devicePort: String?
+    @OptionGroup var listen: ListenOptions
 
     func run() async throws {
         // Its lines are its answer: the log says nothing unless a level is asked for.
-        let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort],
-                                                      quietLog: true)
+        let configuration = try options.configuration(flags: listen.flags, quietLog: true)
         let check = await ConfigurationCheck.run(configuration)
         guard check.problems.isEmpty else {
             for problem in check.problems { FileHandle.standardError.write(Data("coffer-server: \(problem)\n".utf8)) }

@@ -132,12 +132,7 @@ struct ReportBatchReader {
         let quote = index
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("a key must be a string") }
         let start = index
-        var high: UInt8 = 0
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-            high |= bytes[index]
-            index += 1
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "\""), high < 0x80 {
+        if scanPlain(), high(start..<index) < 0x80 {
             index += 1
             return Key(bytes: bytes[start..<index - 1])
         }
@@ -145,19 +140,24 @@ struct ReportBatchReader {
         return Key(bytes: ArraySlice(try string("a key").utf8))
     }
 
+    /// Moves to the first quote, backslash or control byte of a string's text (the opening quote
+    /// read); true when it is the closing quote, so the text between has no escape.
+    private mutating func scanPlain() -> Bool {
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "\"")
+    }
+
+    /// The bytes of `range` ORed together: below 0x80 when they are all ASCII.
+    private func high(_ range: Range<Int>) -> UInt8 { bytes[range].reduce(0, |) }
+
     /// A JSON string, unescaped and checked as UTF-8.
     private mutating func string(_ what: String) throws(ReportFieldError) -> String {
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what) must be a string") }
         // The usual string has no escape: one scan to its end; ASCII (the usual text) needs no UTF-8 check.
         let start = index
-        var high: UInt8 = 0
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-            high |= bytes[index]
-            index += 1
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+        if scanPlain() {
             defer { index += 1 }
-            if high < 0x80 { return String(decoding: bytes[start..<index], as: UTF8.self) }
+            if high(start..<index) < 0x80 { return String(decoding: bytes[start..<index], as: UTF8.self) }
             guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
             return text
         }
