@@ -113,7 +113,10 @@ struct DeviceReportTests {
         let collection = try await client.beginAccessing(identifier: "FlowerModels")
         let stylizer = try #require(collection.entries["FlowerStylizer"])
 
-        answer.set(.status(503))
+        // Retry-After keeps this client's background sends an hour off: with the 30 s backoff a
+        // plain 503 sets, a loaded machine could reach the wake before the explicit sends below,
+        // and the background send would take their events.
+        answer.set(.status(503, retryAfter: 3600))
         await stylizer.report(.loaded)
         do {
             try await client.sendReports()
@@ -129,8 +132,8 @@ struct DeviceReportTests {
 
         // A device ID with a control character: the server refuses that event by its index (400);
         // the SDK drops it and sends the other at once. (The client that queues it cannot reach a
-        // server, and the 503 put the other client's background sends 30 s off: both events wait
-        // for the send below.)
+        // server, and the 503 put the other client's background sends an hour off: both events
+        // wait for the send below.)
         answer.set(.forward)
         var bad = try fleet.configuration(cache, server: "http://127.0.0.1:9", policy: .cachedOnly)
         bad.deviceID = "bad\u{1}device"

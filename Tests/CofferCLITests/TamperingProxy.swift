@@ -35,8 +35,8 @@ final class TamperingProxy: @unchecked Sendable {
         case delay(Double)
         /// Hold the answer until the gate opens, then forward (a network that stalls).
         case hold(Gate)
-        /// Answer with this status and no body instead (a forged 304, say).
-        case status(Int)
+        /// Answer with this status and no body instead (a forged 304, say), with `Retry-After` if given.
+        case status(Int, retryAfter: Int? = nil)
     }
 
     typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
@@ -144,8 +144,9 @@ final class TamperingProxy: @unchecked Sendable {
             Thread.sleep(forTimeInterval: seconds)
         case .hold(let gate):
             gate.wait()
-        case .status(let code):
-            outHead = Data("HTTP/1.1 \(code) Forged\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        case .status(let code, let retryAfter):
+            let wait = retryAfter.map { "Retry-After: \($0)\r\n" } ?? ""
+            outHead = Data("HTTP/1.1 \(code) Forged\r\n\(wait)Content-Length: 0\r\nConnection: close\r\n\r\n".utf8)
             outBody = Data()
         case .respond(let replacement):
             outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)

@@ -3,11 +3,11 @@ import Testing
 
 @testable import CofferServer
 
-/// The in-memory budgets behind every 429: windows aligned to the clock, counted per key, nothing
-/// counted by a refusal or a look, and a new window that starts every key afresh.
+/// The in-memory budgets behind every 429: a window per key from its first counted event, nothing
+/// counted by a refusal or a look, and keys carried across the generations the table is kept in.
 @Suite("Rate limiter")
 struct RateLimiterTests {
-    /// 12:00:00 UTC on a day: the start of a one-minute window.
+    /// 12:00:00 UTC on a day: the start of a generation of the table.
     let start = Date(timeIntervalSince1970: 1_795_000_800)
 
     @Test("a key gets its budget per window; a refusal counts nothing and says how long to wait")
@@ -18,12 +18,39 @@ struct RateLimiterTests {
         // Full: refused with the seconds left in the window (50), whatever the cost asked.
         #expect(limiter.acquire("device:a", now: start.addingTimeInterval(10)) == 50)
         #expect(limiter.acquire("device:a", cost: 1, now: start.addingTimeInterval(59.5)) == 1)
-        // Another key has a budget of its own.
+        // Another key has a budget, and a window, of its own.
         #expect(limiter.acquire("device:b", cost: 3, now: start.addingTimeInterval(20)) == nil)
-        #expect(limiter.acquire("device:b", now: start.addingTimeInterval(20)) == 40)
-        // The next window starts both afresh.
+        #expect(limiter.acquire("device:b", now: start.addingTimeInterval(20)) == 60)
+        // Each window ends a minute after its key's first event.
         #expect(limiter.acquire("device:a", cost: 3, now: start.addingTimeInterval(60)) == nil)
-        #expect(limiter.acquire("device:b", now: start.addingTimeInterval(61)) == nil)
+        #expect(limiter.acquire("device:b", now: start.addingTimeInterval(61)) == 19)
+        #expect(limiter.acquire("device:b", now: start.addingTimeInterval(80)) == nil)
+    }
+
+    @Test("a burst across a minute of the clock gets its budget once, not twice")
+    func burstAcrossTheClock() {
+        let limiter = RateLimiter(perMinute: 20)
+        // Ten events just before a generation ends and ten after: the budget, and nothing more.
+        for step in 0..<20 {
+            #expect(limiter.acquire("address:1", now: start.addingTimeInterval(59 + Double(step) / 10)) == nil)
+        }
+        #expect(limiter.acquire("address:1", now: start.addingTimeInterval(61)) == 58)
+        #expect(limiter.exhausted("address:1", now: start.addingTimeInterval(100)) == 19)
+        // Refusals count nothing, and the window ends a minute after its first event, mid-generation.
+        #expect(limiter.acquire("address:1", now: start.addingTimeInterval(118.5)) == 1)
+        #expect(limiter.acquire("address:1", now: start.addingTimeInterval(119)) == nil)
+    }
+
+    @Test("keys not seen for two generations are dropped, and their windows had ended")
+    func droppedGenerations() {
+        let limiter = RateLimiter(perMinute: 1)
+        #expect(limiter.acquire("device:old", now: start.addingTimeInterval(59)) == nil)
+        #expect(limiter.acquire("device:other", now: start.addingTimeInterval(60)) == nil)
+        #expect(limiter.acquire("device:old", now: start.addingTimeInterval(118)) == 1)
+        // A gap of several windows, then a clock that went back: every key starts afresh.
+        #expect(limiter.acquire("device:other", now: start.addingTimeInterval(600)) == nil)
+        #expect(limiter.acquire("device:other", now: start.addingTimeInterval(601)) == 59)
+        #expect(limiter.acquire("device:other", now: start.addingTimeInterval(300)) == nil)
     }
 
     @Test("a cost above what is left is refused whole, and the rest stays usable")

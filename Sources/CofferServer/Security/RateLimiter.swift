@@ -1,29 +1,38 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// Fixed windows (one minute by default) of allowed events per key (an address, an app ID, a
-/// device ID), in memory. Windows are aligned to the clock: every key's budget starts afresh when
-/// the window changes.
+/// Windows (one minute by default) of allowed events per key (an address, an app ID, a device ID),
+/// in memory. Each key's window starts at its first counted event, so "N per minute" means N from
+/// that event on, wherever it falls on the clock.
 ///
-/// Nothing under the lock walks the keys: a new window replaces the previous window's counts in one
-/// step, with room reserved for as many keys as the previous window had (so the table does not
-/// grow and rehash under load), and the previous counts are released on another thread. Before,
-/// each key had a window of its own and expired ones were swept by copying the whole table under the
-/// lock, once a second when there were more than 100 000 keys: with one device per request (as under
-/// load) that copied every key every second and stalled every request behind it.
+/// Nothing under the lock walks the keys. Keys live in two generations, each one window long: a key
+/// seen in the current generation is looked up there, one last seen in the previous generation is
+/// carried over when it is seen again, and when a generation ends the one before it is dropped whole
+/// (released on another thread, its successor given room for as many keys). A dropped key was last
+/// counted more than a window ago, so its window had ended anyway. Before, expired windows were swept
+/// by copying the whole table under the lock, once a second when it held more than 100 000 keys: with
+/// one device per request (as under load) that copied every key every second and stalled every
+/// request behind it.
 ///
 /// With several server instances each enforces its own limit; the effective limit is then the
 /// per-instance limit times the number of instances behind the load balancer.
 final class RateLimiter: Sendable {
-    private struct Window {
-        /// Which window: seconds since 1970 divided by the window's length.
+    /// One key's window: when it started (seconds since 1970) and what it has counted.
+    private struct Entry {
+        var start: Double
+        var count: Int
+    }
+
+    private struct Generations {
+        /// Which generation is current: seconds since 1970 divided by the window's length.
         var index: Int64 = .min
-        var counts: [String: Int] = [:]
+        var current: [String: Entry] = [:]
+        var previous: [String: Entry] = [:]
     }
 
     private let limit: Int
     private let window: TimeInterval
-    private let state = NIOLockedValueBox(Window())
+    private let state = NIOLockedValueBox(Generations())
 
     init(perMinute limit: Int, window: TimeInterval = 60) {
         self.limit = limit
@@ -33,46 +42,59 @@ final class RateLimiter: Sendable {
     /// The seconds to wait when `key` has used its budget, without counting an event; nil if it has not.
     /// For limits on failures: look before the attempt, count (``acquire(_:cost:now:)``) only when it fails.
     func exhausted(_ key: String, now: Date = Date()) -> Int? {
-        let index = windowIndex(now)
+        let time = now.timeIntervalSince1970
         return state.withLockedValue { state in
-            guard state.index == index, let count = state.counts[key], count >= limit else { return nil }
-            return wait(now, index: index)
+            guard let entry = state.current[key] ?? state.previous[key], time - entry.start < window,
+                entry.count >= limit
+            else { return nil }
+            return wait(time, entry)
         }
     }
 
     /// Counts `cost` events (one by default) for `key`; returns nil if allowed, or the seconds to
     /// wait (and counts nothing) when they would take `key` past its budget.
     func acquire(_ key: String, cost: Int = 1, now: Date = Date()) -> Int? {
-        let index = windowIndex(now)
-        var retired: [String: Int] = [:]
+        let time = now.timeIntervalSince1970
+        let index = Int64((time / window).rounded(.down))
+        var retired: [[String: Entry]] = []
         let answer: Int? = state.withLockedValue { state in
-            if state.index != index {
-                let capacity = state.counts.count
-                retired = state.counts
-                state.counts = Dictionary(minimumCapacity: capacity)
-                state.index = index
-            }
-            let count = state.counts[key] ?? 0
-            guard cost <= limit - count else { return wait(now, index: index) }
-            state.counts[key] = count + cost
+            if state.index != index { retired = Self.advance(&state, to: index) }
+            var entry = state.current[key] ?? state.previous[key] ?? Entry(start: time, count: 0)
+            if time - entry.start >= window || time < entry.start { entry = Entry(start: time, count: 0) }
+            guard cost <= limit - entry.count else { return wait(time, entry) }
+            entry.count += cost
+            state.current[key] = entry
             return nil
         }
         // Freeing hundreds of thousands of keys takes milliseconds: not on this (event loop) thread.
-        if !retired.isEmpty {
+        if retired.contains(where: { !$0.isEmpty }) {
             let released = retired
-            retired = [:]
+            retired = []
             DispatchQueue.global(qos: .utility).async { withExtendedLifetime(released) {} }
         }
         return answer
     }
 
-    private func windowIndex(_ now: Date) -> Int64 {
-        Int64((now.timeIntervalSince1970 / window).rounded(.down))
+    /// Makes generation `index` current; returns the tables dropped, for release off the lock.
+    private static func advance(_ state: inout Generations, to index: Int64) -> [[String: Entry]] {
+        let capacity = state.current.count
+        let dropped: [[String: Entry]]
+        if index == state.index &+ 1 {
+            // The current generation becomes the previous one; the one before it ends.
+            dropped = [state.previous]
+            state.previous = state.current
+        } else {
+            // A generation or more passed without an event (or the clock went back): every window ended.
+            dropped = [state.previous, state.current]
+            state.previous = [:]
+        }
+        state.current = Dictionary(minimumCapacity: capacity)
+        state.index = index
+        return dropped
     }
 
-    /// Whole seconds until window `index` ends, at least 1.
-    private func wait(_ now: Date, index: Int64) -> Int {
-        let end = Double(index + 1) * window
-        return max(1, Int((end - now.timeIntervalSince1970).rounded(.up)))
+    /// Whole seconds until `entry`'s window ends, at least 1.
+    private func wait(_ time: Double, _ entry: Entry) -> Int {
+        max(1, Int((entry.start + window - time).rounded(.up)))
     }
 }
