@@ -19,8 +19,33 @@ struct AssociatedData: Sendable {
     /// The identity fields of one record.
     static func identityFields(_ identity: [DatabaseValue]) -> [UInt8] {
         var bytes: [UInt8] = []
-        for value in identity { appendField(PlainValue.encode(value), to: &bytes) }
+        for value in identity { appendIdentityField(value, to: &bytes) }
         return bytes
+    }
+
+    /// Appends one identity field (its length, then the value as ``PlainValue``) without making the
+    /// encoded value first: the read path does this for every row.
+    static func appendIdentityField(_ value: DatabaseValue, to bytes: inout [UInt8]) {
+        switch value.storage {
+        case .blob(let data):
+            appendLength(1 + data.count, to: &bytes)
+            bytes.append(4)
+            data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        case .string(let string):
+            var string = string
+            string.withUTF8 { utf8 in
+                appendLength(1 + utf8.count, to: &bytes)
+                bytes.append(3)
+                bytes.append(contentsOf: utf8)
+            }
+        default:
+            appendField(PlainValue.encode(value), to: &bytes)
+        }
+    }
+
+    private static func appendLength(_ count: Int, to bytes: inout [UInt8]) {
+        let count = UInt32(count)
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
     }
 
     init(prefix: [UInt8], identityFields: [UInt8]) {
@@ -35,8 +60,7 @@ struct AssociatedData: Sendable {
     }
 
     private static func appendField(_ field: [UInt8], to bytes: inout [UInt8]) {
-        let count = UInt32(field.count)
-        bytes.append(contentsOf: (0..<4).map { UInt8(truncatingIfNeeded: count >> (24 - 8 * $0)) })
+        appendLength(field.count, to: &bytes)
         bytes.append(contentsOf: field)
     }
 }

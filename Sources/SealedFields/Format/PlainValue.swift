@@ -41,16 +41,22 @@ enum PlainValue {
             case 2 where body.count == 8:
                 return Double(bitPattern: bigEndian(body)).databaseValue
             case 3:
-                let string = String(decoding: body, as: UTF8.self)
-                // String(decoding:) repairs invalid UTF-8; a repaired string is not what was sealed.
-                guard string.utf8.count == body.count, string.utf8.elementsEqual(body) else { return nil }
-                return string.databaseValue
+                return validUTF8(body)?.databaseValue
             case 4:
                 return Data(body).databaseValue
             default:
                 return nil
             }
         }
+    }
+
+    /// The string these bytes encode, or nil when they are not valid UTF-8 (a repaired string is not
+    /// what was sealed).
+    static func validUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let string = String(decoding: bytes, as: UTF8.self)
+        // ASCII is valid UTF-8; anything else may have been repaired: compare what was made with what was given.
+        guard bytes.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(bytes) else { return nil }
+        return string
     }
 
     static func bigEndianBytes(_ value: UInt64) -> [UInt8] {

@@ -53,11 +53,22 @@ enum SealedValue {
 
     /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
     static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
+        var aad: [UInt8] = []
+        return try open(blob, with: key, prefix: associatedData.bytes, identityFields: [], scratch: &aad)
+    }
+
+    /// Opens a blob bound to `prefix ‖ identityFields` (then the blob's header), the associated data
+    /// assembled in `scratch`: the read path reuses one buffer for every value of a row.
+    static func open(
+        _ blob: Data, with key: DataKey, prefix: [UInt8], identityFields: [UInt8], scratch aad: inout [UInt8]
+    ) throws -> Data {
         let nonceStart = blob.startIndex + headerCount
         // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
         let box = try AES.GCM.SealedBox(combined: blob[nonceStart...])
-        var aad = associatedData.bytes
-        aad.reserveCapacity(aad.count + headerCount)
+        aad.removeAll(keepingCapacity: true)
+        aad.reserveCapacity(prefix.count + identityFields.count + headerCount)
+        aad.append(contentsOf: prefix)
+        aad.append(contentsOf: identityFields)
         // Through the contiguous bytes: appending a Data slice element by element is slow.
         blob.withUnsafeBytes { aad.append(contentsOf: $0.prefix(headerCount)) }
         return try AES.GCM.open(box, using: key.value, authenticating: aad)

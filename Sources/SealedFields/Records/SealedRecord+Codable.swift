@@ -10,9 +10,26 @@ extension SealedRecord where Self: Encodable {
 }
 
 extension SealedRecord where Self: Decodable {
-    /// ``unsealedRow(_:)``, then GRDB's own `Codable` decoding of the record.
+    /// Opens the row's sealed columns, then decodes the record with GRDB's own `Codable` decoding: the
+    /// same record as ``unsealedRow(_:)`` followed by GRDB's `init(row:)`.
+    ///
+    /// With GRDB's default keys the fetched row is not copied: GRDB decodes the columns that are not
+    /// sealed straight from the statement, and the sealed ones are decoded from their opened values
+    /// (``OpenedRowDecoder``). With another column decoding strategy the row is rebuilt with its sealed
+    /// columns opened, then decoded.
     public init(row: Row) throws {
-        self = try PlainDecoding<Self>(row: Self.unsealedRow(row)).record
+        let table = SealedTable.of(Self.self)
+        let store = try Self.requireStore()
+        guard case .useDefaultKeys = Self.databaseColumnDecodingStrategy else {
+            self = try PlainDecoding<Self>(row: table.open(row, with: store)).record
+            return
+        }
+        guard let opened = try OpenedRow(row, of: table, with: store, as: Self.self) else {
+            self = try PlainDecoding<Self>(row: row).record
+            return
+        }
+        let decoder = OpenedRowDecoder(base: try DecoderCapture<Self>(row: row).decoder, opened: opened)
+        self = try Self(from: decoder)
     }
 }
 

@@ -2,14 +2,17 @@ import Foundation
 import GRDB
 
 /// What SealedFields needs to know about a table: which columns are sealed, which columns identify a row
-/// (bound into every ciphertext), and which columns hold blind indexes. Made once per record type.
-struct SealedTable: Sendable {
+/// (bound into every ciphertext), and which columns hold blind indexes. Made once per record type, and
+/// shared (a class: every record read passes it on, and a reference costs one retain, not one per field).
+final class SealedTable: Sendable {
     let name: String
     let sealedColumns: [String]
     let identityColumns: [String]
     let blindIndexColumns: [String: String]
     /// `AssociatedData.prefix(table:column:)` of each sealed column, in `sealedColumns` order.
     let prefixes: [[UInt8]]
+    /// `sealedColumns` lower-cased (as GRDB compares column names), in the same order.
+    let lowercasedSealedColumns: [String]
 
     private static let cache = LockedValue<[ObjectIdentifier: SealedTable]>([:])
 
@@ -28,6 +31,7 @@ struct SealedTable: Sendable {
         self.identityColumns = identityColumns
         self.blindIndexColumns = blindIndexColumns
         prefixes = sealedColumns.map { AssociatedData.prefix(table: name, column: $0) }
+        lowercasedSealedColumns = sealedColumns.map { $0.lowercased() }
     }
 
     /// The identity values of a record, each of which must be present and not NULL.
@@ -45,6 +49,17 @@ struct SealedTable: Sendable {
         try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
     }
 
+    /// ``AssociatedData/identityFields(_:)`` of a fetched row, read with GRDB's untyped subscript.
+    func identityFields(of row: Row) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for column in identityColumns {
+            guard let value = row[column] else { throw SealedFieldsError.missingIdentity(table: name, column: column) }
+            AssociatedData.appendIdentityField(value.databaseValue, to: &bytes)
+        }
+        return bytes
+    }
+
     /// Replaces the plain values of sealed columns in `container` by ciphertexts, and fills blind indexes.
     func seal(_ container: inout PersistenceContainer, with store: SealedFieldsStore) throws {
         let identity = AssociatedData.identityFields(try identity { container[$0]?.databaseValue })
@@ -59,18 +74,17 @@ struct SealedTable: Sendable {
 
     /// The row with sealed columns replaced by their plain values. Columns are then accessed by name.
     func open(_ row: Row, with store: SealedFieldsStore) throws -> Row {
-        guard sealedColumns.contains(where: { row.hasColumn($0) }) else { return row }
-        let identity = AssociatedData.identityFields(try identity(of: row))
+        guard let opened = try OpenedRow(row, of: self, with: store, as: nil) else { return row }
         // Typed as Row's initializer takes it, so that GRDB does not convert the whole dictionary again.
         var values: [String: (any DatabaseValueConvertible)?] = [:]
         values.reserveCapacity(row.count)
         for (column, value) in row { values[column] = value }
-        for (column, prefix) in zip(sealedColumns, prefixes) where row.hasColumn(column) {
+        for opened in opened.columns {
+            let (column, value) = (opened.name, opened.value)
             // The row spells the column as the query did; it is usually the declared spelling.
             let key = values.keys.contains(column) ? column
                 : values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column
-            values[key] = try store.open(
-                row[column], AssociatedData(prefix: prefix, identityFields: identity), table: name, column: column)
+            values[key] = value
         }
         return Row(values)
     }

@@ -17,13 +17,29 @@ extension SealedFieldsStore {
     ///
     /// Anything that is not an authentic SealedFields ciphertext for exactly this place is an error.
     func open(_ stored: DatabaseValue, _ associatedData: AssociatedData, table: String, column: String) throws -> DatabaseValue {
-        guard case .blob(let blob) = stored.storage, let version = SealedValue.keyVersion(of: blob) else {
-            throw SealedFieldsError.notSealed(table: table, column: column)
-        }
+        var scratch: [UInt8] = []
+        return try open(stored, prefix: associatedData.bytes, identityFields: [], scratch: &scratch, table: table, column: column)
+    }
+
+    /// Opens a stored ciphertext bound to `prefix ‖ identityFields` (see ``AssociatedData``), assembling the
+    /// associated data in `scratch`: the read path's form, with one buffer for all the values of a row.
+    func open(
+        _ stored: DatabaseValue, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8],
+        table: String, column: String
+    ) throws -> DatabaseValue {
+        guard case .blob(let blob) = stored.storage else { throw SealedFieldsError.notSealed(table: table, column: column) }
+        return try open(sealed: blob, prefix: prefix, identityFields: identityFields, scratch: &scratch, table: table, column: column)
+    }
+
+    /// Opens the bytes of a stored ciphertext (see ``open(_:prefix:identityFields:scratch:table:column:)``).
+    func open(
+        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8], table: String, column: String
+    ) throws -> DatabaseValue {
+        guard let version = SealedValue.keyVersion(of: blob) else { throw SealedFieldsError.notSealed(table: table, column: column) }
         let key = try keyring.key(version: version)
         let plaintext: Data
         do {
-            plaintext = try SealedValue.open(blob, with: key, associatedData: associatedData)
+            plaintext = try SealedValue.open(blob, with: key, prefix: prefix, identityFields: identityFields, scratch: &scratch)
         } catch {
             throw SealedFieldsError.authenticationFailure(table: table, column: column)
         }

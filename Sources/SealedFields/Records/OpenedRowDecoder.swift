@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+
+/// Decodes a record from a fetched row and its ``OpenedRow``, without copying the row: GRDB's decoder
+/// of the fetched row answers every key but those of opened sealed columns, which are answered from
+/// their opened values as GRDB would answer them (anything GRDB would decode specially, a one-column
+/// row of the opened value decoded by GRDB itself). Used with GRDB's default keys only (see
+/// ``SealedRecord/init(row:)``), where a key names its column.
+///
+/// Anything but keyed decoding (unkeyed, single value, nested containers, super decoders) goes to
+/// GRDB's decoder of the whole row with its sealed columns opened (``OpenedRow/fullDecoder()``): the
+/// same answers as the row rebuilt by ``SealedRecord/unsealedRow(_:)``, more slowly.
+///
+/// Nothing here is generic over the record: a generic type's metadata is looked up at run time each
+/// time it is used from another module, which cost more than the rest of the decoding. A class: as
+/// an `any Decoder` a reference fits in place, where the struct took an allocation of its own.
+final class OpenedRowDecoder: Decoder {
+    let base: any Decoder
+    let opened: OpenedRow
+
+    init(base: any Decoder, opened: OpenedRow) {
+        self.base = base
+        self.opened = opened
+    }
+
+    var codingPath: [any CodingKey] { base.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { base.userInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(
+            OpenedRowContainer<Key>(base: try base.container(keyedBy: type), opened: opened))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try opened.fullDecoder().unkeyedContainer() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        try opened.fullDecoder().singleValueContainer()
+    }
+}
+
+/// The keyed container of ``OpenedRowDecoder``: each key goes to the opened value of its sealed
+/// column, or else to GRDB's container of the fetched row. A class: `KeyedDecodingContainer` calls a
+/// struct through copies of it, and code generic over `Key` finds a struct's fields through its
+/// metadata, looked up at run time; a class reference carries both.
+final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let base: KeyedDecodingContainer<Key>
+    let opened: OpenedRow
+
+    init(base: KeyedDecodingContainer<Key>, opened: OpenedRow) {
+        self.base = base
+        self.opened = opened
+    }
+
+    var codingPath: [any CodingKey] { base.codingPath }
+    var allKeys: [Key] { base.allKeys }
+    func contains(_ key: Key) -> Bool { base.contains(key) }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decodeNil(forKey: key) }
+        return column.value.isNull
+    }
+
+    // The concrete overloads keep GRDB's fast paths for the columns that are not sealed, and are written
+    // out: a helper generic over the type would look up `Optional<T>`'s metadata at every call.
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Bool.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try String.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Double.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Float.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Int.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Int8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Int16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Int32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try Int64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try UInt.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try UInt8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try UInt16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try UInt32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        return try UInt64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        if let decoded: T = direct(column) { return decoded }
+        return try single(column).decode(type, forKey: key)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let column = opened.column(forKey: key.stringValue) else { return try base.decodeIfPresent(type, forKey: key) }
+        if column.value.isNull { return nil }
+        if let decoded: T = direct(column) { return decoded }
+        return try single(column).decodeIfPresent(type, forKey: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try full().nestedContainer(keyedBy: type, forKey: key)
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try full().nestedUnkeyedContainer(forKey: key)
+    }
+    func superDecoder() throws -> any Decoder { try full().superDecoder() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try full().superDecoder(forKey: key) }
+
+    /// The value as GRDB decodes a plain database value into `T`; nil for what GRDB decodes another
+    /// way (dates and data with a strategy, JSON, records) and for a value `T` cannot take, whose error
+    /// GRDB itself gives (``single(_:)``).
+    private func direct<T>(_ column: OpenedColumn) -> T? {
+        if T.self == Date.self {
+            let strategy = opened.recordType?.databaseDateDecodingStrategy(for: column.name) ?? .deferredToDate
+            guard case .deferredToDate = strategy else { return nil }
+        } else if T.self == Data.self {
+            let strategy = opened.recordType?.databaseDataDecodingStrategy(for: column.name) ?? .deferredToData
+            guard case .deferredToData = strategy else { return nil }
+        }
+        guard let type = T.self as? any DatabaseValueConvertible.Type else { return nil }
+        return type.fromDatabaseValue(column.value) as? T
+    }
+
+    /// GRDB's container of a one-column row holding an opened value, with the record's strategies.
+    private func single(_ column: OpenedColumn) throws -> KeyedDecodingContainer<Key> {
+        try opened.decoder(of: Row([column.name: column.value])).container(keyedBy: Key.self)
+    }
+
+    private func full() throws -> KeyedDecodingContainer<Key> { try opened.fullDecoder().container(keyedBy: Key.self) }
+}
+
+extension OpenedRow {
+    /// GRDB's decoder of `row` with the record's decoding strategies.
+    func decoder(of row: Row) throws -> any Decoder {
+        let type: any (FetchableRecord & Decodable).Type = recordType ?? DefaultStrategies.self
+        return try Self.decoder(of: row, as: type)
+    }
+
+    /// GRDB's decoder of the whole row with its sealed columns opened.
+    func fullDecoder() throws -> any Decoder { try decoder(of: table.open(row, with: store)) }
+
+    private static func decoder<Record: FetchableRecord & Decodable>(of row: Row, as type: Record.Type) throws -> any Decoder {
+        try DecoderCapture<Record>(row: row).decoder
+    }
+}
+
+/// GRDB's decoder for a row, with the record's own decoding strategies, kept to decode the record with.
+struct DecoderCapture<Record: FetchableRecord & Decodable>: Decodable, FetchableRecord {
+    let decoder: any Decoder
+    init(from decoder: any Decoder) throws { self.decoder = decoder }
+    static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { Record.databaseDecodingUserInfo }
+    static func databaseJSONDecoder(for column: String) -> JSONDecoder { Record.databaseJSONDecoder(for: column) }
+    static func databaseDataDecodingStrategy(for column: String) -> DatabaseDataDecodingStrategy {
+        Record.databaseDataDecodingStrategy(for: column)
+    }
+    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        Record.databaseDateDecodingStrategy(for: column)
+    }
+    static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy { Record.databaseColumnDecodingStrategy }
+}
+
+/// GRDB's default decoding strategies, for rows decoded without a record type.
+private struct DefaultStrategies: FetchableRecord, Decodable {}
