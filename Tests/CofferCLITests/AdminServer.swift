@@ -64,7 +64,7 @@ final class AdminServer: @unchecked Sendable {
         environment.merge(extra) { $1 }
         process.environment = environment
         let log = folder.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

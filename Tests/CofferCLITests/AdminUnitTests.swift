@@ -27,7 +27,7 @@ struct AdminUnitTests {
             }
             #expect(pieces.finalizeHex() == expected, "length \(length) in pieces")
         }
-        var empty = SHA256Digest()
+        let empty = SHA256Digest()
         #expect(empty.finalizeHex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 

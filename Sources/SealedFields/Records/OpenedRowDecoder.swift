@@ -184,6 +184,8 @@ extension OpenedRow {
 struct DecoderCapture<Record: FetchableRecord & Decodable>: Decodable, FetchableRecord {
     let decoder: any Decoder
     init(from decoder: any Decoder) throws { self.decoder = decoder }
+    /// The record as GRDB decodes any `Decodable` record from `row`, with the record's own strategies.
+    static func record(from row: Row) throws -> Record { try Record(from: Self(row: row).decoder) }
     static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { Record.databaseDecodingUserInfo }
     static func databaseJSONDecoder(for column: String) -> JSONDecoder { Record.databaseJSONDecoder(for: column) }
     static func databaseDataDecodingStrategy(for column: String) -> DatabaseDataDecodingStrategy {

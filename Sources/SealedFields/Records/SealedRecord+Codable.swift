@@ -21,11 +21,11 @@ extension SealedRecord where Self: Decodable {
         let table = SealedTable.of(Self.self)
         let store = try Self.requireStore()
         guard case .useDefaultKeys = Self.databaseColumnDecodingStrategy else {
-            self = try PlainDecoding<Self>(row: table.open(row, with: store)).record
+            self = try DecoderCapture<Self>.record(from: table.open(row, with: store))
             return
         }
         guard let opened = try OpenedRow(row, of: table, with: store, as: Self.self) else {
-            self = try PlainDecoding<Self>(row: row).record
+            self = try DecoderCapture<Self>.record(from: row)
             return
         }
         let decoder = OpenedRowDecoder(base: try DecoderCapture<Self>(row: row).decoder, opened: opened)
@@ -49,19 +49,4 @@ private struct PlainEncoding<Record: EncodableRecord & Encodable>: Encodable, En
         Record.databaseUUIDEncodingStrategy(for: column)
     }
     static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { Record.databaseColumnEncodingStrategy }
-}
-
-/// The record as GRDB decodes any `Decodable` record, with the record's own decoding strategies.
-private struct PlainDecoding<Record: FetchableRecord & Decodable>: Decodable, FetchableRecord {
-    let record: Record
-    init(from decoder: any Decoder) throws { record = try Record(from: decoder) }
-    static var databaseDecodingUserInfo: [CodingUserInfoKey: Any] { Record.databaseDecodingUserInfo }
-    static func databaseJSONDecoder(for column: String) -> JSONDecoder { Record.databaseJSONDecoder(for: column) }
-    static func databaseDataDecodingStrategy(for column: String) -> DatabaseDataDecodingStrategy {
-        Record.databaseDataDecodingStrategy(for: column)
-    }
-    static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
-        Record.databaseDateDecodingStrategy(for: column)
-    }
-    static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy { Record.databaseColumnDecodingStrategy }
 }
