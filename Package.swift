@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -14,21 +14,43 @@ let package = Package(
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
     ],
+    // Package traits (SE-0450) keep the server's, the CLI's and the optional libraries' packages out of an
+    // app's graph: an app that depends on `Coffer` with `traits: []` resolves swift-crypto and nothing else.
+    // The defaults build everything this repository holds (`swift run coffer-server`, `swift test`).
+    traits: [
+        .trait(
+            name: "Server",
+            description: "The coffer-server executable and CofferServer: Vapor, Fluent and its SQLite and PostgreSQL drivers, Leaf, swift-prometheus, SwiftNIO, swift-certificates (attestation).",
+            enabledTraits: ["CLI"]
+        ),
+        .trait(
+            name: "CLI",
+            description: "The coffer command-line tool: swift-argument-parser, with ModelInspection and the AsyncHTTPClient transport.",
+            enabledTraits: ["ModelInspection", "AsyncHTTPClient"]
+        ),
+        .trait(name: "ModelInspection", description: "The ModelInspection library: swift-protobuf."),
+        .trait(name: "AsyncHTTPClient", description: "The CofferAsyncHTTPClient transport for Linux apps: async-http-client and SwiftNIO."),
+        .trait(name: "SealedFields", description: "The SealedFields library: GRDB."),
+        .default(enabledTraits: ["Server", "SealedFields"]),
+    ],
+    // Floors are the versions this repository is tested with.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/vapor/vapor.git", from: "4.110.0"),
-        .package(url: "https://github.com/vapor/fluent.git", from: "4.12.0"),
-        .package(url: "https://github.com/vapor/leaf.git", from: "4.4.0"),
-        .package(url: "https://github.com/vapor/leaf-kit.git", from: "1.10.0"),
-        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.8.0"),
-        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.10.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
-        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.28.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.13.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/leaf.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/leaf-kit.git", from: "1.14.3"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -56,7 +78,7 @@ let package = Package(
         .target(
             name: "ModelInspection",
             dependencies: [
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf", condition: .when(traits: ["ModelInspection"])),
             ],
             exclude: ["Generated/README.md"]
         ),
@@ -64,9 +86,8 @@ let package = Package(
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferFormat", "Coffer", "CofferAsyncHTTPClient",
-                "ModelInspection",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CofferFormat", "Coffer", "CofferAsyncHTTPClient", "ModelInspection",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -75,10 +96,10 @@ let package = Package(
             name: "CofferAsyncHTTPClient",
             dependencies: [
                 "Coffer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         // Checks App Attest and Android key attestation evidence (docs/ATTESTATION.md): X.509 through
@@ -89,8 +110,8 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates", condition: .when(traits: ["Server"])),
+                .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["Server"])),
             ]
         ),
         // The Vapor application: accounts, apps, model keys, key delivery, blob storage.
@@ -100,21 +121,26 @@ let package = Package(
                 "CofferFormat",
                 "CofferAttestation",
                 "ModelInspection",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Vapor", package: "vapor"),
-                .product(name: "Fluent", package: "fluent"),
-                .product(name: "Leaf", package: "leaf"),
-                .product(name: "LeafKit", package: "leaf-kit"),
-                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
-                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_NIOFileSystem", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
+            ] + serverProducts([
+                ("X509", "swift-certificates"),
+                ("Vapor", "vapor"),
+                ("Fluent", "fluent"),
+                ("SQLKit", "sql-kit"),
+                ("Leaf", "leaf"),
+                ("LeafKit", "leaf-kit"),
+                ("FluentSQLiteDriver", "fluent-sqlite-driver"),
+                ("FluentPostgresDriver", "fluent-postgres-driver"),
+                ("Prometheus", "swift-prometheus"),
+                ("Metrics", "swift-metrics"),
+                ("Logging", "swift-log"),
+                ("_NIOFileSystem", "swift-nio"),
+                ("NIOCore", "swift-nio"),
+                ("NIOConcurrencyHelpers", "swift-nio"),
+                ("NIOHTTP1", "swift-nio"),
+                ("NIOPosix", "swift-nio"),
+                ("NIOExtras", "swift-nio-extras"),
+            ]),
             // The dashboard's Leaf templates and stylesheet, found through Bundle.module at run time.
             resources: [.copy("Dashboard/Resources")]
         ),
@@ -123,7 +149,7 @@ let package = Package(
             name: "coffer-server",
             dependencies: [
                 "CofferServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ]
         ),
         // libFuzzer harness over the container parser; see Fuzz/README.md.
@@ -131,15 +157,14 @@ let package = Package(
             name: "CofferFuzz",
             dependencies: [
                 "CofferFormat", "ModelInspection", "CofferAttestation", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             path: "Fuzz/CofferFuzz"
         ),
         // Field-level encryption for GRDB records (app data at rest). GRDB and swift-crypto only.
         .target(
             name: "SealedFields",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
@@ -147,7 +172,9 @@ let package = Package(
         // The example app of docs/SEALEDFIELDS.md: `swift run sealed-items --help`.
         .executableTarget(
             name: "sealed-items",
-            dependencies: ["SealedFields", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "SealedFields", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
+            ],
             path: "Examples/SealedItems",
             exclude: ["README.md"]
         ),
@@ -155,14 +182,19 @@ let package = Package(
         .executableTarget(
             name: "sealedfields-bench",
             dependencies: [
-                "SealedFields", .product(name: "GRDB", package: "GRDB.swift"),
+                "SealedFields", .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "bench/SealedFieldsBench"
         ),
         .testTarget(
             name: "SealedFieldsTests",
-            dependencies: ["SealedFields", "sealed-items", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "SealedFields", "sealed-items",
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             exclude: ["Reference"]
         ),
         .testTarget(
@@ -177,9 +209,7 @@ let package = Package(
             dependencies: [
                 "CofferAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             path: "Tests/AttestationTestSupport"
         ),
         .testTarget(
@@ -187,24 +217,35 @@ let package = Package(
             dependencies: [
                 "CofferAttestation", "CofferFormat", "AttestationTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             // Genuine device evidence (Fixtures/Android/README.md, Fixtures/Apple/README.md).
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "CofferFormatTests",
-            dependencies: ["CofferFormat"],
+            dependencies: [
+                "CofferFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
                 "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport",
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ] + serverProducts([
+                ("X509", "swift-certificates"),
+                ("Vapor", "vapor"),
+                ("Fluent", "fluent"),
+                ("SQLKit", "sql-kit"),
+                ("FluentSQLiteDriver", "fluent-sqlite-driver"),
+                ("FluentPostgresDriver", "fluent-postgres-driver"),
+                ("NIOCore", "swift-nio"),
+                ("NIOConcurrencyHelpers", "swift-nio"),
+                ("NIOPosix", "swift-nio"),
+            ])
         ),
         .testTarget(
             name: "CofferCLITests",
@@ -217,3 +258,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// The server side's package products, each present only with the `Server` trait, so that none of
+/// their packages enters the graph of an app that leaves the trait off.
+func serverProducts(_ products: [(name: String, package: String)]) -> [Target.Dependency] {
+    products.map { .product(name: $0.name, package: $0.package, condition: .when(traits: ["Server"])) }
+}

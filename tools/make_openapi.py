@@ -265,6 +265,9 @@ DEPLOYMENT_EXAMPLE = {"name": "spring", "models": {"classifier": "9f86d081884c7d
 binary = {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 
 paths = {
+    "/": {"get": op("root", "The server's address, opened in a browser: a redirect to the dashboard",
+                    {"303": {"description": "see the dashboard", "headers": {"Location": {"schema": S, "description": "`/dashboard/`"}}}},
+                    auth="none")},
     "/healthz": {"get": op("health", "Health check", ok("healthy"), auth="none")},
     "/metrics": {"get": op("metrics", "Prometheus metrics", {"200": {"description": "metrics in the text exposition format"}}, auth="none")},
     "/openapi.json": {"get": op("openAPI", "This document", {"200": {"description": "OpenAPI 3.1 document"}}, auth="none")},

@@ -8,41 +8,51 @@ struct CofferServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-server",
         abstract: "The Coffer server: teams, apps, model keys, key delivery, model storage, collections and signed manifests.",
-        subcommands: [Serve.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self, AttestationCommand.self],
+        subcommands: [Serve.self, Check.self, PublicKey.self, RotateMasterKey.self, CollectBlobs.self, AttestationCommand.self],
         defaultSubcommand: Serve.self
     )
 }
 
-/// Flags shared by the subcommands; each falls back to its COFFER_* variable, then the default.
+/// Flags shared by the subcommands; each falls back to its variable, then the default.
 struct ServerOptions: ParsableArguments {
     @Option(help: "Data folder: SQLite database, blobs, master key (env COFFER_DATA_DIR; default ./coffer-data).")
     var dataDir: String?
 
-    /// The configuration from COFFER_* variables and these flags plus `flags` (flag name → text).
+    @Option(help: "The least severe log lines written: trace, debug, info, notice, warning, error or critical (env LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    @Option(help: "How log lines are written on stderr: text, or json (one object per line) (env LOG_FORMAT; default text).")
+    var logFormat: String?
+
+    /// The configuration from the variables and these flags plus `flags` (flag name → text); then
+    /// the process's log is set up by it (swift-log, once). `quietLog`: unless a log level is given,
+    /// only critical lines (for a command whose output is its answer).
     ///
     /// A setting that is not valid prints one line naming it and what it accepts, and exits with
     /// ``exitInvalidSetting`` before anything is written (no data folder is made).
-    func configuration(flags: [String: String?] = [:]) throws -> ServerConfiguration {
+    func configuration(flags: [String: String?] = [:], quietLog: Bool = false) throws -> ServerConfiguration {
         var given = flags.compactMapValues { $0 }
         if let dataDir { given["--data-dir"] = dataDir }
+        if let logLevel { given["--log-level"] = logLevel }
+        if let logFormat { given["--log-format"] = logFormat }
+        let configuration: ServerConfiguration
         do {
-            return try ServerConfiguration.fromEnvironment(flags: given)
+            configuration = try ServerConfiguration.fromEnvironment(flags: given)
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(Self.exitInvalidSetting)
         }
+        let levelGiven = logLevel != nil || !(ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "").isEmpty
+        ServerLogging.bootstrap(configuration, quiet: quietLog && !levelGiven)
+        return configuration
     }
 
     /// The exit code for a setting that is not valid: 78, sysexits' EX_CONFIG.
     static let exitInvalidSetting: Int32 = 78
 }
 
-/// `coffer-server serve`: listens until SIGINT or SIGTERM.
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
-
-    @OptionGroup var options: ServerOptions
-
+/// Where `serve` listens (and what `check` checks).
+struct ListenOptions: ParsableArguments {
     @Option(help: "Address to listen on (env COFFER_HOSTNAME; default 127.0.0.1).")
     var hostname: String?
 
@@ -53,13 +63,52 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Also serve devices' manifest requests on this port, through a lean handler (env COFFER_DEVICE_PORT; default: none).")
     var devicePort: String?
 
+    /// The options as the configuration reads flags.
+    var flags: [String: String?] { ["--hostname": hostname, "--port": port, "--device-port": devicePort] }
+}
+
+/// `coffer-server serve`: listens until SIGINT or SIGTERM.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
+
+    @OptionGroup var options: ServerOptions
+    @OptionGroup var listen: ListenOptions
+
     func run() async throws {
-        let configuration = try options.configuration(flags: ["--hostname": hostname, "--port": port, "--device-port": devicePort])
+        let configuration = try options.configuration(flags: listen.flags)
+        // Vapor's per-route request counts and durations go to the registry /metrics shows.
+        ProcessMetrics.bootstrap()
         do {
             try await Server.run(configuration)
         } catch {
             throw ExitCode(1)
         }
+    }
+}
+
+/// `coffer-server check`: verifies a configuration without changing anything.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the configuration serve would use: settings, data and blob folders, keys, database.",
+        discussion: """
+            Reads the same flags and COFFER_* variables as serve and changes nothing. Prints one line \
+            per problem on stderr and exits with 78 (a setting it cannot use also exits with 78), or \
+            prints a short summary and exits with 0. Never prints a key, token or password.
+            """
+    )
+
+    @OptionGroup var options: ServerOptions
+    @OptionGroup var listen: ListenOptions
+
+    func run() async throws {
+        // Its lines are its answer: the log says nothing unless a level is asked for.
+        let configuration = try options.configuration(flags: listen.flags, quietLog: true)
+        let check = await ConfigurationCheck.run(configuration)
+        guard check.problems.isEmpty else {
+            for problem in check.problems { FileHandle.standardError.write(Data("coffer-server: \(problem)\n".utf8)) }
+            throw ExitCode(ServerOptions.exitInvalidSetting)
+        }
+        print("OK: " + check.facts.joined(separator: "; "))
     }
 }
 

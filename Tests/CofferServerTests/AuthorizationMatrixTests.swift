@@ -89,6 +89,8 @@ struct AuthorizationMatrixTests {
     }
 
     static let routes: [Route] = [
+        // 303 to the dashboard, whose sign-in page answers (HTTP follows redirects).
+        Route(method: "GET", path: "/", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/") },
         Route(method: "GET", path: "/healthz", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/healthz") },
         Route(method: "GET", path: "/metrics", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/metrics") },
         Route(method: "GET", path: "/openapi.json", access: .everyone, success: 200) { _, _ in Call(method: "GET", path: "/openapi.json") },

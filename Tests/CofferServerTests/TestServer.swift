@@ -43,6 +43,8 @@ final class TestServer: @unchecked Sendable {
     }
 
     static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
+        // Vapor's per-route request metrics, as `coffer-server serve` has them (once per process).
+        ProcessMetrics.bootstrap()
         let app = try await Application.make(.testing)
         do {
             try await configure(app, configuration)
@@ -64,7 +66,7 @@ final class TestServer: @unchecked Sendable {
     }
 
     func stop(removingData: Bool = true) async throws {
-        await app.server.shutdown()
+        await app.drainListeners()
         try await app.asyncShutdown()
         if removingData {
             try? FileManager.default.removeItem(atPath: dataDirectory)

@@ -270,7 +270,7 @@ final class PartWriter: @unchecked Sendable {
 
     /// The SHA-256 of everything written, as lowercase hex.
     func finish() -> String {
-        lock.withLock { hasher.finalize().map { String(format: "%02x", $0) }.joined() }
+        lock.withLock { hasher.finalize().hexString }
     }
 
     func synchronize() throws {

@@ -113,7 +113,7 @@ final class DecryptedFile: @unchecked Sendable {
     /// A new 0700 folder: in /dev/shm on Linux (refused when it is not a RAM file system), in the
     /// temporary directory on Apple platforms.
     private static func privateFolder() throws -> String {
-        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.hexString }
         #if os(Linux) || os(Android)
         guard isRAMFileSystem(ramFolder) else {
             throw CofferError.invalidConfiguration("a folder model needs the RAM file system /dev/shm to be opened as files")

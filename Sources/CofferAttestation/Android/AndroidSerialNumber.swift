@@ -1,10 +1,9 @@
+import CofferFormat
 import X509
 
 /// Certificate serial numbers as Google's attestation status list writes them: lowercase hex
 /// without leading zeros (Java's `BigInteger.toString(16)`).
 enum AndroidSerialNumber {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     /// The serial of `certificate` in status-list form.
     static func hex(of certificate: Certificate) -> String {
         hex(Array(certificate.serialNumber.bytes))
@@ -12,19 +11,13 @@ enum AndroidSerialNumber {
 
     /// Big-endian serial bytes in status-list form ("0" for zero).
     static func hex(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return trimmed(String(decoding: text, as: UTF8.self))
+        trimmed(bytes.hexString)
     }
 
     /// `text` lowercased without leading zeros, or nil if it is empty or not hexadecimal.
     static func normalised(_ text: String) -> String? {
         let lower = text.lowercased()
-        guard !lower.isEmpty, lower.utf8.allSatisfy({ digits.contains($0) }) else { return nil }
+        guard !lower.isEmpty, lower.utf8.allSatisfy({ Hex.value(of: $0) != nil }) else { return nil }
         return trimmed(lower)
     }
 

@@ -25,8 +25,7 @@ public struct ChunkID: Hashable, Sendable, CustomStringConvertible {
 
     /// Lowercase hex of the first 8 bytes: enough to tell IDs apart in a listing.
     public var description: String {
-        let hex = String(words.0, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        bytes.prefix(8).hexString
     }
 
     public static func == (lhs: ChunkID, rhs: ChunkID) -> Bool {

@@ -32,7 +32,7 @@ public final class AtomicOutput: @unchecked Sendable {
         if !replacing, lstat(finalPath, &info) == 0 {
             throw IOFailure(operation: .create, path: finalPath, errno: EEXIST)
         }
-        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.prefix(4).map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+        let suffix = SymmetricKey(size: .bits128).withUnsafeBytes { $0.prefix(4).hexString }
         let (folder, name) = Self.split(finalPath)
         self.finalPath = finalPath
         // Short enough that any name a file system accepts still leaves room (255-byte names).

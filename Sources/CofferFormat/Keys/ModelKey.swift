@@ -33,8 +33,7 @@ public struct ModelKey: Sendable {
 
     /// Generates a fresh key and ID from the system's secure random generator.
     public static func generate(name: String, now: Date = Date()) -> ModelKey {
-        let idBytes = SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) }
-        let id = idBytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        let id = SymmetricKey(size: .bits128).withUnsafeBytes { $0.hexString }
         // A freshly made ID and 256-bit key always pass the checks in init.
         return try! ModelKey(id: id, name: name, created: now, key: SymmetricKey(size: .bits256))
     }

@@ -36,7 +36,7 @@ public enum SignedManifest {
 
     /// The ID of a signing key: the first 16 hex digits of SHA-256 of its raw 32 bytes.
     public static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
-        String(SHA256.hash(data: publicKey.rawRepresentation).map { String(format: "%02x", $0) }.joined().prefix(16))
+        String(SHA256.hash(data: publicKey.rawRepresentation).hexString.prefix(16))
     }
 
     /// Signs `manifest`'s canonical payload; returns the envelope's bytes (compact JSON, keys sorted).

@@ -6,6 +6,7 @@ extension ServerConfiguration {
     public static let flagVariables: KeyValuePairs<String, String> = [
         "--data-dir": "COFFER_DATA_DIR", "--hostname": "COFFER_HOSTNAME", "--port": "COFFER_PORT",
         "--device-port": "COFFER_DEVICE_PORT", "--grace-hours": "COFFER_BLOB_GRACE_HOURS",
+        "--log-level": "LOG_LEVEL", "--log-format": "LOG_FORMAT",
     ]
 
     /// The defaults overridden by COFFER_* environment variables, then by `flags` (keyed by flag
@@ -21,6 +22,8 @@ extension ServerConfiguration {
     ) throws(SettingError) -> ServerConfiguration {
         let settings = SettingSource(environment: environment, flags: flags)
         var configuration = ServerConfiguration()
+        if let value = try settings.value("LOG_LEVEL", .logLevel) { configuration.logLevel = value }
+        if let value = try settings.value("LOG_FORMAT", .logFormat) { configuration.logFormat = value }
         if let value = try settings.value("COFFER_DATA_DIR", .text) { configuration.dataDirectory = value }
         if let value = try settings.value("COFFER_HOSTNAME", .text) { configuration.hostname = value }
         if let value = try settings.value("COFFER_PORT", .port) { configuration.port = value }
@@ -81,7 +84,7 @@ extension ServerConfiguration {
     }
 }
 
-/// Where a setting's text comes from: its flag when given, else its COFFER_* variable.
+/// Where a setting's text comes from: its flag when given, else its variable (COFFER_*, LOG_LEVEL, LOG_FORMAT).
 struct SettingSource {
     let environment: [String: String]
     let flags: [String: String]

@@ -100,6 +100,12 @@ public struct ServerConfiguration: Sendable {
     /// most 365; default 7 days).
     public var invitationLifetime: TimeInterval = 7 * 86_400
 
+    /// The least severe log events written (LOG_LEVEL, `--log-level`: trace, debug, info, notice,
+    /// warning, error or critical, as in Vapor; default info). Migrations log at debug.
+    public var logLevel: Logger.Level = .info
+    /// How log lines are written (LOG_FORMAT, `--log-format`: text, the default, or json).
+    public var logFormat: LogFormat = .text
+
     /// The defaults.
     public init(
         dataDirectory: String = "coffer-data",

@@ -10,6 +10,10 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.http.server.configuration.hostname = configuration.hostname
     app.http.server.configuration.port = configuration.port
     app.http.server.configuration.idleTimeout = configuration.idleTimeAmount
+    // Vapor's "Server started on …" gives way to the greeting (`Server.run`); its warnings stay.
+    var serverLogger = Logger(label: "codes.vapor.server")
+    if serverLogger.logLevel > .debug { serverLogger.logLevel = max(serverLogger.logLevel, .warning) }
+    app.http.server.configuration.logger = serverLogger
     app.routes.defaultMaxBodySize = "1mb"
     // Before anything else: a malformed list must stop the start, not quietly trust nobody.
     app.trustedProxies = try configuration.trustedProxies.map { try TrustedProxies(parsing: $0) } ?? .none
@@ -109,7 +113,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try app.register(collection: ReportController(endpoint: reportEndpoint))
     // Both ports share one endpoint: its budgets, buffer and caches.
     if let devicePort = configuration.devicePort {
-        try await DeviceListener.start(app, manifests: endpoint, reports: reportEndpoint, hostname: configuration.hostname,
+        try await DeviceListener.start(app, manifests: endpoint, reports: reportEndpoint, metrics: metrics, hostname: configuration.hostname,
                                        port: devicePort, idleTimeout: configuration.idleTimeAmount)
     }
     let deployments = DeploymentController(store: store, manifests: manifests, gate: gate)
@@ -127,6 +131,8 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     // The data folder holds the master key, the bootstrap token and the database: owner only.
     try FileManager.default.createDirectory(
         atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    // Each migration's "Starting prepare" and "Finished prepare" is for debugging, not for every start.
+    app.fluent.migrationLogLevel = .debug
     if let url = configuration.databaseURL {
         app.databases.use(try .postgres(url: url), as: .psql)
     } else {

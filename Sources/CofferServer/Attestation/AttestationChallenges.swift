@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Fluent
 import Foundation

@@ -1,3 +1,4 @@
+import CofferFormat
 import CofferAttestation
 import Foundation
 import Vapor
@@ -127,15 +128,9 @@ struct AttestationSettings: Content, Equatable, Sendable {
 
     /// 32 bytes from 64 hex digits, colons (as `keytool` prints them) ignored.
     static func digestBytes(_ text: String) throws -> [UInt8] {
-        let digits = Array(text.utf8.filter { $0 != UInt8(ascii: ":") })
-        guard digits.count == 64 else { throw APIError.invalid("a signing certificate digest must be 64 hex digits (SHA-256)") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = DeviceQuery.hexValue(digits[index]), let low = DeviceQuery.hexValue(digits[index + 1]) else {
-                throw APIError.invalid("a signing certificate digest must be 64 hex digits (SHA-256)")
-            }
-            bytes.append(high << 4 | low)
+        let digits = text.utf8.filter { $0 != UInt8(ascii: ":") }
+        guard digits.count == 64, let bytes = Hex.decode(digits) else {
+            throw APIError.invalid("a signing certificate digest must be 64 hex digits (SHA-256)")
         }
         return bytes
     }

@@ -1,11 +1,13 @@
 import Fluent
 import Vapor
 
-/// `/healthz`, `/metrics` and `/openapi.json`: for load balancers, Prometheus and API clients.
+/// `/healthz`, `/metrics` and `/openapi.json`: for load balancers, Prometheus and API clients;
+/// and `/`, which sends a browser to the dashboard.
 struct SystemController: RouteCollection {
     let metrics: ServerMetrics
 
     func boot(routes: any RoutesBuilder) throws {
+        routes.get { req in req.redirect(to: "/dashboard/", redirectType: .normal) }  // 303 See Other
         routes.get("healthz", use: health)
         routes.get("metrics", use: prometheus)
         routes.get("openapi.json", use: openAPI)

@@ -16,6 +16,12 @@ import Vapor
 /// Pipelined requests are answered in order: while one waits for the database, those behind it
 /// wait too (at most ``maximumWaiting``; more closes the connection). Only HTTP/1.1 connections
 /// are kept alive; anything else is answered with `connection: close`.
+///
+/// When the listener stops (``DeviceListener/drain(timeout:)``, a `ChannelShouldQuiesceEvent`), an
+/// idle connection closes at once and a busy one after its answer, which says `connection: close`.
+/// Every answer is timed from the moment its request is taken up (read whole, or when the
+/// pipelined requests before it are answered)
+/// (``ServerMetrics/deviceRequest(_:status:since:)``).
 final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -33,6 +39,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let endpoint: ManifestEndpoint
     private let reports: ReportEndpoint
+    private let metrics: ServerMetrics
     private let trustedProxies: TrustedProxies
     private let database: any Database
     private let logger: Logger
@@ -45,10 +52,16 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var closing = false
     /// A refused body waits to be answered behind another request: nothing more is read.
     private var stopReading = false
+    /// The listener is stopping: the next answer says `connection: close`, and the connection closes.
+    private var quiescing = false
+    /// The request being answered: its route for metrics and when it was taken up.
+    private var answering: (route: ServerMetrics.DeviceRoute, since: NIODeadline)?
 
-    init(endpoint: ManifestEndpoint, reports: ReportEndpoint, trustedProxies: TrustedProxies, database: any Database, logger: Logger) {
+    init(endpoint: ManifestEndpoint, reports: ReportEndpoint, metrics: ServerMetrics, trustedProxies: TrustedProxies,
+         database: any Database, logger: Logger) {
         self.endpoint = endpoint
         self.reports = reports
+        self.metrics = metrics
         self.trustedProxies = trustedProxies
         self.database = database
         self.logger = logger
@@ -97,20 +110,37 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if received.tooLarge { stopReading = true }
     }
 
+    /// The listener stops: an idle connection closes now, a busy one once its answer is written.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        quiescing = true
+        if !busy, current == nil, !closing {
+            closing = true
+            context.close(promise: nil)
+        }
+    }
+
     /// A request NIO could not parse: 400 and close, as NIO's own server pipeline does.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard error is HTTPParserError, !busy, !closing else { return context.close(promise: nil) }
         var headers = HTTPHeaders()
         headers.add(name: "content-length", value: "0")
+        answering = (.unknown, .now())
+        timed(.badRequest)
         write(status: .badRequest, headers: headers, body: nil, keepAlive: false, context: context)
     }
 
     private func handle(_ received: Received, context: ChannelHandlerContext) {
         let head = received.head
         let keepAlive = head.isKeepAlive && head.version == .http1_1
-        if Self.isReport(head) { return handleReport(received, keepAlive: keepAlive, context: context) }
+        if Self.isReport(head) {
+            answering = (.reports, .now())
+            return handleReport(received, keepAlive: keepAlive, context: context)
+        }
         let (path, query) = Self.split(head.uri)
-        guard head.method == .GET, let identifier = Self.collection(in: path) else {
+        let identifier = head.method == .GET ? Self.collection(in: path) : nil
+        answering = (identifier == nil ? .unknown : .manifest, .now())
+        guard let identifier else {
             // An answer to HEAD has no body (RFC 9110 §9.3.2): a body would be read as the next answer.
             return write(error: APIError.notFound("route"), keepAlive: keepAlive, withBody: head.method != .HEAD, context: context)
         }
@@ -187,7 +217,15 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if closing { waiting.removeAll() }
     }
 
+    /// Records the duration of the answer being written, once.
+    private func timed(_ status: HTTPResponseStatus) {
+        guard let answer = answering.take() else { return }
+        metrics.deviceRequest(answer.route, status: status.code, since: answer.since)
+    }
+
     private func write(_ answer: ReportAnswer, keepAlive: Bool, context: ChannelHandlerContext) {
+        timed(.ok)
+        let keepAlive = keepAlive && !quiescing
         if keepAlive { return context.writeAndFlush(wrapOutboundOut(answer.response), promise: nil) }
         var headers = ReportAnswer.headers
         let body = answer.body
@@ -197,6 +235,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func write(_ answer: ManifestService.Answer, _ request: ManifestEndpoint.Request, keepAlive: Bool, context: ChannelHandlerContext) {
         let notModified = endpoint.isNotModified(answer, request)
+        timed(notModified ? .notModified : .ok)
+        let keepAlive = keepAlive && !quiescing
         if keepAlive {
             context.writeAndFlush(wrapOutboundOut(notModified ? answer.notModifiedResponse : answer.okResponse), promise: nil)
         } else {
@@ -208,6 +248,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The API's error body, mapped as the Vapor side maps it (``APIErrorMiddleware``).
     private func write(error: any Error, keepAlive: Bool, withBody: Bool = true, lingering: Bool = false, context: ChannelHandlerContext) {
         let (status, errorBody, extra) = APIErrorMiddleware.describe(error, logger: logger)
+        timed(status)
         var headers = extra
         headers.contentType = .json
         let body = (try? JSONEncoder().encode(errorBody)) ?? Data()
@@ -221,6 +262,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func write(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, keepAlive: Bool, lingering: Bool = false,
                        context: ChannelHandlerContext) {
         var headers = headers
+        let keepAlive = keepAlive && !quiescing
         if !keepAlive {
             headers.replaceOrAdd(name: "connection", value: "close")
             closing = true

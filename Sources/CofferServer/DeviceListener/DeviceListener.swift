@@ -1,4 +1,5 @@
 import NIOCore
+import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import Vapor
@@ -10,22 +11,37 @@ import Vapor
 /// handler (``DeviceHTTPHandler``) over the same ``ManifestEndpoint`` and ``ReportEndpoint`` as the
 /// Vapor routes, so the two answer identically. It serves `GET /v1/device/collections/{id}/manifest`
 /// and `POST /v1/device/reports`, and nothing else.
+///
+/// It stops as Vapor's listener does (``drain(timeout:)``, through swift-nio-extras'
+/// `ServerQuiescingHelper`): no new connection is accepted, a request in flight is answered with
+/// `connection: close`, and an idle keep-alive connection is closed.
 final class DeviceListener: LifecycleHandler, @unchecked Sendable {
     private let channel: any Channel
+    private let quiesce: ServerQuiescingHelper
 
-    private init(channel: any Channel) { self.channel = channel }
+    private init(channel: any Channel, quiesce: ServerQuiescingHelper) {
+        self.channel = channel
+        self.quiesce = quiesce
+    }
 
     /// The port it listens on (useful when started on port 0).
     var port: Int? { channel.localAddress?.port }
 
     /// Binds the listener on the application's event loops; it stops with the application.
     /// A connection idle (nothing read, nothing written) for `idleTimeout` is closed; nil: never.
-    static func start(_ app: Application, manifests: ManifestEndpoint, reports: ReportEndpoint, hostname: String, port: Int,
-                      idleTimeout: TimeAmount?) async throws {
+    /// Answers are timed into `metrics` (``ServerMetrics/deviceRequest(_:status:since:)``).
+    static func start(_ app: Application, manifests: ManifestEndpoint, reports: ReportEndpoint, metrics: ServerMetrics,
+                      hostname: String, port: Int, idleTimeout: TimeAmount?) async throws {
         let database = app.db, logger = app.logger, trustedProxies = app.trustedProxies
+        let quiesce = ServerQuiescingHelper(group: app.eventLoopGroup)
         let channel = try await ServerBootstrap(group: app.eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -37,15 +53,31 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
                     // NIO's request decoder and one handler that writes whole responses as bytes
                     // (no response encoder, no pipelining handler: the handler keeps the order).
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: manifests, reports: reports, trustedProxies: trustedProxies,
-                                                                                  database: database, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: manifests, reports: reports, metrics: metrics,
+                                                                                  trustedProxies: trustedProxies, database: database, logger: logger))
                 }
             }
             .bind(host: hostname, port: port).get()
-        let listener = DeviceListener(channel: channel)
+        let listener = DeviceListener(channel: channel, quiesce: quiesce)
         app.storage[Key.self] = listener
         app.lifecycle.use(listener)
-        app.logger.notice("device listener on \(hostname):\(listener.port ?? port) (manifests and reports)")
+        app.logger.debug("device listener on \(hostname):\(listener.port ?? port) (manifests and reports)")
+    }
+
+    /// Stops accepting, lets every request in flight be answered (then its connection closes) and
+    /// closes idle connections at once; returns when all are closed, or after `timeout` (a client
+    /// that stopped half-way through a request is left to the idle timeout). Again: waits the same.
+    func drain(timeout: TimeAmount = .seconds(10)) async {
+        let eventLoop = channel.eventLoop
+        let done = eventLoop.makePromise(of: Void.self)
+        let drained = eventLoop.makePromise(of: Void.self)
+        quiesce.initiateShutdown(promise: drained)
+        let deadline = eventLoop.scheduleTask(in: timeout) { done.succeed(()) }
+        drained.futureResult.whenComplete { _ in
+            deadline.cancel()
+            done.succeed(())
+        }
+        try? await done.futureResult.get()
     }
 
     func shutdown(_ app: Application) {
@@ -53,7 +85,7 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
     }
 
     func shutdownAsync(_ app: Application) async {
-        try? await channel.close()
+        await drain()
     }
 
     struct Key: StorageKey { typealias Value = DeviceListener }

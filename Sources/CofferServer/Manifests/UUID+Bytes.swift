@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 extension UUID {
@@ -15,7 +16,7 @@ extension UUID {
                     guard byte == UInt8(ascii: "-") else { return false }
                     continue
                 }
-                guard let nibble = DeviceQuery.hexValue(byte) else { return false }
+                guard let nibble = Hex.value(of: byte) else { return false }
                 if let first = high {
                     out[index] = first << 4 | nibble
                     index += 1

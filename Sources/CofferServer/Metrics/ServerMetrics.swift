@@ -1,10 +1,15 @@
+import NIOConcurrencyHelpers
+import NIOCore
 import Prometheus
 import Vapor
 
 /// Prometheus metrics of one server instance, served at `/metrics`.
 ///
-/// A registry per application (not the process-wide MetricsSystem), so several servers in one test
-/// process keep their own counts.
+/// Coffer's own counters and the device port's durations are kept in a registry per application,
+/// so several servers in one test process keep their own counts. `/metrics` adds the process-wide
+/// registry that swift-metrics writes into once ``ProcessMetrics/bootstrap()`` has run: Vapor's
+/// request counts and durations per route (`http_requests_total`,
+/// `http_request_duration_seconds`), in the same exposition.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
@@ -65,9 +70,50 @@ final class ServerMetrics: Sendable {
         MetricNameDescriptor(namespace: "coffer", metricName: name, unitName: "total", helpText: help)
     }
 
+    /// The device port's routes, as Vapor labels its own (route patterns, never raw paths: an
+    /// address a client makes up must not make a new series).
+    enum DeviceRoute: Sendable {
+        case manifest, reports, unknown
+
+        var labels: (method: String, path: String) {
+            switch self {
+            case .manifest: return ("GET", "/v1/device/collections/:collection/manifest")
+            case .reports: return ("POST", "/v1/device/reports")
+            // Vapor's words for a request no route matched.
+            case .unknown: return ("undefined", "vapor_route_undefined")
+            }
+        }
+    }
+
+    /// Durations on the device port, by route and status (`coffer_device_request_duration_seconds`).
+    private let deviceDurations = NIOLockedValueBox<[DurationKey: DurationHistogram]>([:])
+    private struct DurationKey: Hashable {
+        let route: DeviceRoute
+        let status: UInt
+    }
+
+    /// Times one answer of the device port, from `since` (its request taken up) to now.
+    func deviceRequest(_ route: DeviceRoute, status: UInt, since: NIODeadline) {
+        let key = DurationKey(route: route, status: status)
+        let histogram = deviceDurations.withLockedValue { made in
+            if let histogram = made[key] { return histogram }
+            let labels = route.labels
+            let histogram = registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(namespace: "coffer", metricName: "device_request_duration", unitName: "seconds",
+                                                 helpText: "Answers on the device port, by route and status, from the request taken up to the answer written"),
+                labels: [("method", labels.method), ("path", labels.path), ("status", "\(status)")],
+                buckets: ProcessMetrics.durationBuckets)
+            made[key] = histogram
+            return histogram
+        }
+        histogram.recordNanoseconds((NIODeadline.now() - since).nanoseconds)
+    }
+
+    /// This instance's metrics, then the process-wide ones (Vapor's per-route requests).
     func render() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
+        if ProcessMetrics.isBootstrapped { ProcessMetrics.registry.emit(into: &buffer) }
         return String(decoding: buffer, as: UTF8.self)
     }
 }

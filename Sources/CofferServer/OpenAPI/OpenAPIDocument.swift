@@ -1779,6 +1779,32 @@ enum OpenAPIDocument {
  },
  "openapi": "3.1.0",
  "paths": {
+  "/": {
+   "get": {
+    "operationId": "root",
+    "responses": {
+     "303": {
+      "description": "see the dashboard",
+      "headers": {
+       "Location": {
+        "description": "`/dashboard/`",
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Error"
+     },
+     "404": {
+      "$ref": "#/components/responses/Error"
+     }
+    },
+    "security": [],
+    "summary": "The server's address, opened in a browser: a redirect to the dashboard"
+   }
+  },
   "/healthz": {
    "get": {
     "operationId": "health",

@@ -101,5 +101,9 @@ extension ReportBatch.Event {
 
     /// No control, format (bidirectional overrides among them) or line-separator characters: they
     /// would disguise what the dashboard and the CLI show (the targeting text's rule).
-    private static func isPrintable(_ text: String) -> Bool { TargetingText.firstForbidden(in: text) == nil }
+    private static func isPrintable(_ text: String) -> Bool {
+        // Printable ASCII (the usual text) has none of them; every ASCII one is below 0x20 or 0x7F.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        return TargetingText.firstForbidden(in: text) == nil
+    }
 }

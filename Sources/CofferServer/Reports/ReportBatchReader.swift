@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// Reads the body of `POST /v1/device/reports` — `{"events": [{…}, …]}` — over its bytes, without
@@ -23,7 +24,7 @@ struct ReportBatchReader {
     private mutating func batch() throws(ReportFieldError) -> [ReportBatch.Event] {
         var events: [ReportBatch.Event]?
         try object { reader, key throws(ReportFieldError) in
-            guard key == "events" else { return try reader.skipValue(depth: 1) }
+            guard key.is("events") else { return try reader.skipValue(depth: 1) }
             guard events == nil else { throw ReportFieldError("the body gives events twice") }
             events = try reader.eventList()
         }
@@ -58,28 +59,29 @@ struct ReportBatchReader {
         var id, deviceID, collection, deployment, model, sha256, outcome, reason, at: String?
         var sequence: Int64?
         var reasonIsNull = false
-        /// Stores a string field, refusing one given twice.
-        func set(_ field: inout String?, _ name: String, _ reader: inout ReportBatchReader) throws(ReportFieldError) {
+        /// Stores a string field if `key` names it, refusing one given twice.
+        func set(_ field: inout String?, _ name: StaticString, _ key: Key, _ reader: inout ReportBatchReader) throws(ReportFieldError) -> Bool {
+            guard key.is(name) else { return false }
             guard field == nil else { throw ReportFieldError("\(name) is given twice") }
-            field = try reader.string(name)
+            field = try reader.string("\(name)")
+            return true
         }
         try object { reader, key throws(ReportFieldError) in
-            switch key {
-            case "id": try set(&id, key, &reader)
-            case "deviceID": try set(&deviceID, key, &reader)
-            case "collection": try set(&collection, key, &reader)
-            case "deployment": try set(&deployment, key, &reader)
-            case "model": try set(&model, key, &reader)
-            case "sha256": try set(&sha256, key, &reader)
-            case "outcome": try set(&outcome, key, &reader)
-            case "at": try set(&at, key, &reader)
-            case "sequence":
+            if try set(&id, "id", key, &reader) { return }
+            if try set(&deviceID, "deviceID", key, &reader) { return }
+            if try set(&collection, "collection", key, &reader) { return }
+            if try set(&deployment, "deployment", key, &reader) { return }
+            if try set(&model, "model", key, &reader) { return }
+            if try set(&sha256, "sha256", key, &reader) { return }
+            if try set(&outcome, "outcome", key, &reader) { return }
+            if try set(&at, "at", key, &reader) { return }
+            if key.is("sequence") {
                 guard sequence == nil else { throw ReportFieldError("sequence is given twice") }
                 sequence = try reader.integer()
-            case "reason":
+            } else if key.is("reason") {
                 guard reason == nil, !reasonIsNull else { throw ReportFieldError("reason is given twice") }
-                if reader.literal("null") { reasonIsNull = true } else { reason = try reader.string(key) }
-            default:
+                if reader.literal("null") { reasonIsNull = true } else { reason = try reader.string("reason") }
+            } else {
                 try reader.skipValue(depth: 3)
             }
         }
@@ -95,14 +97,24 @@ struct ReportBatchReader {
                                  at: try required(at, "at"))
     }
 
+    /// A member's name, unescaped, compared with the names the reader knows without making a String
+    /// of it (a batch has ten keys an event).
+    private struct Key {
+        let bytes: ArraySlice<UInt8>
+
+        func `is`(_ name: StaticString) -> Bool {
+            name.withUTF8Buffer { expected in bytes.elementsEqual(expected) }
+        }
+    }
+
     /// Reads `{ "key": value, … }`, handing each key to `member`, which reads its value.
-    private mutating func object(_ member: (inout ReportBatchReader, String) throws(ReportFieldError) -> Void) throws(ReportFieldError) {
+    private mutating func object(_ member: (inout ReportBatchReader, Key) throws(ReportFieldError) -> Void) throws(ReportFieldError) {
         try expect(UInt8(ascii: "{"), "expected a JSON object")
         skipSpace()
         if peek() == UInt8(ascii: "}") { index += 1; return }
         while true {
             skipSpace()
-            let key = try string("a key")
+            let key = try key()
             skipSpace()
             try expect(UInt8(ascii: ":"), "expected : after a key")
             skipSpace()
@@ -114,14 +126,38 @@ struct ReportBatchReader {
         }
     }
 
+    /// A key: the bytes between its quotes when it has no escape (the usual case, nothing copied),
+    /// else its unescaped, checked text.
+    private mutating func key() throws(ReportFieldError) -> Key {
+        let quote = index
+        guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("a key must be a string") }
+        let start = index
+        if scanPlain(), high(start..<index) < 0x80 {
+            index += 1
+            return Key(bytes: bytes[start..<index - 1])
+        }
+        index = quote
+        return Key(bytes: ArraySlice(try string("a key").utf8))
+    }
+
+    /// Moves to the first quote, backslash or control byte of a string's text (the opening quote
+    /// read); true when it is the closing quote, so the text between has no escape.
+    private mutating func scanPlain() -> Bool {
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "\"")
+    }
+
+    /// The bytes of `range` ORed together: below 0x80 when they are all ASCII.
+    private func high(_ range: Range<Int>) -> UInt8 { bytes[range].reduce(0, |) }
+
     /// A JSON string, unescaped and checked as UTF-8.
     private mutating func string(_ what: String) throws(ReportFieldError) -> String {
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what) must be a string") }
-        // The usual string has no escape: one scan to its end, one UTF-8 check.
+        // The usual string has no escape: one scan to its end; ASCII (the usual text) needs no UTF-8 check.
         let start = index
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 { index += 1 }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+        if scanPlain() {
             defer { index += 1 }
+            if high(start..<index) < 0x80 { return String(decoding: bytes[start..<index], as: UTF8.self) }
             guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
             return text
         }
@@ -170,7 +206,7 @@ struct ReportBatchReader {
     private mutating func hex4() throws(ReportFieldError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let byte = take(), let digit = DeviceQuery.hexValue(byte) else { throw ReportFieldError("a \\u escape needs 4 hex digits") }
+            guard let byte = take(), let digit = Hex.value(of: byte) else { throw ReportFieldError("a \\u escape needs 4 hex digits") }
             value = value << 4 | UInt32(digit)
         }
         return value

@@ -25,6 +25,12 @@ final class ReportBuffer: Sendable {
         var stage: Int
         var first: Date
         var last: Date
+
+        /// Adds an outcome reported at `at` (`first` stays the time of the first report taken).
+        mutating func merge(outcome bit: Int, at: Date) {
+            outcomes |= bit
+            last = max(last, at)
+        }
     }
 
     /// An accepted event and who sent it.
@@ -71,31 +77,39 @@ final class ReportBuffer: Sendable {
     /// already seen, or nil (nothing added) when the buffer is full.
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         let stages = Dictionary(Set(reports.map(\.deploymentID)).map { ($0, stage($0)) }, uniquingKeysWith: { first, _ in first })
-        return state.withLockedValue { state in
+        var retired: Set<SeenKey> = []
+        let answer: (accepted: Int, duplicates: Int)? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var accepted = 0
             for report in reports {
                 let seenKey = SeenKey(appID: appID, eventID: report.eventID)
-                guard !state.seen.contains(seenKey), !state.seenBefore.contains(seenKey) else { continue }
-                if state.seen.count >= Self.remembered {
+                guard !state.seenBefore.contains(seenKey) else { continue }
+                if state.seen.count >= Self.remembered, !state.seen.contains(seenKey) {
+                    // The oldest generation is freed after the lock, on another thread, and the new one
+                    // has its room from the start: a quarter of a million event IDs freed, or rehashed
+                    // while the set grows, under the lock took milliseconds from every request behind it.
+                    retired = state.seenBefore
                     state.seenBefore = state.seen
-                    state.seen = []
+                    state.seen = Set(minimumCapacity: Self.remembered)
                 }
-                state.seen.insert(seenKey)
+                // One hash of the key: inserting says whether it was there.
+                guard state.seen.insert(seenKey).inserted else { continue }
                 accepted += 1
                 if report.outcome == .failed { state.pending.events.append(Event(appID: appID, report: report, receivedAt: now)) }
                 let key = DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID)
-                if var device = state.pending.devices[key] {
-                    device.outcomes |= report.outcome.bit
-                    device.last = max(device.last, report.at)
-                    state.pending.devices[key] = device
-                } else {
-                    state.pending.devices[key] = DeviceState(outcomes: report.outcome.bit, stage: stages[report.deploymentID] ?? 100,
-                                                             first: report.at, last: report.at)
-                }
+                let stage = stages[report.deploymentID] ?? 100
+                // Changed in place: one hash of the key whether the device is new or not.
+                state.pending.devices[key, default: DeviceState(outcomes: 0, stage: stage, first: report.at, last: report.at)]
+                    .merge(outcome: report.outcome.bit, at: report.at)
             }
             return (accepted, reports.count - accepted)
         }
+        if !retired.isEmpty {
+            let released = retired
+            retired = []
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(released) {} }
+        }
+        return answer
     }
 
     /// Takes everything pending, leaving nothing.

@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Foundation
 #if canImport(Glibc)

@@ -1,19 +1,29 @@
 import Foundation
+import NIOConcurrencyHelpers
 
-/// Fixed one-minute windows of allowed events per key (an app ID, a device ID), in memory.
+/// Fixed windows (one minute by default) of allowed events per key (an address, an app ID, a
+/// device ID), in memory. Windows are aligned to the clock: every key's budget starts afresh when
+/// the window changes.
+///
+/// Nothing under the lock walks the keys: a new window replaces the previous window's counts in one
+/// step, with room reserved for as many keys as the previous window had (so the table does not
+/// grow and rehash under load), and the previous counts are released on another thread. Before,
+/// each key had a window of its own and expired ones were swept by copying the whole table under the
+/// lock, once a second when there were more than 100 000 keys: with one device per request (as under
+/// load) that copied every key every second and stalled every request behind it.
 ///
 /// With several server instances each enforces its own limit; the effective limit is then the
 /// per-instance limit times the number of instances behind the load balancer.
-final class RateLimiter: @unchecked Sendable {
+final class RateLimiter: Sendable {
+    private struct Window {
+        /// Which window: seconds since 1970 divided by the window's length.
+        var index: Int64 = .min
+        var counts: [String: Int] = [:]
+    }
+
     private let limit: Int
     private let window: TimeInterval
-    private let lock = NSLock()
-    private var counts: [String: (start: Date, count: Int)] = [:]
-    /// When expired windows may next be swept out (``acquire(_:cost:now:)``).
-    private var nextSweep = Date.distantPast
-
-    /// Keys kept before expired windows are swept out (at most once a second).
-    static let sweepAbove = 100_000
+    private let state = NIOLockedValueBox(Window())
 
     init(perMinute limit: Int, window: TimeInterval = 60) {
         self.limit = limit
@@ -21,32 +31,48 @@ final class RateLimiter: @unchecked Sendable {
     }
 
     /// The seconds to wait when `key` has used its budget, without counting an event; nil if it has not.
-    /// For limits on failures: look before the attempt, count (``acquire(_:now:)``) only when it fails.
+    /// For limits on failures: look before the attempt, count (``acquire(_:cost:now:)``) only when it fails.
     func exhausted(_ key: String, now: Date = Date()) -> Int? {
-        lock.withLock {
-            guard let entry = counts[key], now.timeIntervalSince(entry.start) < window, entry.count >= limit else { return nil }
-            return max(1, Int((window - now.timeIntervalSince(entry.start)).rounded(.up)))
+        let index = windowIndex(now)
+        return state.withLockedValue { state in
+            guard state.index == index, let count = state.counts[key], count >= limit else { return nil }
+            return wait(now, index: index)
         }
     }
 
     /// Counts `cost` events (one by default) for `key`; returns nil if allowed, or the seconds to
     /// wait (and counts nothing) when they would take `key` past its budget.
     func acquire(_ key: String, cost: Int = 1, now: Date = Date()) -> Int? {
-        lock.withLock {
-            // Swept at most once a second: with more live keys than sweepAbove (one device ID per
-            // request, as under load), sweeping on every call made each call cost all the keys.
-            if counts.count > Self.sweepAbove, now >= nextSweep {
-                counts = counts.filter { now.timeIntervalSince($0.value.start) < window }
-                nextSweep = now.addingTimeInterval(1)
+        let index = windowIndex(now)
+        var retired: [String: Int] = [:]
+        let answer: Int? = state.withLockedValue { state in
+            if state.index != index {
+                let capacity = state.counts.count
+                retired = state.counts
+                state.counts = Dictionary(minimumCapacity: capacity)
+                state.index = index
             }
-            var entry = counts[key] ?? (now, 0)
-            if now.timeIntervalSince(entry.start) >= window { entry = (now, 0) }
-            guard cost <= limit - entry.count else {
-                return max(1, Int((window - now.timeIntervalSince(entry.start)).rounded(.up)))
-            }
-            entry.count += cost
-            counts[key] = entry
+            let count = state.counts[key] ?? 0
+            guard cost <= limit - count else { return wait(now, index: index) }
+            state.counts[key] = count + cost
             return nil
         }
+        // Freeing hundreds of thousands of keys takes milliseconds: not on this (event loop) thread.
+        if !retired.isEmpty {
+            let released = retired
+            retired = [:]
+            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(released) {} }
+        }
+        return answer
+    }
+
+    private func windowIndex(_ now: Date) -> Int64 {
+        Int64((now.timeIntervalSince1970 / window).rounded(.down))
+    }
+
+    /// Whole seconds until window `index` ends, at least 1.
+    private func wait(_ now: Date, index: Int64) -> Int {
+        let end = Double(index + 1) * window
+        return max(1, Int((end - now.timeIntervalSince1970).rounded(.up)))
     }
 }

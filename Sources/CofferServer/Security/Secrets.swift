@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Foundation
 
@@ -29,13 +30,12 @@ enum Secrets {
         var difference: UInt8 = 0
         var digits = expected.makeIterator()
         for byte in digest {
-            difference |= hexDigits[Int(byte >> 4)] ^ digits.next()!
-            difference |= hexDigits[Int(byte & 0x0F)] ^ digits.next()!
+            let pair = Hex.digitPair(byte)
+            difference |= pair.high ^ digits.next()!
+            difference |= pair.low ^ digits.next()!
         }
         return difference == 0
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Whether two presented secrets (CSRF tokens, say) are equal, in time that does not depend on
     /// where they differ: both are hashed first, so only equal-length digests are compared.
@@ -44,19 +44,5 @@ enum Secrets {
         var difference: UInt8 = 0
         for index in left.indices { difference |= left[index] ^ right[index] }
         return difference == 0
-    }
-}
-
-extension Sequence where Element == UInt8 {
-    /// Lowercase hex.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(underestimatedCount * 2)
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

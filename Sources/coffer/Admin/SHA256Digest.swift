@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 
 /// SHA-256 fed incrementally (swift-crypto), with a lowercase-hex result: the content address of
@@ -11,9 +12,6 @@ struct SHA256Digest {
 
     /// The digest in lowercase hex; call once.
     func finalizeHex() -> String {
-        hasher.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        hasher.finalize().hexString
     }
 }

@@ -65,14 +65,7 @@ struct LegacyOptions: ParsableArguments {
             throw CLIFailure(.noInput, "cannot read RNCryptor key file \(path): it is over \(maximumKeyFileSize) bytes")
         }
         let digits = data.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
-        var bytes: [UInt8] = []
-        var index = digits.startIndex
-        while index < digits.endIndex, digits.distance(from: index, to: digits.endIndex) >= 2 {
-            guard let byte = UInt8(String(decoding: digits[index..<digits.index(index, offsetBy: 2)], as: UTF8.self), radix: 16) else { break }
-            bytes.append(byte)
-            index = digits.index(index, offsetBy: 2)
-        }
-        guard bytes.count == 64, digits.count == 128 else {
+        guard digits.count == 128, let bytes = Hex.decode(digits) else {
             throw CLIFailure(.usage, "RNCryptor key file \(path) must hold exactly 128 hex digits (encryption key, then HMAC key)")
         }
         return (Array(bytes[..<32]), Array(bytes[32...]))

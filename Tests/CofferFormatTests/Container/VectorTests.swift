@@ -320,7 +320,7 @@ private func makeFoldersWritable(_ path: String) {
 }
 
 private func hex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    bytes.hexString
 }
 
 private func unhex(_ text: String) -> [UInt8]? {

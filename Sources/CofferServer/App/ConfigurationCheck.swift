@@ -1,0 +1,171 @@
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import Vapor
+
+/// `coffer-server check`: what `serve` would need, verified without changing anything (no folder,
+/// file, key or table is created): the data and blob folders, the master key, the bootstrap token
+/// file, the database and that the master key opens what it holds. The settings themselves were
+/// checked when they were read.
+///
+/// Each problem is one line that names the file, folder or setting and what to do; none carries
+/// a secret (no key, token or password: a database is named by host, port and name only).
+public struct ConfigurationCheck: Sendable {
+    /// What is wrong, one line each; empty when all is well.
+    public var problems: [String] = []
+    /// What was found, for the OK summary.
+    public var facts: [String] = []
+
+    /// Runs every check against `configuration`.
+    public static func run(_ configuration: ServerConfiguration) async -> ConfigurationCheck {
+        var check = ConfigurationCheck()
+        check.checkPorts(configuration)
+        let dataFolder = configuration.dataDirectory
+        check.checkFolder(dataFolder, what: "the data folder (COFFER_DATA_DIR)", private: true)
+        if configuration.blobDirectory != nil {
+            check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder (COFFER_BLOB_DIR)", private: false)
+        } else if FileManager.default.fileExists(atPath: configuration.resolvedBlobDirectory) {
+            check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)
+        }
+        let masterKey = check.checkMasterKey(configuration)
+        check.checkSecretFile(dataFolder + "/bootstrap-token", what: "the bootstrap token file")
+        await check.checkDatabase(configuration, masterKey: masterKey)
+        return check
+    }
+
+    private mutating func checkPorts(_ configuration: ServerConfiguration) {
+        if let device = configuration.devicePort, device != 0, device == configuration.port {
+            problems.append("COFFER_DEVICE_PORT (--device-port) is the same port as COFFER_PORT (--port): give the device listener a port of its own")
+        }
+        facts.append("listens on \(configuration.hostname):\(configuration.port)"
+                     + (configuration.devicePort.map { ", devices also on port \($0)" } ?? ""))
+    }
+
+    /// An existing folder must be a folder the server can write (and, for the data folder, that
+    /// only its owner can open); a missing one must be creatable.
+    private mutating func checkFolder(_ path: String, what: String, private isPrivate: Bool) {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            var parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            while !FileManager.default.fileExists(atPath: parent), parent != "/" {
+                parent = URL(fileURLWithPath: parent).deletingLastPathComponent().path
+            }
+            if access(parent, W_OK | X_OK) == 0 {
+                facts.append("\(what) \(path) will be created on first start")
+            } else {
+                problems.append("\(what) \(path) does not exist and cannot be created: \(parent) is not writable")
+            }
+            return
+        }
+        guard isFolder.boolValue else { return problems.append("\(what) \(path) is not a folder") }
+        guard access(path, R_OK | W_OK | X_OK) == 0 else {
+            return problems.append("\(what) \(path) is not writable by this user (\(String(cString: strerror(errno))))")
+        }
+        if isPrivate, let mode = Self.mode(path), mode & 0o077 != 0 {
+            problems.append("\(what) \(path) can be opened by other users (mode \(String(mode, radix: 8))): chmod 700 \(path)")
+        }
+        facts.append("\(what) \(path) is writable")
+    }
+
+    /// A file holding a secret, if it exists: readable by the server, by nobody else.
+    private mutating func checkSecretFile(_ path: String, what: String) {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        if access(path, R_OK) != 0 { problems.append("\(what) \(path) is not readable by this user") }
+        if let mode = Self.mode(path), mode & 0o077 != 0 {
+            problems.append("\(what) \(path) can be read by other users (mode \(String(mode, radix: 8))): chmod 600 \(path)")
+        }
+    }
+
+    /// The master key from COFFER_MASTER_KEY (already checked) or `DATA_DIR/master.key`.
+    private mutating func checkMasterKey(_ configuration: ServerConfiguration) -> MasterKey? {
+        if let base64 = configuration.masterKeyBase64 {
+            facts.append("master key from COFFER_MASTER_KEY")
+            return try? MasterKey(base64: base64)
+        }
+        let path = configuration.dataDirectory + "/master.key"
+        guard FileManager.default.fileExists(atPath: path) else {
+            facts.append("no master key yet: \(path) will be created on first start")
+            return nil
+        }
+        checkSecretFile(path, what: "the master key file")
+        guard let contents = FileManager.default.contents(atPath: path) else { return nil }
+        guard let key = try? MasterKey(base64: String(decoding: contents, as: UTF8.self)) else {
+            problems.append("the master key file \(path) does not hold 32 bytes in base64")
+            return nil
+        }
+        facts.append("master key from \(path)")
+        return key
+    }
+
+    /// Connects (an SQLite file only if it exists: opening would create it), asks `SELECT 1`, and
+    /// checks that the master key wrapped the stored keys.
+    private mutating func checkDatabase(_ configuration: ServerConfiguration, masterKey: MasterKey?) async {
+        let name: String
+        if let url = configuration.databaseURL {
+            let components = URLComponents(string: url)
+            name = "PostgreSQL at \(components?.host ?? "?"):\(components?.port ?? 5432)\(components?.path ?? "")"
+        } else {
+            let file = configuration.dataDirectory + "/coffer.sqlite"
+            guard FileManager.default.fileExists(atPath: file) else {
+                return facts.append("no database yet: SQLite \(file) will be created on first start")
+            }
+            guard access(file, R_OK | W_OK) == 0 else { return problems.append("the SQLite database \(file) is not writable by this user") }
+            name = "SQLite \(file)"
+        }
+        let app: Application
+        do {
+            app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
+        } catch {
+            return problems.append("cannot check the database: \(type(of: error))")
+        }
+        await inspectDatabase(app, name: name, configuration: configuration, masterKey: masterKey)
+        try? await app.asyncShutdown()
+    }
+
+    private mutating func inspectDatabase(_ app: Application, name: String, configuration: ServerConfiguration, masterKey: MasterKey?) async {
+        do {
+            if let url = configuration.databaseURL {
+                app.databases.use(try .postgres(url: url), as: .psql)
+            } else {
+                app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite")), as: .sqlite)
+            }
+            let sql = try app.db.sql()
+            try await sql.raw("SELECT 1").run()
+        } catch {
+            return problems.append("cannot use the database (\(name)): \(Self.describe(error))")
+        }
+        let migrated = (try? await app.db.sql().raw("SELECT COUNT(*) AS n FROM _fluent_migrations").first()) != nil
+        guard migrated else { return facts.append("\(name) reachable; its tables are created on first start") }
+        if let masterKey {
+            do {
+                try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
+            } catch let error as ServerSetupError {
+                problems.append(error.description)
+            } catch {
+                problems.append("cannot read the stored keys in \(name): \(Self.describe(error))")
+            }
+        } else if configuration.masterKeyBase64 == nil,
+                  let keys = try? await KeyRecord.query(on: app.db).count(), let signing = try? await SigningKeyRecord.query(on: app.db).count(),
+                  keys + signing > 0 {
+            problems.append("\(configuration.dataDirectory)/master.key is missing, but the database holds keys wrapped by a master key: "
+                            + "restore the file or set COFFER_MASTER_KEY (a new key would not open them)")
+        }
+        facts.append("\(name) reachable and migrated")
+    }
+
+    /// A database error without what might hold a secret: PostgreSQL's own message (such as
+    /// `password authentication failed for user "coffer"`), else the kind of error.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            return "\(error.code)"
+        }
+        if let error = error as? SQLiteError { return "\(error.reason)" }
+        return "\(type(of: error))"
+    }
+
+    static func mode(_ path: String) -> Int? {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The built `coffer-server` as an operator runs it: what a start prints (a short greeting, no
+/// migration lines, never the token), LOG_LEVEL and `--log-format json`, `/metrics`' histograms,
+/// a clean stop on SIGTERM, and `coffer-server check`.
+@Suite("coffer-server for operators")
+struct ServerOperatorTests {
+    /// A `coffer-server serve` process with a fresh data folder and only `environment`'s settings.
+    final class Run: @unchecked Sendable {
+        let folder: URL
+        let data: String
+        let port: Int
+        let process = Process()
+        private let log: URL
+
+        init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-operator-" + UUID().uuidString)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            data = folder.appendingPathComponent("data").path
+            port = try AdminServer.freePort()
+            process.executableURL = AdminServer.binary
+            process.arguments = ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments
+            var clean = ProcessInfo.processInfo.environment
+            for name in clean.keys where name.hasPrefix("COFFER_") || name.hasPrefix("LOG_") { clean[name] = nil }
+            process.environment = clean.merging(environment) { $1 }
+            log = folder.appendingPathComponent("output.log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            process.standardInput = FileHandle.nullDevice
+            process.currentDirectoryURL = folder
+            try process.run()
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+        var output: String { String(decoding: FileManager.default.contents(atPath: log.path) ?? Data(), as: UTF8.self) }
+
+        /// Waits until `/healthz` answers; false if the process stopped or 90 s passed.
+        func waitUntilHealthy() -> Bool {
+            let deadline = Date().addingTimeInterval(90)
+            while Date() < deadline, process.isRunning {
+                if AdminServer.get(url + "/healthz") == 200 { return true }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            return false
+        }
+
+        /// SIGTERM, then its exit status (killed after 30 s).
+        func stop() -> Int32 {
+            if process.isRunning { process.terminate() }
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    static func binaryExists() -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: AdminServer.binary.path) else {
+            Issue.record("\(AdminServer.binary.path) is missing: build it with `swift build --product coffer-server`")
+            return false
+        }
+        return true
+    }
+
+    /// The body of a GET, or "" when nothing answered.
+    static func body(_ address: String) -> String {
+        let done = DispatchSemaphore(value: 0)
+        let box = AdminBox<Data>(Data())
+        URLSession.shared.dataTask(with: URL(string: address)!) { data, _, _ in
+            box.set(data ?? Data())
+            done.signal()
+        }.resume()
+        done.wait()
+        return String(decoding: box.get(), as: UTF8.self)
+    }
+
+    @Test("a first start prints a short greeting: address, dashboard, the token's file (not the token), data folder; no migration lines")
+    func greeting() throws {
+        guard Self.binaryExists() else { return }
+        let run = try Run()
+        defer { run.cleanUp() }
+        let healthy = run.waitUntilHealthy()
+        #expect(healthy, "\(run.output)")
+        // Per-route histograms from Vapor, through swift-metrics, in /metrics.
+        _ = AdminServer.get(run.url + "/healthz")
+        let metrics = Self.body(run.url + "/metrics")
+        #expect(metrics.contains("http_request_duration_seconds_bucket{method=\"GET\",path=\"/healthz\",status=\"200\",le=\"0.0005\"}"),
+                "\(metrics.prefix(1500))")
+        #expect(metrics.contains("coffer_http_requests_total{"))
+        let status = run.stop()
+        let output = run.output
+        #expect(status == 0, "SIGTERM is a clean stop: \(output)")
+        let lines = output.split(separator: "\n")
+        #expect(lines.count <= 8, "a short greeting, not: \(output)")
+        #expect(!output.contains("prepare"), "migrations log at debug: \(output)")
+        #expect(output.contains("Coffer is listening on http://127.0.0.1:\(run.port)"), "\(output)")
+        #expect(output.contains("Dashboard: http://127.0.0.1:\(run.port)/dashboard/"), "\(output)")
+        #expect(output.contains("\(run.data)/bootstrap-token (mode 0600)"), "\(output)")
+        #expect(output.contains("Data folder: \(URL(fileURLWithPath: run.data).standardizedFileURL.path)"), "\(output)")
+        let token = try #require(FileManager.default.contents(atPath: run.data + "/bootstrap-token"))
+        let secret = String(decoding: token, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(secret.count > 20 && !output.contains(secret), "the token is in the output")
+        #expect(output.contains("Shutting down"), "\(output)")
+    }
+
+    @Test("LOG_LEVEL=warning silences the greeting and migrations; debug shows migrations; --log-level wins over LOG_LEVEL")
+    func logLevel() throws {
+        guard Self.binaryExists() else { return }
+        for (arguments, environment, quiet) in [([String](), ["LOG_LEVEL": "warning"], true), (["--log-level", "warning"], ["LOG_LEVEL": "debug"], true),
+                                                ([], ["LOG_LEVEL": "DEBUG"], false)] {
+            let run = try Run(arguments, environment: environment)
+            defer { run.cleanUp() }
+            #expect(run.waitUntilHealthy(), "\(run.output)")
+            #expect(run.stop() == 0)
+            let output = run.output
+            if quiet {
+                // Vapor's serve command prints an empty line on SIGINT/SIGTERM (to clear a ^C).
+                #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(arguments) \(environment): \(output)")
+            } else {
+                #expect(output.contains("[Migrator] Starting prepare") && output.contains(" debug "), "\(output.prefix(1000))")
+                #expect(output.contains("Coffer is listening"))
+            }
+        }
+    }
+
+    @Test("--log-format json writes one JSON object per line, the greeting's facts as fields")
+    func jsonLines() throws {
+        guard Self.binaryExists() else { return }
+        let run = try Run(["--log-format", "json"], environment: ["COFFER_DEVICE_PORT": "0"])
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let lines = run.output.split(separator: "\n")
+        #expect(lines.count >= 4)
+        var messages: [[String: Any]] = []
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object != nil, "not one JSON object: \(line)")
+            if let object { messages.append(object) }
+        }
+        #expect(messages.allSatisfy { $0["time"] is String && $0["level"] is String && $0["message"] is String && $0["label"] is String })
+        let greeting = try #require(messages.first { ($0["message"] as? String)?.hasPrefix("Coffer is listening") == true })
+        let fields = try #require(greeting["metadata"] as? [String: Any])
+        #expect(fields["address"] as? String == run.url)
+        #expect(fields["devicePort"] != nil)
+        #expect(messages.contains { ($0["metadata"] as? [String: Any])?["bootstrapTokenFile"] as? String == run.data + "/bootstrap-token" })
+    }
+
+    @Test("a log level or format it does not know stops the start with one line, exit 78")
+    func badLogSettings() throws {
+        try ServerSettingsTests.expectRefused(["serve"], ["LOG_LEVEL": "loud"], naming: "LOG_LEVEL")
+        try ServerSettingsTests.expectRefused(["serve", "--log-format", "xml"], [:], naming: "--log-format")
+    }
+
+    // MARK: check
+
+    /// `coffer-server check` with the data folder `data` and `environment`.
+    static func check(data: String, _ environment: [String: String] = [:], arguments: [String] = []) throws -> CLI.Result {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") || $0.key.hasPrefix("LOG_") }.mapValues { _ in "" }
+        clean.merge(environment) { $1 }
+        clean["COFFER_DATA_DIR"] = data
+        return try cli.run(["check"] + arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 60)
+    }
+
+    @Test("check: 0 and a short OK for a fresh folder and for a server's own folder; nothing is created")
+    func checkOK() throws {
+        guard Self.binaryExists() else { return }
+        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        let first = try Self.check(data: fresh)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("OK: ") && first.stdout.split(separator: "\n").count == 1, "\(first.stdout)")
+        #expect(first.stderr.isEmpty, "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "check created the data folder")
+
+        let run = try Run()
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let second = try Self.check(data: run.data)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("reachable and migrated"), "\(second.stdout)")
+        #expect(second.stdout.contains("master key from \(run.data)/master.key"), "\(second.stdout)")
+    }
+
+    @Test("check: one line per problem, exit 78, and no secret in what it prints")
+    func checkProblems() throws {
+        guard Self.binaryExists() else { return }
+        let run = try Run()
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let masterKey = run.data + "/master.key"
+        let keyText = String(decoding: FileManager.default.contents(atPath: masterKey) ?? Data(), as: UTF8.self)
+        let token = String(decoding: FileManager.default.contents(atPath: run.data + "/bootstrap-token") ?? Data(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // Three problems at once: a master key others can read, a token file others can read, a blob "folder" that is a file.
+        chmod(masterKey, 0o644)
+        chmod(run.data + "/bootstrap-token", 0o640)
+        let blobFile = run.folder.appendingPathComponent("blobs-file").path
+        FileManager.default.createFile(atPath: blobFile, contents: Data("x".utf8))
+        let result = try Self.check(data: run.data, ["COFFER_BLOB_DIR": blobFile])
+        #expect(result.status == 78, "\(result.stdout) \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 3, "\(result.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("coffer-server: ") })
+        #expect(lines.contains { $0.contains("master.key") && $0.contains("chmod 600") }, "\(result.stderr)")
+        #expect(lines.contains { $0.contains("bootstrap-token") && $0.contains("chmod 600") }, "\(result.stderr)")
+        #expect(lines.contains { $0.contains(blobFile) && $0.contains("not a folder") }, "\(result.stderr)")
+        chmod(masterKey, 0o600)
+        chmod(run.data + "/bootstrap-token", 0o600)
+
+        // Another master key than the one that wrapped the stored keys.
+        let other = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let wrongKey = try Self.check(data: run.data, ["COFFER_MASTER_KEY": other])
+        #expect(wrongKey.status == 78 && wrongKey.stderr.contains("master key"), "\(wrongKey.stderr)")
+        #expect(wrongKey.stderr.split(separator: "\n").count == 1, "\(wrongKey.stderr)")
+
+        // A damaged master key file, and then none while the database holds keys.
+        try Data("not base64\n".utf8).write(to: URL(fileURLWithPath: masterKey))
+        let damaged = try Self.check(data: run.data)
+        #expect(damaged.status == 78 && damaged.stderr.contains("does not hold 32 bytes"), "\(damaged.stderr)")
+        try FileManager.default.removeItem(atPath: masterKey)
+        let missing = try Self.check(data: run.data)
+        #expect(missing.status == 78 && missing.stderr.contains("master.key is missing"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: masterKey), "check created a master key")
+
+        // A database that does not answer: named by host and port, never by its password.
+        let closedPort = try AdminServer.freePort()
+        let password = "pw-" + UUID().uuidString
+        let database = try Self.check(data: run.data, ["COFFER_DATABASE_URL": "postgres://coffer:\(password)@127.0.0.1:\(closedPort)/coffer",
+                                                       "COFFER_MASTER_KEY": other])
+        #expect(database.status == 78, "\(database.stderr)")
+        #expect(database.stderr.contains("cannot use the database (PostgreSQL at 127.0.0.1:\(closedPort)/coffer)"), "\(database.stderr)")
+        for result in [result, wrongKey, damaged, missing, database] {
+            for secret in [password, other, token, keyText.trimmingCharacters(in: .whitespacesAndNewlines)] where !secret.isEmpty {
+                #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a secret in check's output")
+            }
+        }
+    }
+
+    @Test("check over PostgreSQL: reachable before and after the first start; a wrong password is named by the server's message, never shown",
+          .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] != nil))
+    func checkPostgres() throws {
+        guard Self.binaryExists() else { return }
+        let admin = try #require(ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"])
+        var components = try #require(URLComponents(string: admin))
+        let name = "coffer_check_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        func psql(_ command: String) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["psql", admin, "-qc", command]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(try psql("CREATE DATABASE \(name)") == 0)
+        defer { _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        components.path = "/" + name
+        let url = try #require(components.string)
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        let masterKey = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+        let empty = try Self.check(data: data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        #expect(empty.status == 0 && empty.stdout.contains("reachable; its tables are created on first start"), "\(empty.stdout) \(empty.stderr)")
+
+        let run = try Run(environment: ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        defer { run.cleanUp() }
+        #expect(run.waitUntilHealthy(), "\(run.output)")
+        #expect(run.stop() == 0)
+        let migrated = try Self.check(data: run.data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        #expect(migrated.status == 0 && migrated.stdout.contains("reachable and migrated"), "\(migrated.stdout) \(migrated.stderr)")
+
+        let password = "wrong-" + UUID().uuidString
+        components.password = password
+        let refused = try Self.check(data: run.data, ["COFFER_DATABASE_URL": try #require(components.string), "COFFER_MASTER_KEY": masterKey])
+        #expect(refused.status == 78 && refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        #expect(!refused.stderr.contains(password) && !refused.stdout.contains(password))
+    }
+}
