@@ -59,6 +59,10 @@ public final class AsyncHTTPClientTransport: CofferTransport {
             throw Self.urlError(error)
         } catch let error as IOError {
             throw Self.urlError(errno: error.errnoCode)
+        } catch let error as HTTPParserError {
+            // A connection closed inside a body whose length was announced ends the parse early;
+            // anything else the parser refuses is not HTTP.
+            throw URLError(error == .invalidEOFState ? .networkConnectionLost : .badServerResponse)
         } catch let error as NIOConnectionError {
             throw Self.urlError(errno: (error.connectionErrors.first?.error as? IOError)?.errnoCode ?? 0, fallback: .cannotConnectToHost)
         }

@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Foundation
 import Testing
@@ -18,7 +19,7 @@ struct BlobStreamingTests {
 
     /// Writes `size` bytes (one random mebibyte repeated) to `path`; returns their SHA-256.
     static func makeBlob(at path: String, size: Int) throws -> String {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         let block = CLI.randomData(1 << 20)
@@ -30,11 +31,12 @@ struct BlobStreamingTests {
             try handle.write(contentsOf: piece)
             left -= piece.count
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(hasher.finalize())
     }
 
     @Test("A large blob from a host that ignores Range: verified, under 64 MiB peak RSS")
     func largeBlobFromRangeIgnoringHost() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: MeasuredRun.time), "GNU time measures the peak RSS (apt-get install time)")
         let cli = CLI()
         defer { cli.cleanUp() }
         let address = try Self.makeBlob(at: cli.path("blob"), size: Self.largeSize)
@@ -66,6 +68,11 @@ struct BlobStreamingTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let whole = try #require(cli.read("blob"))
         #expect(cli.read("part") == whole[9_000_000...17_000_000])
+        // Written 0600 while unverified, then readable like any file made with this umask.
+        let mask = umask(0)
+        umask(mask)
+        let mode = (try? FileManager.default.attributesOfItem(atPath: cli.path("part"))[.posixPermissions] as? Int) ?? -1
+        #expect(mode == Int(0o644 & ~mask))
     }
 
     @Test("Endless, overlong and misplaced bodies are refused in one line; nothing is left at the destination",
@@ -73,6 +80,9 @@ struct BlobStreamingTests {
               ("endless", "more bytes than the blob's 1048576"),
               ("overlong", "more bytes than the blob's 1048576"),
               ("wrong-range", "not the bytes 0-1048575 asked for"),
+              ("wrong-length", "a whole blob of 1048577 bytes, not 1048576"),
+              ("short", "the answer ended after 524288 of 1048576 bytes"),
+              ("cut", "the answer ended after 524288 of 1048576 bytes"),
           ])
     func hostileBodies(mode: String, complaint: String) throws {
         let cli = CLI()
@@ -94,6 +104,20 @@ struct BlobStreamingTests {
         defer { try? handle.close() }
         var hasher = SHA256()
         while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { hasher.update(data: piece) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(hasher.finalize())
+    }
+
+    @Test("A JSON answer longer than 4 MiB is refused in one line, and the token is not in it")
+    func endlessJSONAnswer() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        try Data(count: 16).write(to: URL(fileURLWithPath: cli.path("blob")))
+        guard let host = RangeIgnoringHost.start("endless", serving: cli.path("blob")) else { return }
+        defer { host.stop() }
+        let secret = "cft_secret_" + UUID().uuidString
+        let result = try cli.run(["team", "list"], environment: ["COFFER_SERVER": host.url, "COFFER_TOKEN": secret], terminateAfter: 120)
+        #expect(result.status == 76, "stderr: \(result.stderr)")
+        #expect(result.stderr == "coffer: unexpected answer from \(host.url) (an answer longer than 4 MiB); is it a Coffer server?\n")
+        #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret))
     }
 }

@@ -12,7 +12,10 @@ import Darwin
 /// - `ignore-range`: 200 and the whole file to every request, Range or not (a misconfigured CDN);
 /// - `endless`: 200, no Content-Length, and zeros until the client hangs up;
 /// - `overlong`: 200, no Content-Length, the file and then a mebibyte more;
-/// - `wrong-range`: 206 with a Content-Range one byte off what was asked for.
+/// - `wrong-range`: 206 with a Content-Range one byte off what was asked for;
+/// - `wrong-length`: 200 with a Content-Length one more than the file's size, then the file;
+/// - `short`: 200, no Content-Length, half the file, then the connection closes (a clean end);
+/// - `cut`: 200 with the file's Content-Length, half the file, then the connection closes.
 ///
 /// `HEAD` always answers with the file's true size.
 final class RangeIgnoringHost: @unchecked Sendable {
@@ -20,11 +23,18 @@ final class RangeIgnoringHost: @unchecked Sendable {
     private let process: Process
     private let folder: URL
 
+    // No line of the script starts with "import": tools/check_imports.py reads Swift imports line by line.
     static let script = #"""
-    import http.server, os, re, sys
-    port, mode, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    size = os.path.getsize(path)
-    class Host(http.server.BaseHTTPRequestHandler):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from os.path import getsize
+    from re import match
+    from signal import SIG_UNBLOCK, pthread_sigmask, valid_signals
+    from sys import argv
+    # Started from a test thread that blocks most signals: unblock them, or SIGTERM would not stop it.
+    pthread_sigmask(SIG_UNBLOCK, valid_signals())
+    port, mode, path = int(argv[1]), argv[2], argv[3]
+    size = getsize(path)
+    class Host(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         def log_message(self, *args): pass
         def do_HEAD(self):
@@ -52,8 +62,20 @@ final class RangeIgnoringHost: @unchecked Sendable {
                         self.send_file(extra=1 << 20)
                     else:
                         while True: self.wfile.write(b"\0" * (1 << 16))
+                elif mode == "wrong-length":
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(size + 1))
+                    self.end_headers()
+                    self.send_file(extra=1)
+                elif mode in ("short", "cut"):
+                    self.close_connection = True
+                    self.send_response(200)
+                    if mode == "cut": self.send_header("Content-Length", str(size))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    with open(path, "rb") as f: self.wfile.write(f.read(size // 2))
                 elif mode == "wrong-range":
-                    first, last = map(int, re.match(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
+                    first, last = map(int, match(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
                     self.send_response(206)
                     self.send_header("Content-Range", "bytes %d-%d/%d" % (first + 1, last + 1, size + 1))
                     self.send_header("Content-Length", str(last - first + 1))
@@ -63,7 +85,7 @@ final class RangeIgnoringHost: @unchecked Sendable {
                         self.wfile.write(f.read(last - first + 1))
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
-    http.server.ThreadingHTTPServer(("127.0.0.1", port), Host).serve_forever()
+    ThreadingHTTPServer(("127.0.0.1", port), Host).serve_forever()
     """#
 
     /// Starts the host serving `file`; nil, with an issue recorded, if it does not come up.
@@ -119,15 +141,21 @@ final class RangeIgnoringHost: @unchecked Sendable {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            // SIGKILL: the host keeps nothing worth a clean exit, and must not outlive a test.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: folder)
     }
 }
 
-/// Runs a program as a child with `posix_spawn` and reaps it with `wait4`, which reports that
-/// child's own peak resident set (RUSAGE_CHILDREN would mix in every other child of the tests).
+/// Runs a program under GNU time (`/usr/bin/time -f %M`), which reports that program's own peak
+/// resident set.
+///
+/// Not `wait4` on a child spawned from the test process: `posix_spawn` starts the child in the
+/// parent's memory (vfork), and the kernel keeps the parent's peak as the child's when it execs,
+/// so a child of a large test process would report the test process's peak. `time` is small, and
+/// forks the program from there.
 enum MeasuredRun {
     struct Result {
         let status: Int32
@@ -137,42 +165,51 @@ enum MeasuredRun {
         let stderr: String
     }
 
+    static let time = "/usr/bin/time"
+
     static func run(_ binary: URL, _ arguments: [String], environment: [String: String], outputIn folder: URL) throws -> Result {
         let outPath = folder.appendingPathComponent("measured.stdout").path
         let errPath = folder.appendingPathComponent("measured.stderr").path
+        let peakPath = folder.appendingPathComponent("measured.peak").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([binary.path] + arguments).map { strdup($0) }
+        let argv = ([time, "-f", "%M", "-o", peakPath, binary.path] + arguments).map { strdup($0) }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // The child starts with no signal blocked (the test thread that spawns it blocks most).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
         let spawned = (argv + [nil]).withUnsafeBufferPointer { args in
             (envp + [nil]).withUnsafeBufferPointer { env in
-                posix_spawn(&pid, binary.path, &actions, nil, UnsafeMutablePointer(mutating: args.baseAddress!),
+                posix_spawn(&pid, time, &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!),
                             UnsafeMutablePointer(mutating: env.baseAddress!))
             }
         }
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
+        while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw POSIXError(.ECHILD) }
         }
         let exited = (status & 0x7f) == 0
         let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
-        #if os(Linux)
-        let peak = Int(usage.ru_maxrss) * 1024  // KiB on Linux
-        #else
-        let peak = Int(usage.ru_maxrss)  // bytes on macOS
-        #endif
-        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakBytes: peak,
+        // The last line is %M, in KiB ("Command exited with non-zero status N" may come before it).
+        guard let peak = text(peakPath).split(separator: "\n").last.flatMap({ Int($0) }) else {
+            throw POSIXError(.EIO)
+        }
+        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakBytes: peak * 1024,
                       stdout: text(outPath), stderr: text(errPath))
     }
 }

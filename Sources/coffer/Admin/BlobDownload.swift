@@ -44,13 +44,21 @@ struct BlobDownload {
         let sink = DownloadSink(file: file, size: size, first: first, last: last, hashing: range == nil, server: client.server)
         var offset = first
         while offset <= last {
-            let pieceEnd = min(offset + Self.pieceSize - 1, last)
+            // last - offset cannot overflow (offset <= last), offset + pieceSize could for a blob
+            // whose size a hostile HEAD put near 2^64.
+            let pieceEnd = offset + min(last - offset, Self.pieceSize - 1)
             var request = client.request("GET", ["v1", "blobs", address], authorized: false)
             request.setValue("application/octet-stream", forHTTPHeaderField: "Accept")
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             request.setValue("bytes=\(offset)-\(pieceEnd)", forHTTPHeaderField: "Range")
             sink.begin(offset, through: pieceEnd)
-            let response = try await client.stream(request) { response, data in try sink.accept(data, of: response) }
+            let response: HTTPURLResponse
+            do {
+                response = try await client.stream(request) { response, data in try sink.accept(data, of: response) }
+            } catch let failure as AdminFailure where failure.status == .unavailable {
+                // The connection was lost inside an answer already under way: its body ended early.
+                throw sink.endedEarly() ?? failure
+            }
             if try sink.end(response) == .whole {
                 var digest = sink.digest
                 try verify(&digest)
@@ -72,10 +80,16 @@ struct BlobDownload {
         } catch let failure as AdminFailure where failure.status == .noInput {
             throw AdminFailure(.noInput, "blob not found (HTTP 404)")
         }
-        guard let size = answer.response.value(forHTTPHeaderField: "Content-Length").flatMap({ UInt64($0) }) else {
+        guard let size = answer.response.value(forHTTPHeaderField: "Content-Length").flatMap(Self.length) else {
             throw ServerFailure.unexpectedAnswer(from: client.server, "no Content-Length for the blob")
         }
         return size
+    }
+
+    /// A Content-Length value: decimal digits only (`UInt64.init` would take a sign), no overflow.
+    static func length(_ text: String) -> UInt64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return UInt64(text)
     }
 
     private func verify(_ digest: inout SHA256Digest) throws {
@@ -154,13 +168,23 @@ private final class DownloadSink: @unchecked Sendable {
     func end(_ response: HTTPURLResponse) throws -> Kind {
         try lock.withLock {
             let kind = try check(response)
-            let expected = kind == .whole ? size : asked.upperBound + 1
-            guard position == expected else {
-                let start = kind == .whole ? 0 : asked.lowerBound
-                throw refusal("the answer ended after \(position - start) of \(expected - start) bytes")
-            }
+            if let short = shortfall(kind) { throw short }
             return kind
         }
+    }
+
+    /// The refusal for an answer whose connection was lost after its body began; nil when no
+    /// answer had begun (then it is a network failure like any other).
+    func endedEarly() -> AdminFailure? {
+        lock.withLock { kind.flatMap(shortfall) }
+    }
+
+    /// The refusal for a body that holds fewer bytes than it should, or nil.
+    private func shortfall(_ kind: Kind) -> AdminFailure? {
+        let expected = kind == .whole ? size : asked.upperBound + 1
+        guard position < expected else { return nil }
+        let start = kind == .whole ? 0 : asked.lowerBound
+        return refusal("the answer ended after \(position - start) of \(expected - start) bytes")
     }
 
     /// On an answer's first bytes: a 206 must be exactly the bytes asked for, a 200 (Range
@@ -175,8 +199,11 @@ private final class DownloadSink: @unchecked Sendable {
             else { throw refusal("not the bytes \(asked.lowerBound)-\(asked.upperBound) asked for") }
             made = .piece
         case 200:
-            if let length = response.value(forHTTPHeaderField: "Content-Length"), UInt64(length) != size {
-                throw refusal("a whole blob of \(length) bytes, not \(size)")
+            // No Content-Length (chunked, or until the connection closes) is allowed: the body is
+            // counted as it arrives. One that is given must be the blob's size.
+            if let text = response.value(forHTTPHeaderField: "Content-Length") {
+                guard let length = BlobDownload.length(text) else { throw refusal("a Content-Length that is not a number") }
+                guard length == size else { throw refusal("a whole blob of \(length) bytes, not \(size)") }
             }
             hasher = SHA256Digest()
             position = 0
