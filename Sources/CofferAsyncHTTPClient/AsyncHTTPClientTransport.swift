@@ -38,13 +38,20 @@ public final class AsyncHTTPClientTransport: CofferTransport {
     /// read waits until `consume` returned (back-pressure without an async hand-off per piece,
     /// which measured 2–3 times slower with AsyncHTTPClient's `AsyncSequence` body).
     public func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+        try await execute(request, body: request.httpBody.map { .bytes($0) }, consume: consume)
+    }
+
+    /// Sends `request` with `body` (the request's own `httpBody` is not used) and hands each piece
+    /// of the answer to `consume` as it arrives.
+    func execute(_ request: URLRequest, body: HTTPClient.Body?,
+                 consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
         guard let url = request.url else { throw URLError(.badURL) }
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         do {
             let outgoing = try HTTPClient.Request(
                 url: url.absoluteString, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers,
-                body: request.httpBody.map { .bytes($0) })
+                body: body)
             let delegate = StreamingDelegate(url: url, consume: consume)
             // The read timeout bounds each wait; the deadline only stops a request that never ends.
             let task = client.execute(request: outgoing, delegate: delegate, deadline: .now() + .hours(24))

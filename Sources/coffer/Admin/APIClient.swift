@@ -1,3 +1,4 @@
+import CofferAsyncHTTPClient
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -77,7 +78,11 @@ struct APIClient: Sendable {
 
     /// Sends a file as the body of a request, streamed from disk; `progress` hears of the bytes sent.
     func upload(_ request: URLRequest, fromFile path: String, progress: (@Sendable (UInt64) -> Void)? = nil) async throws -> HTTPTransport.Answer {
-        try checked(try await deliver { try await transport.upload(request, fromFile: URL(fileURLWithPath: path), progress: progress) })
+        do {
+            return try checked(try await deliver { try await transport.upload(request, fromFile: path, progress: progress) })
+        } catch is BodyLengthChanged {
+            throw AdminFailure(.ioError, "\(path) changed while it was being uploaded; upload it again")
+        }
     }
 
     /// `GET` and decode.

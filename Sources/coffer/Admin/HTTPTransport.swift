@@ -28,7 +28,9 @@ final class HTTPTransport: Sendable {
         let limit: Int
     }
 
-    private let transport: any CofferTransport
+    /// Concrete, not `any CofferTransport`: uploads use its request-body stream, which the
+    /// protocol does not have.
+    let transport: AsyncHTTPClientTransport
 
     init(timeout: TimeInterval = 120) {
         transport = AsyncHTTPClientTransport(timeout: timeout)
@@ -51,7 +53,7 @@ final class HTTPTransport: Sendable {
 }
 
 /// A body collected up to a limit.
-private final class CollectedBody: @unchecked Sendable {
+final class CollectedBody: @unchecked Sendable {
     private let lock = NSLock()
     private let limit: Int
     private var bytes = Data()
