@@ -82,7 +82,8 @@ struct BlobStreamingTests {
               ("wrong-range", "not the bytes 0-1048575 asked for"),
               ("wrong-length", "a whole blob of 1048577 bytes, not 1048576"),
               ("short", "the answer ended after 524288 of 1048576 bytes"),
-              ("cut", "the answer ended after 524288 of 1048576 bytes"),
+              // How much of a cut body the CLI read before the connection's end varies.
+              ("cut", "the answer ended after "),
           ])
     func hostileBodies(mode: String, complaint: String) throws {
         let cli = CLI()
@@ -94,7 +95,13 @@ struct BlobStreamingTests {
         let result = try cli.run(["blob", "download", address, "-o", "out", "--server", host.url],
                                  environment: ["COFFER_TOKEN": secret], terminateAfter: 120)
         #expect(result.status == 76, "stderr: \(result.stderr)")
-        #expect(result.stderr == "coffer: unexpected answer from \(host.url) (\(complaint)); is it a Coffer server?\n")
+        let line = "coffer: unexpected answer from \(host.url) (\(complaint)"
+        if mode == "cut" {
+            #expect(result.stderr.hasPrefix(line) && result.stderr.hasSuffix(" of 1048576 bytes); is it a Coffer server?\n")
+                    && result.stderr.filter { $0 == "\n" }.count == 1, "\(result.stderr)")
+        } else {
+            #expect(result.stderr == line + "); is it a Coffer server?\n")
+        }
         #expect(!result.stderr.contains(secret))
         #expect(cli.listing() == ["blob"], "left behind: \(cli.listing())")
     }
