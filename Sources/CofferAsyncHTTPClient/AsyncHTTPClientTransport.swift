@@ -38,13 +38,20 @@ public final class AsyncHTTPClientTransport: CofferTransport {
     /// read waits until `consume` returned (back-pressure without an async hand-off per piece,
     /// which measured 2–3 times slower with AsyncHTTPClient's `AsyncSequence` body).
     public func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+        try await execute(request, body: request.httpBody.map { .bytes($0) }, consume: consume)
+    }
+
+    /// Sends `request` with `body` (the request's own `httpBody` is not used) and hands each piece
+    /// of the answer to `consume` as it arrives.
+    func execute(_ request: URLRequest, body: HTTPClient.Body?,
+                 consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
         guard let url = request.url else { throw URLError(.badURL) }
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         do {
             let outgoing = try HTTPClient.Request(
                 url: url.absoluteString, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers,
-                body: request.httpBody.map { .bytes($0) })
+                body: body)
             let delegate = StreamingDelegate(url: url, consume: consume)
             // The read timeout bounds each wait; the deadline only stops a request that never ends.
             let task = client.execute(request: outgoing, delegate: delegate, deadline: .now() + .hours(24))
@@ -59,6 +66,10 @@ public final class AsyncHTTPClientTransport: CofferTransport {
             throw Self.urlError(error)
         } catch let error as IOError {
             throw Self.urlError(errno: error.errnoCode)
+        } catch let error as HTTPParserError {
+            // A connection closed inside a body whose length was announced ends the parse early;
+            // anything else the parser refuses is not HTTP.
+            throw URLError(error == .invalidEOFState ? .networkConnectionLost : .badServerResponse)
         } catch let error as NIOConnectionError {
             throw Self.urlError(errno: (error.connectionErrors.first?.error as? IOError)?.errnoCode ?? 0, fallback: .cannotConnectToHost)
         }

@@ -1,3 +1,4 @@
+import CofferAsyncHTTPClient
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -51,14 +52,37 @@ struct APIClient: Sendable {
         return request
     }
 
-    /// Sends a request; returns a 2xx answer, throws for anything else.
+    /// Sends a request; returns a 2xx answer, throws for anything else. The body is read up to
+    /// ``HTTPTransport/answerLimit``; a longer one is refused (it is not an API answer).
     func send(_ request: URLRequest) async throws -> HTTPTransport.Answer {
         try checked(try await deliver { try await transport.send(request) })
     }
 
+    /// Sends a request whose body may be large (a blob): each piece goes to `consume` as it
+    /// arrives, the next is read once `consume` returned. Only 2xx answers reach `consume`;
+    /// anything else is read up to the answer limit and thrown as usual.
+    func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+        let refusal = CollectedRefusal()
+        let response = try await deliver {
+            let response = try await transport.stream(request) { response, piece in
+                if (200..<300).contains(response.statusCode) {
+                    try consume(response, piece)
+                } else {
+                    try refusal.append(piece)
+                }
+            }
+            return HTTPTransport.Answer(response: response, body: refusal.body)
+        }
+        return try checked(response).response
+    }
+
     /// Sends a file as the body of a request, streamed from disk; `progress` hears of the bytes sent.
     func upload(_ request: URLRequest, fromFile path: String, progress: (@Sendable (UInt64) -> Void)? = nil) async throws -> HTTPTransport.Answer {
-        try checked(try await deliver { try await transport.upload(request, fromFile: URL(fileURLWithPath: path), progress: progress) })
+        do {
+            return try checked(try await deliver { try await transport.upload(request, fromFile: path, progress: progress) })
+        } catch is BodyLengthChanged {
+            throw AdminFailure(.ioError, "\(path) changed while it was being uploaded; upload it again")
+        }
     }
 
     /// `GET` and decode.
@@ -97,6 +121,8 @@ struct APIClient: Sendable {
     private func deliver(_ operation: () async throws -> HTTPTransport.Answer) async throws -> HTTPTransport.Answer {
         do {
             return try await operation()
+        } catch let error as HTTPTransport.AnswerTooLarge {
+            throw ServerFailure.unexpectedAnswer(from: server, "an answer longer than \(error.limit >> 20) MiB")
         } catch let error as URLError {
             throw ServerFailure.unreachable(server, error)
         } catch let error as NSError where error.domain == NSURLErrorDomain {
@@ -108,6 +134,23 @@ struct APIClient: Sendable {
         guard (200..<300).contains(answer.response.statusCode) else { throw ServerFailure.failure(for: answer, from: server) }
         return answer
     }
+}
+
+/// The body of an error answer to a streamed request, kept up to the answer limit.
+private final class CollectedRefusal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+
+    func append(_ piece: Data) throws {
+        try lock.withLock {
+            guard piece.count <= HTTPTransport.answerLimit - bytes.count else {
+                throw HTTPTransport.AnswerTooLarge(limit: HTTPTransport.answerLimit)
+            }
+            bytes.append(piece)
+        }
+    }
+
+    var body: Data { lock.withLock { bytes } }
 }
 
 extension APIClient {

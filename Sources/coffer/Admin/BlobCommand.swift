@@ -106,12 +106,20 @@ struct BlobCommand: ParsableCommand {
 
         func run() async throws {
             let client = try server.map { APIClient(server: try ServerAddress.parse($0), token: nil) } ?? APIClient.anonymous()
+            // The bytes land in a temporary file only this user can read; it is removed on any
+            // failure (and on a signal), and renamed into place once complete and verified.
             let out = try AtomicOutput(finalPath: output, replacing: force)
-            let file = try out.createFile(mode: 0o644)
+            let file = try out.createFile(mode: 0o600)
             let result: (written: UInt64, verified: Bool)
             do {
                 result = try await BlobDownload(client: client, address: address, range: range).run(into: file)
                 try file.synchronize()
+                // A blob is sealed: once it is whole, it is readable like any file made here (0644 less the umask).
+                let mask = umask(0)
+                umask(mask)
+                guard fchmod(file.descriptor, 0o644 & ~mask) == 0 else {
+                    throw IOFailure(operation: .create, path: output, errno: errno)
+                }
             } catch {
                 out.discard()
                 throw error

@@ -6,12 +6,19 @@ import FoundationNetworking
 #endif
 
 /// Downloads a blob, or a byte range of it, into a file: its size from `HEAD`, then pieces of at
-/// most 8 MiB, one Range request each, so memory stays bounded whatever the blob's size
-/// (URLSession on Linux has no back-pressure: a streamed body outpacing the disk would pile up
-/// in memory). A range running past the end is shortened to the blob.
+/// most 8 MiB, one Range request each. Every body is streamed to the file as it arrives (the
+/// transport reads the next bytes only once these are written), so memory stays bounded whatever
+/// the blob's size and whatever the server sends. A range running past the end is shortened to
+/// the blob.
 ///
 /// A whole blob is hashed as it arrives and refused unless its SHA-256 is its address. A server
-/// that ignores Range and answers 200 sends the whole blob in one answer; the range is cut from it.
+/// that ignores Range and answers 200 sends the whole blob: it is streamed from its first byte
+/// (what a range asked for is cut from it as it passes) and always verified.
+///
+/// Refused, with nothing left at the destination (the caller discards the file): a 206 whose
+/// Content-Range is not the bytes asked for, a body longer than those bytes or than the blob
+/// (an endless body stops there), a 200 whose Content-Length is not the blob's size, and a body
+/// that ends early.
 struct BlobDownload {
     static let pieceSize: UInt64 = 8 << 20
 
@@ -25,42 +32,44 @@ struct BlobDownload {
         // ranges that run past the end instead of shortening them).
         let size = try await blobSize()
         let first = range?.start ?? 0
-        var digest = SHA256Digest()
         guard first < size else {
             guard let range else {
+                var digest = SHA256Digest()
                 try verify(&digest)
                 return (0, true)
             }
             throw AdminFailure(.badData, "the range \(range.text) is outside the blob, which has \(size) bytes")
         }
         let last = min(range?.end ?? .max, size - 1)
+        let sink = DownloadSink(file: file, size: size, first: first, last: last, hashing: range == nil, server: client.server)
         var offset = first
         while offset <= last {
-            let pieceEnd = min(offset + Self.pieceSize - 1, last)
+            // last - offset cannot overflow (offset <= last), offset + pieceSize could for a blob
+            // whose size a hostile HEAD put near 2^64.
+            let pieceEnd = offset + min(last - offset, Self.pieceSize - 1)
             var request = client.request("GET", ["v1", "blobs", address], authorized: false)
             request.setValue("application/octet-stream", forHTTPHeaderField: "Accept")
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             request.setValue("bytes=\(offset)-\(pieceEnd)", forHTTPHeaderField: "Range")
-            let answer = try await client.send(request)
-            let body = answer.body
-            if answer.response.statusCode == 200, offset == first, UInt64(body.count) == size {
-                return try whole(body, into: file)
+            sink.begin(offset, through: pieceEnd)
+            let response: HTTPURLResponse
+            do {
+                response = try await client.stream(request) { response, data in try sink.accept(data, of: response) }
+            } catch let failure as AdminFailure where failure.status == .unavailable {
+                // The connection was lost inside an answer already under way: its body ended early.
+                throw sink.endedEarly() ?? failure
             }
-            guard answer.response.statusCode == 206,
-                  let served = answer.response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
-                  served.start == offset, served.end == pieceEnd, served.total == size || served.total == nil,
-                  UInt64(body.count) == pieceEnd - offset + 1
-            else {
-                throw ServerFailure.unexpectedAnswer(from: client.server, "not the bytes \(offset)-\(pieceEnd) asked for")
-            }
-            try body.withUnsafeBytes { bytes in
-                if range == nil { digest.update(bytes) }
-                try file.write(bytes, at: offset - first)
+            if try sink.end(response) == .whole {
+                var digest = sink.digest
+                try verify(&digest)
+                return (last - first + 1, true)
             }
             offset = pieceEnd + 1
         }
-        if range == nil { try verify(&digest) }
-        return (last - first + 1, range == nil)
+        guard range == nil else { return (last - first + 1, false) }
+        var digest = sink.digest
+        try verify(&digest)
+        return (last - first + 1, true)
     }
 
     /// The blob's size, from `HEAD`.
@@ -71,21 +80,16 @@ struct BlobDownload {
         } catch let failure as AdminFailure where failure.status == .noInput {
             throw AdminFailure(.noInput, "blob not found (HTTP 404)")
         }
-        guard let size = answer.response.value(forHTTPHeaderField: "Content-Length").flatMap({ UInt64($0) }) else {
+        guard let size = answer.response.value(forHTTPHeaderField: "Content-Length").flatMap(Self.length) else {
             throw ServerFailure.unexpectedAnswer(from: client.server, "no Content-Length for the blob")
         }
         return size
     }
 
-    /// A whole blob sent in one answer: verified, then all of it or the range is written.
-    private func whole(_ body: Data, into file: PositionalFile) throws -> (written: UInt64, verified: Bool) {
-        var digest = SHA256Digest()
-        body.withUnsafeBytes { digest.update($0) }
-        try verify(&digest)
-        let start = Int(clamping: range?.start ?? 0)
-        let end = range?.end.map { min(Int(clamping: $0) + 1, body.count) } ?? body.count
-        try body[start..<end].withUnsafeBytes { try file.write($0, at: 0) }
-        return (UInt64(end - start), true)
+    /// A Content-Length value: decimal digits only (`UInt64.init` would take a sign), no overflow.
+    static func length(_ text: String) -> UInt64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return UInt64(text)
     }
 
     private func verify(_ digest: inout SHA256Digest) throws {
@@ -93,5 +97,125 @@ struct BlobDownload {
         guard actual == address else {
             throw AdminFailure(.badData, "the downloaded bytes have SHA-256 \(actual), not \(address); nothing was written")
         }
+    }
+}
+
+/// The file end of a download: checks each answer on its first bytes, then writes (and hashes)
+/// its pieces at their offsets, refusing any byte beyond what was asked for or what the blob has.
+///
+/// Called from the transport's event loop one piece at a time; the lock only makes that explicit.
+private final class DownloadSink: @unchecked Sendable {
+    enum Kind { case piece, whole }
+
+    private let lock = NSLock()
+    private let file: PositionalFile
+    private let size: UInt64
+    /// The bytes of the blob the caller wants, inclusive.
+    private let first: UInt64
+    private let last: UInt64
+    private let hashing: Bool
+    private let server: URL
+
+    private var hasher = SHA256Digest()
+    /// The request's bytes, inclusive.
+    private var asked: ClosedRange<UInt64> = 0...0
+    private var kind: Kind?
+    /// The blob offset of the next byte of the answer.
+    private var position: UInt64 = 0
+
+    init(file: PositionalFile, size: UInt64, first: UInt64, last: UInt64, hashing: Bool, server: URL) {
+        self.file = file
+        self.size = size
+        self.first = first
+        self.last = last
+        self.hashing = hashing
+        self.server = server
+    }
+
+    var digest: SHA256Digest { lock.withLock { hasher } }
+
+    /// A new request for bytes `start...end` is about to be sent.
+    func begin(_ start: UInt64, through end: UInt64) {
+        lock.withLock {
+            asked = start...end
+            kind = nil
+            position = start
+        }
+    }
+
+    func accept(_ data: Data, of response: HTTPURLResponse) throws {
+        try lock.withLock {
+            let kind = try check(response)
+            let limit = kind == .whole ? size : asked.upperBound + 1
+            guard UInt64(data.count) <= limit - position else {
+                throw refusal(kind == .whole ? "more bytes than the blob's \(size)" : "more than the bytes \(asked.lowerBound)-\(asked.upperBound) asked for")
+            }
+            try data.withUnsafeBytes { bytes in
+                if hashing || kind == .whole { hasher.update(bytes) }
+                // The part of these bytes that lies in first...last goes to the file.
+                let start = max(position, first)
+                let end = min(position + UInt64(bytes.count), last + 1)
+                if start < end {
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[Int(start - position)..<Int(end - position)])
+                    try file.write(slice, at: start - first)
+                }
+            }
+            position += UInt64(data.count)
+        }
+    }
+
+    /// The answer ended: checks that it held all it should have, and says what it was.
+    func end(_ response: HTTPURLResponse) throws -> Kind {
+        try lock.withLock {
+            let kind = try check(response)
+            if let short = shortfall(kind) { throw short }
+            return kind
+        }
+    }
+
+    /// The refusal for an answer whose connection was lost after its body began; nil when no
+    /// answer had begun (then it is a network failure like any other).
+    func endedEarly() -> AdminFailure? {
+        lock.withLock { kind.flatMap(shortfall) }
+    }
+
+    /// The refusal for a body that holds fewer bytes than it should, or nil.
+    private func shortfall(_ kind: Kind) -> AdminFailure? {
+        let expected = kind == .whole ? size : asked.upperBound + 1
+        guard position < expected else { return nil }
+        let start = kind == .whole ? 0 : asked.lowerBound
+        return refusal("the answer ended after \(position - start) of \(expected - start) bytes")
+    }
+
+    /// On an answer's first bytes: a 206 must be exactly the bytes asked for, a 200 (Range
+    /// ignored) the whole blob, which is then hashed and cut from its first byte.
+    private func check(_ response: HTTPURLResponse) throws -> Kind {
+        if let kind { return kind }
+        let made: Kind
+        switch response.statusCode {
+        case 206:
+            guard let served = response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
+                  served.start == asked.lowerBound, served.end == asked.upperBound, served.total == nil || served.total == size
+            else { throw refusal("not the bytes \(asked.lowerBound)-\(asked.upperBound) asked for") }
+            made = .piece
+        case 200:
+            // No Content-Length (chunked, or until the connection closes) is allowed: the body is
+            // counted as it arrives. One that is given must be the blob's size.
+            if let text = response.value(forHTTPHeaderField: "Content-Length") {
+                guard let length = BlobDownload.length(text) else { throw refusal("a Content-Length that is not a number") }
+                guard length == size else { throw refusal("a whole blob of \(length) bytes, not \(size)") }
+            }
+            hasher = SHA256Digest()
+            position = 0
+            made = .whole
+        default:
+            throw refusal("HTTP \(response.statusCode) to a blob request")
+        }
+        kind = made
+        return made
+    }
+
+    private func refusal(_ what: String) -> AdminFailure {
+        ServerFailure.unexpectedAnswer(from: server, what)
     }
 }

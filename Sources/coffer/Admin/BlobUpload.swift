@@ -24,7 +24,6 @@ struct BlobUpload {
             return Outcome(address: address, size: size, sent: false, created: false)
         }
         var request = client.request("PUT", ["v1", "teams", team, "blobs", address])
-        request.setValue(String(size), forHTTPHeaderField: "Content-Length")
         request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
         let bar = ProgressBar.make(total: size, label: "uploading " + Printable.text(file), quiet: false)
         let answer: HTTPTransport.Answer

@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A blob host that is not a Coffer server, as a real process on a loopback port: Python's
+/// `http.server` answering every `HEAD` and `GET` for any path with one file, in a chosen way.
+///
+/// - `ignore-range`: 200 and the whole file to every request, Range or not (a misconfigured CDN);
+/// - `endless`: 200, no Content-Length, and zeros until the client hangs up;
+/// - `overlong`: 200, no Content-Length, the file and then a mebibyte more;
+/// - `wrong-range`: 206 with a Content-Range one byte off what was asked for;
+/// - `wrong-length`: 200 with a Content-Length one more than the file's size, then the file;
+/// - `short`: 200, no Content-Length, half the file, then the connection closes (a clean end);
+/// - `cut`: 200 with the file's Content-Length, half the file, then the connection closes.
+///
+/// `HEAD` always answers with the file's true size.
+final class RangeIgnoringHost: @unchecked Sendable {
+    let url: String
+    private let process: Process
+    private let folder: URL
+
+    // No line of the script starts with "import": tools/check_imports.py reads Swift imports line by line.
+    static let script = #"""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from os.path import getsize
+    from re import match
+    from signal import SIG_UNBLOCK, pthread_sigmask, valid_signals
+    from sys import argv
+    # Started from a test thread that blocks most signals: unblock them, or SIGTERM would not stop it.
+    pthread_sigmask(SIG_UNBLOCK, valid_signals())
+    port, mode, path = int(argv[1]), argv[2], argv[3]
+    size = getsize(path)
+    class Host(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *args): pass
+        def do_HEAD(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+        def send_file(self, extra=0):
+            with open(path, "rb") as f:
+                while True:
+                    piece = f.read(1 << 20)
+                    if not piece: break
+                    self.wfile.write(piece)
+            self.wfile.write(b"\0" * extra)
+        def do_GET(self):
+            try:
+                if mode == "ignore-range":
+                    self.do_HEAD()
+                    self.send_file()
+                elif mode in ("endless", "overlong"):
+                    self.close_connection = True
+                    self.send_response(200)
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    if mode == "overlong":
+                        self.send_file(extra=1 << 20)
+                    else:
+                        while True: self.wfile.write(b"\0" * (1 << 16))
+                elif mode == "wrong-length":
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(size + 1))
+                    self.end_headers()
+                    self.send_file(extra=1)
+                elif mode in ("short", "cut"):
+                    self.close_connection = True
+                    self.send_response(200)
+                    if mode == "cut": self.send_header("Content-Length", str(size))
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    with open(path, "rb") as f: self.wfile.write(f.read(size // 2))
+                elif mode == "wrong-range":
+                    first, last = map(int, match(r"bytes=(\d+)-(\d+)", self.headers["Range"]).groups())
+                    self.send_response(206)
+                    self.send_header("Content-Range", "bytes %d-%d/%d" % (first + 1, last + 1, size + 1))
+                    self.send_header("Content-Length", str(last - first + 1))
+                    self.end_headers()
+                    with open(path, "rb") as f:
+                        f.seek(first)
+                        self.wfile.write(f.read(last - first + 1))
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+    ThreadingHTTPServer(("127.0.0.1", port), Host).serve_forever()
+    """#
+
+    /// Starts the host serving `file`; nil, with an issue recorded, if it does not come up.
+    static func start(_ mode: String, serving file: String, sourceLocation: SourceLocation = #_sourceLocation) -> RangeIgnoringHost? {
+        for _ in 0..<3 {
+            guard let host = try? RangeIgnoringHost(mode, serving: file) else { continue }
+            if host.waitUntilListening() { return host }
+            host.stop()
+        }
+        Issue.record("the Python blob host did not come up (is python3 installed?)", sourceLocation: sourceLocation)
+        return nil
+    }
+
+    private init(_ mode: String, serving file: String) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-range-host-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let script = folder.appendingPathComponent("host.py")
+        try Data(Self.script.utf8).write(to: script)
+        let port = try AdminServer.freePort()
+        url = "http://127.0.0.1:\(port)"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, String(port), mode, file]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    private func waitUntilListening() -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, process.isRunning {
+            if accepts() { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
+    }
+
+    /// Whether something accepts a TCP connection on the port (a GET would fetch the whole file).
+    private func accepts() -> Bool {
+        guard let port = URL(string: url)?.port else { return false }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    func stop() {
+        if process.isRunning {
+            // SIGKILL: the host keeps nothing worth a clean exit, and must not outlive a test.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// Runs a program under GNU time (`/usr/bin/time -f %M`), which reports that program's own peak
+/// resident set.
+///
+/// Not `wait4` on a child spawned from the test process: `posix_spawn` starts the child in the
+/// parent's memory (vfork), and the kernel keeps the parent's peak as the child's when it execs,
+/// so a child of a large test process would report the test process's peak. `time` is small, and
+/// forks the program from there.
+enum MeasuredRun {
+    struct Result {
+        let status: Int32
+        /// Peak resident set size of the child, in bytes.
+        let peakBytes: Int
+        let stdout: String
+        let stderr: String
+    }
+
+    static let time = "/usr/bin/time"
+
+    static func run(_ binary: URL, _ arguments: [String], environment: [String: String], outputIn folder: URL) throws -> Result {
+        let outPath = folder.appendingPathComponent("measured.stdout").path
+        let errPath = folder.appendingPathComponent("measured.stderr").path
+        let peakPath = folder.appendingPathComponent("measured.peak").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([time, "-f", "%M", "-o", peakPath, binary.path] + arguments).map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // The child starts with no signal blocked (the test thread that spawns it blocks most).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var pid: pid_t = 0
+        let spawned = (argv + [nil]).withUnsafeBufferPointer { args in
+            (envp + [nil]).withUnsafeBufferPointer { env in
+                posix_spawn(&pid, time, &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!),
+                            UnsafeMutablePointer(mutating: env.baseAddress!))
+            }
+        }
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw POSIXError(.ECHILD) }
+        }
+        let exited = (status & 0x7f) == 0
+        let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        // The last line is %M, in KiB ("Command exited with non-zero status N" may come before it).
+        guard let peak = text(peakPath).split(separator: "\n").last.flatMap({ Int($0) }) else {
+            throw POSIXError(.EIO)
+        }
+        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakBytes: peak * 1024,
+                      stdout: text(outPath), stderr: text(errPath))
+    }
+}
