@@ -223,8 +223,10 @@ struct SDKTests {
         // Unchanged: one conditional request, answered 304, under 2 KiB both ways, no model bytes.
         let again = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(again.origin == .server && again.sequence == 1)
-        let check = proxy.takeLog()
-        #expect(check.count == 1)
+        // Reports go in the background (5 s after the downloads that queued them): on a loaded machine
+        // that send can fall in this window. It is not part of the check; every other request is.
+        let check = proxy.takeLog().filter { !$0.path.hasPrefix("/v1/device/reports") }
+        #expect(check.count == 1, "\(check.map(\.path))")
         #expect(check.first?.path.contains("/manifest") == true)
         #expect(check.first?.headers["if-none-match"] != nil)
         #expect(check.first?.status == 304)
