@@ -25,7 +25,7 @@ struct BlobCollectionTests {
         let grace: TimeInterval = 3600
         let later = Date().addingTimeInterval(grace + 60)
         try await UploadLeaseRecord(blobID: leased.sha256Hex, expiresAt: later.addingTimeInterval(60)).create(on: server.app.db)
-        let store = try BlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
+        let store = try FolderBlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
         let collector = BlobCollector(store: store, grace: grace)
 
         // Within the grace period nothing goes.

@@ -160,7 +160,7 @@ struct DeploymentTests {
         #expect(noModels.reply.errorCode == "invalid_rule")
 
         // A container damaged on the server's disk shows as a problem and blocks activation.
-        let store = try BlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
+        let store = try FolderBlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
         let handle = try #require(FileHandle(forUpdatingAtPath: store.path(of: stylizer)))
         try handle.seek(toOffset: 0)
         try handle.write(contentsOf: Data([0]))

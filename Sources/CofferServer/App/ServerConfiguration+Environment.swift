@@ -31,6 +31,12 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_MASTER_KEY", .masterKey) { configuration.masterKeyBase64 = value }
         if let value = try settings.value("COFFER_BOOTSTRAP_TOKEN", .bootstrapToken) { configuration.bootstrapToken = value }
         if let value = try settings.value("COFFER_BLOB_DIR", .text) { configuration.blobDirectory = value }
+        if let location = try settings.value("COFFER_BLOB_STORE", .blobStore) {
+            guard configuration.blobDirectory == nil else {
+                throw SettingError(setting: "COFFER_BLOB_DIR", accepts: "unset when COFFER_BLOB_STORE names a bucket (blobs live in one place)")
+            }
+            configuration.objectStore = try ObjectStoreSettings.read(location, from: settings)
+        }
         if let value = try settings.value("COFFER_MAX_BLOB_SIZE", .bytes) { configuration.maximumBlobSize = value }
         if let value = try settings.value("COFFER_BLOB_GRACE_HOURS", .duration("hours", of: 3600, zero: "remove at once")) {
             configuration.blobGracePeriod = value

@@ -22,6 +22,9 @@ public struct ServerConfiguration: Sendable {
     public var bootstrapToken: String?
     /// Where blobs are stored; defaults to `DATA_DIR/blobs` (point several instances at shared storage).
     public var blobDirectory: String?
+    /// An S3-compatible bucket for the blobs instead of a folder (COFFER_BLOB_STORE and the AWS_*
+    /// variables); nil: the folder.
+    public var objectStore: ObjectStoreSettings?
     /// The largest blob accepted, in bytes.
     public var maximumBlobSize: Int64
     /// Key deliveries allowed per app per minute, and per device per minute.

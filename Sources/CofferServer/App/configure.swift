@@ -37,8 +37,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     // Usage counts are flushed periodically and at shutdown; what is not flushed stays for the next try.
     app.lifecycle.use(PeriodicWork(every: configuration.usageFlushInterval, failure: "usage counts not flushed; kept for the next try",
                                    atShutdown: { db, _ in try await usage.flush(on: db) }) { db, _ in try await usage.flush(on: db) })
-    let store = try BlobStore(root: configuration.resolvedBlobDirectory)
-    store.removeStaleIncoming()
+    let store = try await configuration.makeBlobStore(app)
+    try await store.removeStaleUploads(olderThan: 3600)
     if configuration.blobCollectionInterval > 0 {
         let collector = BlobCollector(store: store, grace: configuration.blobGracePeriod)
         app.lifecycle.use(PeriodicWork(every: configuration.blobCollectionInterval, failure: "blob collection failed") { db, logger in

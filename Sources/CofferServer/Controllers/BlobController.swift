@@ -3,7 +3,6 @@ import Crypto
 import Fluent
 import NIOCore
 import Vapor
-import _NIOFileSystem
 
 /// Blobs: sealed models addressed by SHA-256.
 ///
@@ -15,7 +14,7 @@ import _NIOFileSystem
 struct BlobController: Sendable {
     struct BlobView: Content { let sha256: String; let size: Int64; let created: Bool }
 
-    let store: BlobStore
+    let store: any BlobStore
     let maximumSize: Int64
     /// The most bytes of blobs one team may store (nil: unlimited); see ``TeamQuota``.
     let teamQuota: Int64?
@@ -44,13 +43,15 @@ struct BlobController: Sendable {
         guard size <= maximumSize else {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
-        if let teamQuota, !store.exists(address) {
+        if let teamQuota, try await store.size(of: address) == nil {
             try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
         }
-        // The lease comes before looking for the file: blob collection never removes a leased blob.
+        // The lease comes before looking for the blob: blob collection never removes a leased blob,
+        // and one being collected now is gone once its hold is released.
         let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         do {
+            try await CollectionHold.waitUntilReleased(address, on: req.db)
             let response = try await save(req, address: address, size: size, team: team)
             try await lease.delete(on: req.db)
             return response
@@ -61,7 +62,7 @@ struct BlobController: Sendable {
     }
 
     private func save(_ req: Request, address: String, size: Int64, team: TeamRecord) async throws -> Response {
-        if let stored = (try? FileManager.default.attributesOfItem(atPath: store.path(of: address)))?[.size] as? Int64 {
+        if let stored = try await store.size(of: address) {
             guard stored == size else {
                 throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
             }
@@ -70,12 +71,12 @@ struct BlobController: Sendable {
             try await Self.register(address, size: size, team: team, uploaded: false, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
-        let incoming = store.incomingPath()
+        let upload = try await store.beginUpload(for: address)
         do {
-            try await receive(req, into: incoming, size: size, address: address)
-            try store.publish(incoming, as: address)
+            try await receive(req, into: upload, size: size, address: address)
+            try await upload.publish(as: address)
         } catch {
-            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            await upload.discard()
             throw error
         }
         try await Self.register(address, size: size, team: team, on: req.db)
@@ -83,10 +84,10 @@ struct BlobController: Sendable {
         return try await BlobView(sha256: address, size: size, created: true).encodeResponse(status: .created, for: req)
     }
 
-    /// Streams the body to `path`, hashing and checking it on the way.
-    private func receive(_ req: Request, into path: String, size: Int64, address: String) async throws {
+    /// Streams the body into `upload`, hashing and checking it on the way.
+    private func receive(_ req: Request, into upload: any BlobUpload, size: Int64, address: String) async throws {
         var intake = BlobIntake(size: size)
-        try await intake.receive(req.body, into: path)
+        try await intake.receive(req.body, into: upload)
         guard try intake.finish() == address else {
             throw APIError(.unprocessableEntity, "digest_mismatch", "the body's SHA-256 differs from the address it was sent to")
         }
@@ -113,46 +114,19 @@ struct BlobController: Sendable {
 
     /// `GET /v1/blobs/:sha256`: the blob, or the part its Range names (206), or 416.
     func download(req: Request) async throws -> Response {
-        try answer(req, withBody: true)
-    }
-
-    /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster
-    /// than 256 KiB pieces, docs/BENCHMARKS.md).
-    static func stream(_ path: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
-        let response = Response(status: status)
-        response.headers.contentType = .binary
-        response.body = .init(asyncStream: { writer in
-            do {
-                try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
-                    var offset = range.lowerBound
-                    while offset < range.upperBound {
-                        let length = min(Int64(1 << 20), range.upperBound - offset)
-                        let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
-                        guard chunk.readableBytes > 0 else { break }
-                        offset += Int64(chunk.readableBytes)
-                        metrics.bytesServed(chunk.readableBytes)
-                        try await writer.write(.buffer(chunk))
-                    }
-                }
-                try await writer.write(.end)
-            } catch {
-                try? await writer.write(.error(error))
-            }
-        }, count: Int(range.count))
-        return response
+        try await answer(req, withBody: true)
     }
 
     /// `HEAD /v1/blobs/:sha256`: the status and headers a GET with the same Range gets, without a body.
     func head(req: Request) async throws -> Response {
-        try answer(req, withBody: false)
+        try await answer(req, withBody: false)
     }
 
     /// A GET's or HEAD's answer: the Range header (hostile numbers included, see ``ByteRangeRequest``)
     /// decides 200, 206 or 416; HEAD carries the same status, Content-Range and Content-Length.
-    private func answer(_ req: Request, withBody: Bool) throws -> Response {
+    private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
-        let path = store.path(of: address)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 else {
+        guard let size = try await store.size(of: address) else {
             throw APIError.notFound("blob")
         }
         let etag = "\"\(address)\""
@@ -161,8 +135,12 @@ struct BlobController: Sendable {
             Self.addCacheHeaders(to: response, etag: etag)
             return response
         }
+        let range = ByteRangeRequest(header: req.headers.first(name: .range), size: size)
+        if withBody, range != .unsatisfiable, let url = store.directURL(of: address) {
+            return redirect(to: url, address: address, range: range)
+        }
         let response: Response
-        switch ByteRangeRequest(header: req.headers.first(name: .range), size: size) {
+        switch range {
         case .unsatisfiable:
             response = Response(status: .rangeNotSatisfiable)
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
@@ -172,10 +150,10 @@ struct BlobController: Sendable {
                 response.headers.replaceOrAdd(name: .contentLength, value: "0")
             }
         case .whole:
-            response = withBody ? Self.stream(path, range: 0..<size, status: .ok, metrics: metrics) : Self.head(of: 0..<size, status: .ok)
+            response = withBody ? store.stream(address, range: 0..<size, status: .ok, metrics: metrics) : Self.head(of: 0..<size, status: .ok)
             if withBody { usage.countDownload(address, from: 0) }
         case .range(let range):
-            response = withBody ? Self.stream(path, range: range, status: .partialContent, metrics: metrics)
+            response = withBody ? store.stream(address, range: range, status: .partialContent, metrics: metrics)
                 : Self.head(of: range, status: .partialContent)
             if withBody { usage.countDownload(address, from: range.lowerBound) }
             // The range is never empty and ends at most at `size`: upperBound - 1 cannot trap.
@@ -183,6 +161,17 @@ struct BlobController: Sendable {
         }
         response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
         Self.addCacheHeaders(to: response, etag: etag)
+        return response
+    }
+
+    /// A GET answered by the store itself (COFFER_S3_PRESIGN): a temporary redirect to a presigned
+    /// URL, which the client asks with the same Range. Not cached: the URL expires.
+    private func redirect(to url: String, address: String, range: ByteRangeRequest) -> Response {
+        let response = Response(status: .temporaryRedirect)
+        response.headers.replaceOrAdd(name: .location, value: url)
+        response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        response.headers.replaceOrAdd(name: .contentLength, value: "0")
+        if case .range(let part) = range { usage.countDownload(address, from: part.lowerBound) } else { usage.countDownload(address, from: 0) }
         return response
     }
 
@@ -200,7 +189,7 @@ struct BlobController: Sendable {
     }
 
     static func address(_ req: Request) throws -> String {
-        guard let address = req.parameters.get("sha256"), BlobStore.isAddress(address) else {
+        guard let address = req.parameters.get("sha256"), BlobAddress.isValid(address) else {
             throw APIError.invalid("a blob address is the SHA-256 of its bytes in 64 lowercase hex digits")
         }
         return address

@@ -10,7 +10,7 @@ struct DeploymentController: RouteCollection {
         let sequence: Int64; let deploymentID: UUID; let deploymentName: String; let kind: String; let actor: String; let at: Date?
     }
 
-    let store: BlobStore
+    let store: any BlobStore
     let manifests: ManifestService
     let gate: RolloutGate
 

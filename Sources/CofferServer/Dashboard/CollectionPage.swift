@@ -51,7 +51,7 @@ struct CollectionPage: Encodable, Sendable {
     /// Devices reporting each deployment for the first time, per hour (``AdoptionChart``).
     let chart: BarChart
 
-    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, store: BlobStore) async throws -> CollectionPage {
+    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, store: any BlobStore) async throws -> CollectionPage {
         let (_, role) = try await req.team(requiring: .viewer)
         let canChange = role >= .developer
         let rows = try await DeploymentRecord.query(on: req.db).filter(\.$collection.$id == collection.requireID())

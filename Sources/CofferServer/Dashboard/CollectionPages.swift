@@ -34,7 +34,7 @@ struct CollectionPages: RouteCollection {
         let error: String?
     }
 
-    let store: BlobStore
+    let store: any BlobStore
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", use: home)

@@ -11,7 +11,7 @@ enum Dashboard {
 
     /// Sets up Leaf and Bcrypt and registers the dashboard's routes.
     static func register(
-        _ app: Application, configuration: ServerConfiguration, store: BlobStore,
+        _ app: Application, configuration: ServerConfiguration, store: any BlobStore,
         deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages, invitations: InvitationController
     ) throws {
         DashboardResources.configureLeaf(app)

@@ -74,7 +74,7 @@ struct DeploymentFormPage: Encodable, Sendable {
     static func picks(_ fields: [String: String]) -> [Int: String] {
         var picks: [Int: String] = [:]
         for (key, value) in fields where key.hasPrefix("pick-") {
-            if let index = Int(key.dropFirst(5)), (0..<1000).contains(index), BlobStore.isAddress(value) { picks[index] = value }
+            if let index = Int(key.dropFirst(5)), (0..<1000).contains(index), BlobAddress.isValid(value) { picks[index] = value }
         }
         return picks
     }

@@ -70,7 +70,7 @@ struct DeploymentForms: RouteCollection {
             let rules = try RulesText.parse(input.rules) { name, value in try RulesText.resolve(name, value, among: versions) }
             var models: [String: String] = [:]
             for (index, sha) in input.picks {
-                guard BlobStore.isAddress(sha) else { throw DashboardError.invalidForm("Choose one of the uploaded models for \(collection.modelNames[index]).") }
+                guard BlobAddress.isValid(sha) else { throw DashboardError.invalidForm("Choose one of the uploaded models for \(collection.modelNames[index]).") }
                 models[collection.modelNames[index]] = sha
             }
             let body = DeploymentInput(name: input.name, models: models, rules: rules)

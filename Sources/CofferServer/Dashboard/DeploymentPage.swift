@@ -60,7 +60,7 @@ struct DeploymentPage: Encodable, Sendable {
         CollectionPages.path(team: team, collection: collection) + "/deployments/" + deployment.uuidString.lowercased()
     }
 
-    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, store: BlobStore) async throws -> DeploymentPage {
+    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, store: any BlobStore) async throws -> DeploymentPage {
         let (_, role) = try await req.team(requiring: .viewer)
         let view = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
         let isActive = collection.activeDeploymentID == deployment.id
@@ -98,7 +98,7 @@ struct DeploymentPage: Encodable, Sendable {
 
 /// The route of ``DeploymentPage``.
 struct DeploymentPageRoute: RouteCollection {
-    let store: BlobStore
+    let store: any BlobStore
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "teams", ":team", "collections", ":collection", "deployments", ":deployment", use: show)

@@ -1,3 +1,4 @@
+import CofferFormat
 import Fluent
 import Vapor
 
@@ -17,7 +18,7 @@ struct ModelPage: Encodable, Sendable {
         CollectionPages.path(team: team, collection: collection) + "/models/" + CollectionPages.escape(model)
     }
 
-    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, model: String, store: BlobStore) async throws -> ModelPage {
+    static func make(_ req: Request, team: TeamRecord, collection: CollectionRecord, model: String, store: any BlobStore) async throws -> ModelPage {
         let collectionID = try collection.requireID()
         let rows = try await ModelVersionRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .filter(\.$modelName == model).sort(\.$createdAt, .descending).all()
@@ -25,7 +26,8 @@ struct ModelPage: Encodable, Sendable {
         let deployments = try await DeploymentRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .sort(\.$createdAt, .descending).all()
         // Headers are read from the stored containers (a version 2 header holds its chunk table).
-        let headers = rows.map { (try? store.header(of: $0.blobID))?.header }
+        var headers: [ContainerHeader?] = []
+        for row in rows { headers.append((try? await store.header(of: row.blobID))?.header) }
         let versions = try rows.enumerated().map { index, row in
             let id = try row.requireID()
             var version = DeploymentPage.version(model, DeploymentView.Version(
@@ -58,7 +60,7 @@ struct ModelPage: Encodable, Sendable {
 
 /// The route of ``ModelPage``.
 struct ModelPageRoute: RouteCollection {
-    let store: BlobStore
+    let store: any BlobStore
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "teams", ":team", "collections", ":collection", "models", ":model", use: show)

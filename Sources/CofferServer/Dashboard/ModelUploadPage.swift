@@ -1,7 +1,6 @@
 import Fluent
 import NIOCore
 import Vapor
-import _NIOFileSystem
 
 /// `POST /dashboard/teams/:team/collections/:collection/models/:model`: a developer uploads a sealed
 /// model for one model name of a collection, from the new-deployment and clone pages.
@@ -14,14 +13,14 @@ import _NIOFileSystem
 /// - a browser without JavaScript posts the form (`multipart/form-data`), read as it streams
 ///   (``MultipartModelForm``); the answer sends it back to its page with the model chosen.
 ///
-/// The body is bounded by the server's blob limit before a byte is read, streamed to a file under
-/// the blob store's `incoming/` folder, and published under its SHA-256: bytes the server already
-/// has are stored once and their model version reused.
+/// The body is bounded by the server's blob limit before a byte is read, streamed into an upload
+/// of the blob store that no reader sees (the folder's `incoming/`), and published under its
+/// SHA-256: bytes the server already has are stored once and their model version reused.
 struct ModelUploadPage: RouteCollection {
     struct Uploaded: Content { let sha256: String; let size: Int64; let keyID: String; let label: String }
     struct Failure: Content { let error: String; let reason: String }
 
-    let store: BlobStore
+    let store: any BlobStore
     let maximumSize: Int64
     /// The team storage quota (nil: unlimited), checked before an upload is kept.
     var teamQuota: Int64? = nil
@@ -99,14 +98,14 @@ struct ModelUploadPage: RouteCollection {
     /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.
     private func receiveBody(_ req: Request, length: Int64) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
-        let incoming = store.incomingPath()
+        let upload = try await store.beginUpload(for: nil)
         do {
-            try await intake.receive(req.body, into: incoming)
+            try await intake.receive(req.body, into: upload)
             let address = try intake.finish()
-            try await publish(incoming, as: address, size: intake.received, req: req)
+            try await publish(upload, as: address, size: intake.received, req: req)
             return (address, intake.received)
         } catch {
-            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            await upload.discard()
             throw error
         }
     }
@@ -118,30 +117,31 @@ struct ModelUploadPage: RouteCollection {
         }
         var form = MultipartModelForm(boundary: boundary, csrf: csrf)
         var intake = BlobIntake(atMost: maximumSize)
-        let incoming = store.incomingPath()
+        let upload = try await store.beginUpload(for: nil)
         do {
-            try await intake.receive(req.body, into: incoming) { try form.feed($0) }
+            try await intake.receive(req.body, into: upload) { try form.feed($0) }
             try form.finish()
             let address = try intake.finish()
-            try await publish(incoming, as: address, size: intake.received, req: req)
+            try await publish(upload, as: address, size: intake.received, req: req)
             return (address, intake.received, form.fields)
         } catch {
             req.storage[UploadFields.self] = form.fields
-            _ = try? await FileSystem.shared.removeItem(at: FilePath(incoming))
+            await upload.discard()
             throw error
         }
     }
 
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
-    private func publish(_ incoming: String, as address: String, size: Int64, req: Request) async throws {
-        if let teamQuota, !store.exists(address) {
+    private func publish(_ upload: any BlobUpload, as address: String, size: Int64, req: Request) async throws {
+        if let teamQuota, try await store.size(of: address) == nil {
             try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
         }
         let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease
-        try store.publish(incoming, as: address)
+        try await CollectionHold.waitUntilReleased(address, on: req.db)
+        try await upload.publish(as: address)
     }
 
     /// Registers the blob and the collection's model version of it (reused when it exists).

@@ -63,7 +63,7 @@ enum RulesText {
     /// of 8 or more hex digits that only one of them has.
     static func resolve(_ name: String, _ value: String, among versions: [ModelVersionRecord]) throws -> String {
         let value = value.lowercased()
-        if BlobStore.isAddress(value) { return value }
+        if BlobAddress.isValid(value) { return value }
         guard value.count >= 8, value.count < 64, value.allSatisfy(\.isHexDigit) else {
             throw DashboardError.invalidForm("\(name)=\(value) is not a SHA-256 (64 hex digits, or its first 8 or more).")
         }

@@ -23,7 +23,7 @@ struct DeploymentView: Content {
     let rollout: RolloutView?
 
     /// Loads the versions a deployment names and checks its readiness.
-    static func make(_ deployment: DeploymentRecord, in collection: CollectionRecord, store: BlobStore, on db: any Database) async throws -> DeploymentView {
+    static func make(_ deployment: DeploymentRecord, in collection: CollectionRecord, store: any BlobStore, on db: any Database) async throws -> DeploymentView {
         let versions = try await Self.versions(deployment.spec.versionIDs, on: db)
         let facts = try await Self.facts(of: Set(versions.values.map(\.blobID)), team: collection.$team.id, on: db)
         func view(_ models: [String: UUID]) -> [String: Version] {

@@ -8,7 +8,7 @@ import Foundation
 /// live keys of the collection's team.
 struct ModelVersions {
     let collection: CollectionRecord
-    let store: BlobStore
+    let store: any BlobStore
     let actor: String
     let database: any Database
 
@@ -26,7 +26,7 @@ struct ModelVersions {
         guard collection.modelNames.contains(name) else {
             throw APIError.invalid("\(collection.identifier) has no model named \(name) (it has \(collection.modelNames.joined(separator: ", ")))")
         }
-        guard BlobStore.isAddress(address) else { throw APIError.invalid("\(name): a blob address is 64 lowercase hex digits") }
+        guard BlobAddress.isValid(address) else { throw APIError.invalid("\(name): a blob address is 64 lowercase hex digits") }
         let collectionID = try collection.requireID()
         if let existing = try await ModelVersionRecord.query(on: database)
             .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first() {
@@ -34,7 +34,7 @@ struct ModelVersions {
         }
         let found: (header: ContainerHeader, size: Int64)?
         do {
-            found = try store.header(of: address)
+            found = try await store.header(of: address)
         } catch let error as ContainerError {
             throw APIError(.unprocessableEntity, "not_a_container", "\(name): the blob \(address.prefix(12))… is not a valid Coffer container: \(error)")
         }

@@ -7,7 +7,7 @@ import Foundation
 /// live key of the team. Each problem is one sentence.
 enum Readiness {
     static func problems(
-        of spec: DeploymentSpec, in collection: CollectionRecord, versions: [UUID: ModelVersionRecord], store: BlobStore, on db: any Database
+        of spec: DeploymentSpec, in collection: CollectionRecord, versions: [UUID: ModelVersionRecord], store: any BlobStore, on db: any Database
     ) async throws -> [String] {
         var problems: [String] = []
         for name in collection.modelNames where spec.defaults[name] == nil {
@@ -26,7 +26,7 @@ enum Readiness {
                 continue
             }
             do {
-                if try store.header(of: version.blobID) == nil {
+                if try await store.header(of: version.blobID) == nil {
                     problems.append("\(version.modelName): blob \(version.blobID.prefix(12))… is missing from the server")
                 }
             } catch {

@@ -1,86 +1,72 @@
 import CofferFormat
-import Crypto
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import NIOCore
+import Vapor
 
-/// Content-addressed, immutable blob files: `ROOT/ab/abcdef…` named by their SHA-256.
+/// Where sealed models are kept: immutable blobs named by the SHA-256 of their bytes (see
+/// ``BlobAddress``), never visible in part.
 ///
-/// Uploads are written under `ROOT/incoming/` and renamed into place only when their digest,
-/// size and container header check out, so a reader never sees a partial blob and several
-/// instances can share one folder.
-struct BlobStore: Sendable {
-    let root: String
+/// Two stores implement it: ``FolderBlobStore`` (a local or shared folder, `COFFER_BLOB_DIR`) and
+/// ``S3BlobStore`` (an S3-compatible bucket, `COFFER_BLOB_STORE=s3://…`). Everything above them —
+/// the upload checks of ``BlobIntake``, leases, quotas, ranges, collection — is the same for both.
+protocol BlobStore: Sendable {
+    /// The stored blob's size in bytes; nil when the store does not hold it.
+    func size(of address: String) async throws -> Int64?
 
-    init(root: String) throws {
-        self.root = root
-        try FileManager.default.createDirectory(atPath: root + "/incoming", withIntermediateDirectories: true)
-    }
+    /// The container header of a stored blob and its size, read as every reader does
+    /// (``SealedModel/readHeader(from:)``); nil when the blob is not stored; throws
+    /// ``ContainerError`` when it is not a valid container.
+    func header(of address: String) async throws -> (header: ContainerHeader, size: Int64)?
 
-    /// Whether `text` is a content address: 64 lowercase hex digits.
-    static func isAddress(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
+    /// A new upload, which no reader sees until ``BlobUpload/publish(as:)``. `address`, when the
+    /// uploader stated it in advance, lets a store write straight to its final place.
+    func beginUpload(for address: String?) async throws -> any BlobUpload
 
-    func path(of address: String) -> String { root + "/" + address.prefix(2) + "/" + address }
+    /// An answer with `status` whose body streams `range` of a stored blob in bounded memory.
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response
 
-    func exists(_ address: String) -> Bool { FileManager.default.fileExists(atPath: path(of: address)) }
+    /// A URL that serves the blob without this server (a presigned GET), or nil to serve it here.
+    func directURL(of address: String) -> String?
 
-    /// A fresh path to move a blob being collected out of sight.
-    func asidePath() -> String { root + "/incoming/collect-" + UUID().uuidString }
+    /// Takes a blob that is about to be collected out of uploaders' sight, if the store can (the
+    /// folder moves the file aside); ``restore(_:)`` or ``remove(_:)`` follows.
+    func withdraw(_ address: String) async -> WithdrawnBlob
 
-    /// A fresh path for an upload in progress.
-    func incomingPath() -> String { root + "/incoming/" + UUID().uuidString }
+    /// Puts a withdrawn blob back: the database still needs it.
+    func restore(_ blob: WithdrawnBlob) async
 
-    /// Moves a verified upload into place (a no-op if another upload of the same bytes won).
-    func publish(_ incoming: String, as address: String) throws {
-        let folder = root + "/" + address.prefix(2)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        if rename(incoming, path(of: address)) != 0 {
-            let code = errno
-            unlink(incoming)
-            if !exists(address) { throw IOFailure(operation: .rename, path: address, errno: code) }
-        }
-    }
+    /// Deletes a withdrawn blob for good.
+    func remove(_ blob: WithdrawnBlob) async throws
 
-    /// Removes unfinished uploads older than `age` seconds (left by a crash).
-    func removeStaleIncoming(olderThan age: TimeInterval = 3600) {
-        let folder = root + "/incoming"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-            let path = folder + "/" + name
-            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
-               Date().timeIntervalSince(modified) > age {
-                unlink(path)
-            }
-        }
-    }
+    /// Removes what uploads left behind when they crashed or were cut (files, objects, multipart
+    /// parts) once older than `age` seconds; returns how many it removed.
+    @discardableResult
+    func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int
 }
 
-/// Checks an upload's first bytes: they must start a valid Coffer container whose stated total
-/// length equals the upload's size (when it is known in advance; ``BlobIntake`` checks it at the
-/// end otherwise). Fed incrementally; keeps at most 4 KiB in memory (a version 2 chunk table is
-/// checked once the blob is stored, by ``BlobStore/header(of:)``).
-struct UploadHeaderCheck {
-    private var prefix: [UInt8] = []
-    private(set) var header: ContainerHeader.Preamble?
-    let declaredSize: Int64?
+/// Bytes on their way into a ``BlobStore``. Written in order by one task.
+protocol BlobUpload: AnyObject {
+    /// Appends `piece`.
+    func write(_ piece: ByteBuffer) async throws
 
-    init(declaredSize: Int64?) { self.declaredSize = declaredSize }
+    /// Makes the upload the blob `address` (its bytes were checked against it); a no-op when
+    /// another upload of the same bytes won. The upload is finished afterwards.
+    func publish(as address: String) async throws
 
-    /// Feeds the next bytes; throws once the header is known to be invalid.
-    mutating func feed(_ bytes: some Collection<UInt8>) throws {
-        guard header == nil else { return }
-        prefix.append(contentsOf: bytes.prefix(ContainerHeader.maximumLength - prefix.count))
-        guard prefix.count >= ContainerHeader.prefixLength else { return }
-        guard let parsed = try ContainerHeader.preamble(from: prefix) else { return }
-        // `exactly:`: a negative stated size is a mismatch, not a conversion trap.
-        if let declaredSize, UInt64(exactly: declaredSize) != parsed.sealedLength {
-            throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(clamping: declaredSize))
-        }
-        header = parsed
-        prefix = []
+    /// Throws the upload away (best effort, never throws): what a failed upload does.
+    func discard() async
+}
+
+/// A blob being collected (``BlobStore/withdraw(_:)``): its address and where the store put it.
+struct WithdrawnBlob: Sendable {
+    let address: String
+    /// Where the store moved it (the folder's aside path); nil when it stayed in place.
+    let aside: String?
+}
+
+/// Content addresses: the SHA-256 of a blob's bytes in 64 lowercase hex digits.
+enum BlobAddress {
+    /// Whether `text` is a content address.
+    static func isValid(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 }

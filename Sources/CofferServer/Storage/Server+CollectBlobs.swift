@@ -6,7 +6,7 @@ extension Server {
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         do {
             try await configureDatabase(app, configuration)
-            let collector = BlobCollector(store: try BlobStore(root: configuration.resolvedBlobDirectory), grace: configuration.blobGracePeriod)
+            let collector = BlobCollector(store: try await configuration.makeBlobStore(app), grace: configuration.blobGracePeriod)
             let removed = try await collector.collect(on: app.db)
             try await app.asyncShutdown()
             return "removed \(removed.count) unreferenced blobs" + (removed.isEmpty ? "" : ": " + removed.joined(separator: ", "))

@@ -1,0 +1,104 @@
+import CofferFormat
+import Foundation
+import NIOCore
+import Vapor
+import _NIOFileSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Content-addressed, immutable blob files: `ROOT/ab/abcdef…` named by their SHA-256.
+///
+/// Uploads are written under `ROOT/incoming/` and renamed into place only when their digest,
+/// size and container header check out, so a reader never sees a partial blob and several
+/// instances can share one folder.
+struct FolderBlobStore: BlobStore {
+    let root: String
+
+    init(root: String) throws {
+        self.root = root
+        try FileManager.default.createDirectory(atPath: root + "/incoming", withIntermediateDirectories: true)
+    }
+
+    func path(of address: String) -> String { root + "/" + address.prefix(2) + "/" + address }
+
+    func size(of address: String) async throws -> Int64? {
+        (try? FileManager.default.attributesOfItem(atPath: path(of: address)))?[.size] as? Int64
+    }
+
+    func beginUpload(for address: String?) async throws -> any BlobUpload {
+        try await FolderUpload(store: self, path: root + "/incoming/" + UUID().uuidString)
+    }
+
+    /// Moves a verified upload into place (a no-op if another upload of the same bytes won).
+    func publish(_ incoming: String, as address: String) throws {
+        let folder = root + "/" + address.prefix(2)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if rename(incoming, path(of: address)) != 0 {
+            let code = errno
+            unlink(incoming)
+            if !FileManager.default.fileExists(atPath: path(of: address)) { throw IOFailure(operation: .rename, path: address, errno: code) }
+        }
+    }
+
+    /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster
+    /// than 256 KiB pieces, docs/BENCHMARKS.md).
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
+        let path = path(of: address)
+        let response = Response(status: status)
+        response.headers.contentType = .binary
+        response.body = .init(asyncStream: { writer in
+            do {
+                try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
+                    var offset = range.lowerBound
+                    while offset < range.upperBound {
+                        let length = min(Int64(1 << 20), range.upperBound - offset)
+                        let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
+                        guard chunk.readableBytes > 0 else { break }
+                        offset += Int64(chunk.readableBytes)
+                        metrics.bytesServed(chunk.readableBytes)
+                        try await writer.write(.buffer(chunk))
+                    }
+                }
+                try await writer.write(.end)
+            } catch {
+                try? await writer.write(.error(error))
+            }
+        }, count: Int(range.count))
+        return response
+    }
+
+    /// Always nil: the folder's blobs are served by this server.
+    func directURL(of address: String) -> String? { nil }
+
+    /// Moves the file aside, so an upload that starts now finds it gone and sends it again.
+    func withdraw(_ address: String) async -> WithdrawnBlob {
+        let aside = root + "/incoming/collect-" + UUID().uuidString
+        return WithdrawnBlob(address: address, aside: rename(path(of: address), aside) == 0 ? aside : nil)
+    }
+
+    func restore(_ blob: WithdrawnBlob) async {
+        if let aside = blob.aside { _ = rename(aside, path(of: blob.address)) }
+    }
+
+    func remove(_ blob: WithdrawnBlob) async throws {
+        if let aside = blob.aside { unlink(aside) }
+    }
+
+    /// Removes unfinished uploads older than `age` seconds (left by a crash).
+    @discardableResult
+    func removeStaleUploads(olderThan age: TimeInterval = 3600) async throws -> Int {
+        let folder = root + "/incoming"
+        var removed = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            let path = folder + "/" + name
+            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+               Date().timeIntervalSince(modified) > age, unlink(path) == 0 {
+                removed += 1
+            }
+        }
+        return removed
+    }
+}
