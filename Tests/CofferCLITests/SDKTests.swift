@@ -2,15 +2,19 @@ import Coffer
 import CofferFormat
 import Crypto
 import Foundation
+import S3TestSupport
 import Testing
 
 /// The `Coffer` SDK in this process against a real `coffer-server`: the three cases teams saw fail
 /// with Apple's service, offline use, and what the SDK refuses.
 @Suite("Coffer SDK against a real server")
 struct SDKTests {
-    @Test("first launch downloads; a new deployment arrives on the next access; a reinstall downloads again")
-    func firstLaunchUpdateReinstall() async throws {
-        guard let fleet = try SDKFleet() else { return }
+    @Test("first launch downloads; a new deployment arrives on the next access; a reinstall downloads again",
+          arguments: ServerBlobStore.available)
+    func firstLaunchUpdateReinstall(store: ServerBlobStore) async throws {
+        let (environment, bucket) = try await store.serverEnvironment()
+        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
+        guard let fleet = try SDKFleet(environment: environment) else { return }
         defer { fleet.finish() }
         try fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("app-cache")

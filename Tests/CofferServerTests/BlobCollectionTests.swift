@@ -12,8 +12,8 @@ struct BlobCollectionTests {
         return sealed
     }
 
-    static func run(_ backend: Backend) async throws {
-        let server = try await TestServer.start(postgres: backend.isPostgres) { $0.blobCollectionInterval = 0 }
+    static func run(_ backend: Backend, store: TestStore) async throws {
+        let server = try await TestServer.start(postgres: backend.isPostgres, store: store) { $0.blobCollectionInterval = 0 }
         defer { Task { try? await server.stop() } }
         let world = World(server)
         try await world.team("T")
@@ -25,8 +25,7 @@ struct BlobCollectionTests {
         let grace: TimeInterval = 3600
         let later = Date().addingTimeInterval(grace + 60)
         try await UploadLeaseRecord(blobID: leased.sha256Hex, expiresAt: later.addingTimeInterval(60)).create(on: server.app.db)
-        let store = try FolderBlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
-        let collector = BlobCollector(store: store, grace: grace)
+        let collector = BlobCollector(store: try #require(server.app.blobStore), grace: grace)
 
         // Within the grace period nothing goes.
         #expect(try await collector.collect(on: server.app.db, now: Date()).isEmpty)
@@ -36,7 +35,7 @@ struct BlobCollectionTests {
         #expect(try await public_.call("GET", "/v1/blobs/\(loose.sha256Hex)").status == 404)
         #expect(try await public_.call("GET", "/v1/blobs/\(referenced.sha256Hex)").body == referenced)
         #expect(try await public_.call("GET", "/v1/blobs/\(leased.sha256Hex)").body == leased)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.root + "/incoming").isEmpty)
+        #expect(try await server.leftoverUploads() == 0)
 
         // A collected blob can be uploaded again; a repeated upload restarts its grace period.
         #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(loose.sha256Hex)", body: loose).status == 201)
@@ -44,9 +43,28 @@ struct BlobCollectionTests {
         #expect(try await public_.call("GET", "/v1/blobs/\(loose.sha256Hex)").body == loose)
     }
 
-    @Test("unreferenced blobs past their grace period go; referenced and in-flight ones stay (SQLite)")
-    func sqlite() async throws { try await Self.run(.sqlite) }
+    @Test("unreferenced blobs past their grace period go; referenced and in-flight ones stay (SQLite)", arguments: TestStore.available)
+    func sqlite(store: TestStore) async throws { try await Self.run(.sqlite, store: store) }
 
-    @Test("the same over PostgreSQL", .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
-    func postgres() async throws { try await Self.run(.postgres) }
+    @Test("the same over PostgreSQL", .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"),
+          arguments: TestStore.available)
+    func postgres(store: TestStore) async throws { try await Self.run(.postgres, store: store) }
+
+    @Test("an upload of a blob being collected waits for the collection's hold, then stores its bytes", arguments: TestStore.available)
+    func hold(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store) { $0.blobCollectionInterval = 0 }
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let sealed = Data(try SealedModel.seal(Array("held".utf8), name: "m", using: .modelKey(key)))
+        let hold = try await CollectionHold.take(sealed.sha256Hex, on: server.app.db)
+        let upload = Task { try await world.admin.call("PUT", "/v1/teams/T/blobs/\(sealed.sha256Hex)", body: sealed) }
+        try await Task.sleep(for: .milliseconds(600))
+        // Held: the upload has its lease but has not stored anything.
+        #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(sealed.sha256Hex)").status == 404)
+        try await hold.delete(on: server.app.db)
+        #expect(try await upload.value.status == 201)
+        #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(sealed.sha256Hex)").body == sealed)
+    }
 }

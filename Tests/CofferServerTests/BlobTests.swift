@@ -1,12 +1,14 @@
 import CofferFormat
+@testable import CofferServer
 import Foundation
+import NIOCore
 import Testing
 
 @Suite("Model storage")
 struct BlobTests {
-    @Test("uploads are checked, stored once, and served with Range, a strong ETag and immutable caching")
-    func storage() async throws {
-        let server = try await TestServer.start { $0.maximumBlobSize = 1 << 20 }
+    @Test("uploads are checked, stored once, and served with Range, a strong ETag and immutable caching", arguments: TestStore.available)
+    func storage(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store) { $0.maximumBlobSize = 1 << 20 }
         defer { Task { try? await server.stop() } }
         let world = World(server)
         try await world.team("T")
@@ -65,9 +67,54 @@ struct BlobTests {
         let big = Data(try SealedModel.seal(Array(repeating: 0, count: 1 << 20), name: "big", using: .modelKey(key)))
         #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(big.sha256Hex)", body: big).status == 413)
         // Nothing half-written is left, and nothing refused is downloadable.
-        let incoming = try FileManager.default.contentsOfDirectory(atPath: server.configuration.resolvedBlobDirectoryForTests + "/incoming")
-        #expect(incoming.isEmpty)
+        #expect(try await server.leftoverUploads() == 0)
         #expect(try await public_.call("GET", "/v1/blobs/\(junk.sha256Hex)").status == 404)
+    }
+
+    @Test("a connection cut mid-upload leaves no blob and, after collection, no part of it in the store", arguments: TestStore.available)
+    func cutUpload(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store) { $0.blobCollectionInterval = 0 }
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        // Larger than one S3 part (8 MiB), so parts were stored before the cut.
+        let sealed = Data(try SealedModel.seal((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }, name: "m", using: .modelKey(key)))
+        let address = sealed.sha256Hex
+        let connection = try await RawConnection.connect(port: server.base.port!)
+        try await connection.send("PUT /v1/teams/T/blobs/\(address) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.adminToken)\r\n"
+                                  + "Content-Type: application/octet-stream\r\nContent-Length: \(sealed.count)\r\n\r\n")
+        try await connection.send(bytes: sealed.prefix(10 << 20))
+        await connection.close()
+
+        let public_ = HTTP(base: server.base)
+        // The server sees the cut, discards the upload (the folder's file, the multipart upload) and drops its lease.
+        var leftovers = -1
+        for _ in 0..<100 {
+            leftovers = try await server.leftoverUploads()
+            if leftovers == 0, try await UploadLeaseRecord.query(on: server.app.db).count() == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(leftovers == 0)
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)").status == 404)
+        #expect(try await public_.call("HEAD", "/v1/blobs/\(address)").status == 404)
+
+        // An upload a crash left behind (begun, a part written, never published nor discarded) is
+        // gone after a collection that counts it stale.
+        let blobStore = try #require(server.app.blobStore)
+        let crashed = try await blobStore.beginUpload(for: address)
+        var part = ByteBuffer()
+        part.writeBytes(sealed.prefix(9 << 20))
+        try await crashed.write(part)
+        #expect(try await server.leftoverUploads() > 0)
+        _ = try await BlobCollector(store: blobStore, grace: 3600, staleUploadAge: 0).collect(on: server.app.db, now: Date())
+        #expect(try await server.leftoverUploads() == 0)
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)").status == 404)
+        await crashed.discard()
+
+        // The same bytes sent whole afterwards are stored and served.
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 201)
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=0-99"]).body == sealed.prefix(100))
     }
 }
 

@@ -22,9 +22,9 @@ struct DashboardDeploymentTests {
                                   headers: ["X-CSRF-Token": csrf ?? browser.csrf])
     }
 
-    @Test("upload two models, create a deployment with a tablet rule, see its page, activate it, clone it")
-    func createInTheBrowser() async throws {
-        let server = try await TestServer.start()
+    @Test("upload two models, create a deployment with a tablet rule, see its page, activate it, clone it", arguments: TestStore.available)
+    func createInTheBrowser(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store)
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let browser = try await DashboardTests.ownerBrowser(server)
@@ -112,9 +112,9 @@ struct DashboardDeploymentTests {
         #expect(try await browser.get(Self.collection + "/models/Nope").status == 404)
     }
 
-    @Test("the model page shows each version's format and how many of its chunks the previous version shares")
-    func chunkSharingOnTheModelPage() async throws {
-        let server = try await TestServer.start()
+    @Test("the model page shows each version's format and how many of its chunks the previous version shares", arguments: TestStore.available)
+    func chunkSharingOnTheModelPage(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store)
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let browser = try await DashboardTests.ownerBrowser(server)
@@ -174,9 +174,10 @@ struct DashboardDeploymentTests {
         #expect((list.json as? [Any])?.count == 1)
     }
 
-    @Test("uploads that are not sealed models, cut short, mutated, too big, forged or from a viewer are refused with a clear 4xx")
-    func uploadRefusals() async throws {
-        let server = try await TestServer.start { $0.maximumBlobSize = 64 * 1024 }
+    @Test("uploads that are not sealed models, cut short, mutated, too big, forged or from a viewer are refused with a clear 4xx",
+          arguments: TestStore.available)
+    func uploadRefusals(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store) { $0.maximumBlobSize = 64 * 1024 }
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let browser = try await DashboardTests.ownerBrowser(server)
@@ -244,8 +245,7 @@ struct DashboardDeploymentTests {
             let reply = try await browser.postRaw(path, body: body.data, contentType: "multipart/form-data; boundary=\(body.boundary)")
             #expect(reply.status < 500, "\(reply.status): \(reply.html.prefix(300))")
         }
-        let incoming = server.configuration.resolvedBlobDirectory + "/incoming"
-        #expect(try FileManager.default.contentsOfDirectory(atPath: incoming).isEmpty)
+        #expect(try await server.leftoverUploads() == 0)
 
         // A viewer uploads nothing.
         let viewerToken = try #require(try await flowers.world.member("vera", role: "viewer", in: "T").token)

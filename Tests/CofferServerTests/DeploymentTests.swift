@@ -10,8 +10,8 @@ import Testing
 struct DeploymentTests {
     /// The WWDC demo: deploy to all, add a tablet-only classifier, roll back; every device
     /// population sees what it should, signed, with the sequence number growing.
-    static func walkThrough(_ backend: Backend) async throws {
-        let server = try await TestServer.start(postgres: backend.isPostgres)
+    static func walkThrough(_ backend: Backend, store: TestStore) async throws {
+        let server = try await TestServer.start(postgres: backend.isPostgres, store: store)
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let classifier = try await flowers.upload("classifier")
@@ -88,11 +88,12 @@ struct DeploymentTests {
         #expect(Set(held.map(\.blobID)) == [classifier, stylizer, tabletClassifier])
     }
 
-    @Test("the WWDC walk-through over SQLite")
-    func walkThroughSQLite() async throws { try await Self.walkThrough(.sqlite) }
+    @Test("the WWDC walk-through over SQLite", arguments: TestStore.available)
+    func walkThroughSQLite(store: TestStore) async throws { try await Self.walkThrough(.sqlite, store: store) }
 
-    @Test("the WWDC walk-through over PostgreSQL", .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
-    func walkThroughPostgres() async throws { try await Self.walkThrough(.postgres) }
+    @Test("the WWDC walk-through over PostgreSQL", .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"),
+          arguments: TestStore.available)
+    func walkThroughPostgres(store: TestStore) async throws { try await Self.walkThrough(.postgres, store: store) }
 
     /// Many activations of one collection at once: each gets its own sequence number and exactly
     /// one deployment ends active — the one with the highest number.

@@ -2,6 +2,7 @@ import CofferFormat
 @testable import CofferServer
 import Crypto
 import Foundation
+import S3TestSupport
 import Testing
 
 @Suite("Master key rotation and several instances")
@@ -39,9 +40,11 @@ struct MasterKeyTests {
     }
 
     @Test("several instances on one PostgreSQL share keys, apps and blobs",
-          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
-    func severalInstances() async throws {
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"), arguments: TestStore.available)
+    func severalInstances(store: TestStore) async throws {
         let databaseURL = try await PostgresDatabases.create()
+        // One bucket for both instances, or one shared folder.
+        let bucket = store == .s3 ? try await ObjectStoreSettings.testBucket() : nil
         let shared = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-shared-" + UUID().uuidString).path
         let master = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
         let token = "cft_shared_" + UUID().uuidString
@@ -49,7 +52,7 @@ struct MasterKeyTests {
             var configuration = ServerConfiguration(
                 dataDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("coffer-node-" + UUID().uuidString).path,
                 hostname: "127.0.0.1", port: 0, databaseURL: databaseURL, masterKeyBase64: master, bootstrapToken: token)
-            configuration.blobDirectory = shared
+            if let bucket { configuration.objectStore = bucket } else { configuration.blobDirectory = shared }
             return configuration
         }
         // Started together: migrations and bootstrap must cope with the race.
@@ -73,8 +76,13 @@ struct MasterKeyTests {
         let again = try await HTTP(base: b.base, token: token).call("PUT", "/v1/teams/Shared/blobs/\(sealed.sha256Hex)", body: sealed)
         #expect(again.status == 200)
         #expect(again.object["created"] as? Bool == false)
+        // Nothing of the blobs is on either instance's disk when they live in the bucket.
+        if bucket != nil {
+            for node in [a, b] { #expect(!FileManager.default.fileExists(atPath: node.configuration.dataDirectory + "/blobs")) }
+        }
         try await a.stop()
         try await b.stop()
         try? FileManager.default.removeItem(atPath: shared)
+        if let bucket { await S3TestGateway.removeBucket(bucket.bucket) }
     }
 }

@@ -28,6 +28,10 @@ final class RawConnection: Sendable {
         try await channel.writeAndFlush(channel.allocator.buffer(string: text)).get()
     }
 
+    func send(bytes: some Sequence<UInt8>) async throws {
+        try await channel.writeAndFlush(channel.allocator.buffer(bytes: Array(bytes))).get()
+    }
+
     /// Waits (up to `seconds`) until `done` holds for what arrived, or the server closes; returns
     /// the text so far and whether the connection is closed.
     func wait(seconds: Double = 30, until done: (String) -> Bool) async throws -> (text: String, closed: Bool) {

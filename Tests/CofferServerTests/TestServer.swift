@@ -1,5 +1,6 @@
 import CofferServer
 import Foundation
+import S3TestSupport
 import Testing
 import Vapor
 #if canImport(FoundationNetworking)
@@ -7,7 +8,8 @@ import FoundationNetworking
 #endif
 
 /// A real Coffer server on a random loopback port with a temporary data folder, over SQLite or
-/// (when COFFER_TEST_DATABASE_URL is set) a fresh PostgreSQL database of its own.
+/// (when COFFER_TEST_DATABASE_URL is set) a fresh PostgreSQL database of its own, its blobs in a
+/// folder or (``TestStore/s3``) a fresh bucket of the test gateway.
 final class TestServer: @unchecked Sendable {
     let app: Application
     let base: URL
@@ -16,12 +18,14 @@ final class TestServer: @unchecked Sendable {
     let configuration: ServerConfiguration
     /// The PostgreSQL database this server made for itself (dropped by ``stop(removingData:)``).
     private var ownDatabase: String?
+    /// The bucket this server made for itself (emptied and removed by ``stop(removingData:)``).
+    private var ownBucket: ObjectStoreSettings?
 
     /// The PostgreSQL server to test against, if any (set by .ci/run).
     static var postgresURL: String? { ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] }
 
     static func start(
-        postgres: Bool = false, dataDirectory: String? = nil, databaseURL: String? = nil,
+        postgres: Bool = false, store: TestStore = .folder, dataDirectory: String? = nil, databaseURL: String? = nil,
         adjust: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let folder = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coffer-server-" + UUID().uuidString).path
@@ -36,10 +40,21 @@ final class TestServer: @unchecked Sendable {
                 configuration.databaseURL = made
             }
         }
+        var bucket: ObjectStoreSettings?
+        if store == .s3 {
+            bucket = try await ObjectStoreSettings.testBucket()
+            configuration.objectStore = bucket
+        }
         adjust(&configuration)
-        let server = try await start(configuration)
-        server.ownDatabase = made
-        return server
+        do {
+            let server = try await start(configuration)
+            server.ownDatabase = made
+            server.ownBucket = bucket
+            return server
+        } catch {
+            if let bucket { await S3TestGateway.removeBucket(bucket.bucket) }
+            throw error
+        }
     }
 
     static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
@@ -71,6 +86,7 @@ final class TestServer: @unchecked Sendable {
         if removingData {
             try? FileManager.default.removeItem(atPath: dataDirectory)
             if let ownDatabase { PostgresDatabases.drop(ownDatabase) }
+            if let ownBucket { await S3TestGateway.removeBucket(ownBucket.bucket) }
         }
     }
 }

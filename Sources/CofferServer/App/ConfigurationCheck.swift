@@ -5,8 +5,8 @@ import Foundation
 import Vapor
 
 /// `coffer-server check`: what `serve` would need, verified without changing anything (no folder,
-/// file, key or table is created): the data and blob folders, the master key, the bootstrap token
-/// file, the database and that the master key opens what it holds. The settings themselves were
+/// file, key or table is created): the data and blob folders (or the bucket of COFFER_BLOB_STORE),
+/// the master key, the bootstrap token file, the database and that the master key opens what it holds. The settings themselves were
 /// checked when they were read.
 ///
 /// Each problem is one line that names the file, folder or setting and what to do; none carries
@@ -23,7 +23,9 @@ public struct ConfigurationCheck: Sendable {
         check.checkPorts(configuration)
         let dataFolder = configuration.dataDirectory
         check.checkFolder(dataFolder, what: "the data folder (COFFER_DATA_DIR)", private: true)
-        if configuration.blobDirectory != nil {
+        if let objectStore = configuration.objectStore {
+            await check.checkObjectStore(objectStore)
+        } else if configuration.blobDirectory != nil {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder (COFFER_BLOB_DIR)", private: false)
         } else if FileManager.default.fileExists(atPath: configuration.resolvedBlobDirectory) {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)

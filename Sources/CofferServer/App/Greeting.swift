@@ -42,8 +42,12 @@ enum Greeting {
         }
         let folder = URL(fileURLWithPath: configuration.dataDirectory).standardizedFileURL.path
         let database = configuration.databaseURL == nil ? "SQLite database, " : ""
-        lines.append(("Data folder: \(folder) (\(database)master key, bootstrap token\(configuration.blobDirectory == nil ? ", blobs" : ""))",
+        let blobsHere = configuration.blobDirectory == nil && configuration.objectStore == nil
+        lines.append(("Data folder: \(folder) (\(database)master key, bootstrap token\(blobsHere ? ", blobs" : ""))",
                       ["dataFolder": .string(folder)]))
+        if let store = configuration.objectStore {
+            lines.append(("Blobs: \(store)\(store.presign ? ", downloads redirected to presigned URLs" : "")", ["blobStore": .string(store.description)]))
+        }
         return lines
     }
 

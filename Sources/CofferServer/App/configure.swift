@@ -18,6 +18,9 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     // Before anything else: a malformed list must stop the start, not quietly trust nobody.
     app.trustedProxies = try configuration.trustedProxies.map { try TrustedProxies(parsing: $0) } ?? .none
     RefusedMultipart.install()  // MultipartKit 4.7.1 crashes on some bodies: see RefusedMultipart
+    // Before anything is written: an object store that refuses the credentials or has no such
+    // bucket stops the start with one line. (The folder is made after the data folder, which is private.)
+    let bucket = try await configuration.objectStore.asyncMap { try await S3BlobStore.open($0, app: app) }
 
     try await configureDatabase(app, configuration)
 
@@ -37,7 +40,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     // Usage counts are flushed periodically and at shutdown; what is not flushed stays for the next try.
     app.lifecycle.use(PeriodicWork(every: configuration.usageFlushInterval, failure: "usage counts not flushed; kept for the next try",
                                    atShutdown: { db, _ in try await usage.flush(on: db) }) { db, _ in try await usage.flush(on: db) })
-    let store = try await configuration.makeBlobStore(app)
+    let store: any BlobStore = try bucket ?? FolderBlobStore(root: configuration.resolvedBlobDirectory)
+    app.blobStore = store
     try await store.removeStaleUploads(olderThan: 3600)
     if configuration.blobCollectionInterval > 0 {
         let collector = BlobCollector(store: store, grace: configuration.blobGracePeriod)

@@ -1,8 +1,10 @@
 import Vapor
 
 extension ServerConfiguration {
-    /// The blob store these settings name: the folder (COFFER_BLOB_DIR, else `DATA_DIR/blobs`).
+    /// The blob store these settings name: the bucket of COFFER_BLOB_STORE (checked now), else the
+    /// folder (COFFER_BLOB_DIR, else `DATA_DIR/blobs`).
     func makeBlobStore(_ app: Application) async throws -> any BlobStore {
-        try FolderBlobStore(root: resolvedBlobDirectory)
+        guard let objectStore else { return try FolderBlobStore(root: resolvedBlobDirectory) }
+        return try await S3BlobStore.open(objectStore, app: app)
     }
 }
