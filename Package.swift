@@ -114,6 +114,21 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1", condition: .when(traits: ["Server"])),
             ]
         ),
+        // An S3 client for the server's blob store (issue 20): AWS Signature Version 4 written here over
+        // swift-crypto, requests and streamed bodies through AsyncHTTPClient, a small bounded XML reader.
+        // Server side only: the SDK and the CLI never link it.
+        .target(
+            name: "CofferS3",
+            dependencies: [
+                "CofferFormat", // Hex, the package's one hex encoder
+                .product(name: "Crypto", package: "swift-crypto"),
+            ] + serverProducts([
+                ("AsyncHTTPClient", "async-http-client"),
+                ("NIOCore", "swift-nio"),
+                ("NIOHTTP1", "swift-nio"),
+                ("NIOPosix", "swift-nio"), // NIOConnectionError, to say why a store cannot be reached
+            ])
+        ),
         // The Vapor application: accounts, apps, model keys, key delivery, blob storage.
         .target(
             name: "CofferServer",
@@ -220,6 +235,19 @@ let package = Package(
             ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             // Genuine device evidence (Fixtures/Android/README.md, Fixtures/Apple/README.md).
             resources: [.copy("Fixtures")]
+        ),
+        // The signer against AWS's published vectors, the XML reader under mutation, and the client
+        // against a real Ceph RADOS Gateway when COFFER_TEST_S3_ENDPOINT is set (.ci/rgw-start.sh).
+        .testTarget(
+            name: "CofferS3Tests",
+            dependencies: [
+                "CofferS3",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ] + serverProducts([
+                ("AsyncHTTPClient", "async-http-client"),
+                ("NIOCore", "swift-nio"),
+                ("NIOPosix", "swift-nio"),
+            ])
         ),
         .testTarget(
             name: "CofferFormatTests",

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+extension S3Client {
+    /// One request before signing.
+    struct Call {
+        /// The name of the S3 operation, for errors (`HeadBucket`, `GetObject`, …).
+        var operation: String
+        var method: HTTPMethod
+        var encodedPath: String
+        var query: [(name: String, value: String)] = []
+        var headers: [(name: String, value: String)] = []
+        var body: ByteBuffer? = nil
+        /// The key for messages (nil for bucket operations).
+        var key: String? = nil
+    }
+
+    /// Signs and sends `call`, returning the answer once its head has arrived.
+    /// - Throws: ``S3Error/unreachable(endpoint:reason:)`` for every failure before an answer, or
+    ///   `CancellationError` when the task was cancelled.
+    func send(_ call: Call) async throws -> HTTPClientResponse {
+        let payload: SigV4Payload = call.body.map { buffer in
+            buffer.withUnsafeReadableBytes { SigV4Payload.hashing($0) }
+        } ?? .empty
+        let query = SigV4Signer.canonicalQuery(call.query)
+        var request = HTTPClientRequest(url: location.url(encodedPath: call.encodedPath, query: query))
+        request.method = call.method
+        let headers = [("host", location.hostHeader)] + call.headers
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let signed = signer.headers(
+            method: call.method.rawValue, encodedPath: call.encodedPath, query: call.query,
+            headers: headers, payload: payload, date: clock()
+        )
+        for (name, value) in signed { request.headers.add(name: name, value: value) }
+        if let body = call.body {
+            request.body = .bytes(body)
+        }
+        do {
+            return try await httpClient.execute(request, timeout: requestTimeout)
+        } catch {
+            throw networkFailure(error)
+        }
+    }
+
+    /// The whole body of an answer, at most `limit` bytes.
+    func collect(_ response: HTTPClientResponse, operation: String, limit: Int = S3Client.maximumResponseBytes) async throws -> [UInt8] {
+        do {
+            let buffer = try await response.body.collect(upTo: limit)
+            return Array(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw S3Error.malformedResponse(operation: operation, reason: "the body is longer than \(limit) bytes")
+        } catch {
+            throw networkFailure(error)
+        }
+    }
+
+    /// The error for an answer that is not the operation's success: its body's S3 code is read
+    /// (at most 64 KiB of it) and mapped to who must act.
+    func failure(_ response: HTTPClientResponse, operation: String, key: String? = nil) async throws -> S3Error {
+        let body = (try? await collect(response, operation: operation, limit: 64 * 1024)) ?? []
+        return Self.failure(status: Int(response.status.code), code: S3ErrorBody(body)?.code, operation: operation, location: location)
+    }
+
+    /// The error for `status` and S3 error `code` (nil when the answer had no `<Error>` body, as every
+    /// answer to HEAD).
+    static func failure(status: Int, code: String?, operation: String, location: S3Location) -> S3Error {
+        switch (status, code) {
+        case (403, nil), (403, "InvalidAccessKeyId"), (403, "SignatureDoesNotMatch"):
+            .credentialsRejected(code: code)
+        case (403, "AccessDenied"):
+            .accessDenied(operation: operation, bucket: location.bucket)
+        case (403, "RequestTimeTooSkewed"):
+            .clockSkewed
+        case (404, "NoSuchBucket"):
+            .bucketMissing(bucket: location.bucket, endpoint: location.endpoint)
+        default:
+            .unexpectedResponse(operation: operation, status: status, code: code)
+        }
+    }
+
+    /// The value of the only `name` header, nil when absent or repeated.
+    static func singleHeader(_ name: String, in response: HTTPClientResponse) -> String? {
+        let values = response.headers[name]
+        return values.count == 1 ? values[0] : nil
+    }
+}
