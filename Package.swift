@@ -135,6 +135,7 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 "CofferAttestation",
+                "CofferS3",
                 "ModelInspection",
                 .product(name: "Crypto", package: "swift-crypto"),
             ] + serverProducts([
@@ -155,6 +156,7 @@ let package = Package(
                 ("NIOHTTP1", "swift-nio"),
                 ("NIOPosix", "swift-nio"),
                 ("NIOExtras", "swift-nio-extras"),
+                ("AsyncHTTPClient", "async-http-client"),
             ]),
             // The dashboard's Leaf templates and stylesheet, found through Bundle.module at run time.
             resources: [.copy("Dashboard/Resources")]
@@ -227,6 +229,13 @@ let package = Package(
             ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             path: "Tests/AttestationTestSupport"
         ),
+        // The test S3 gateway (COFFER_TEST_S3_ENDPOINT, a Ceph RADOS Gateway .ci/rgw-start.sh starts):
+        // buckets for the server's and the CLI's "both stores" tests.
+        .target(
+            name: "S3TestSupport",
+            dependencies: ["CofferS3"] + serverProducts([("AsyncHTTPClient", "async-http-client")]),
+            path: "Tests/S3TestSupport"
+        ),
         .testTarget(
             name: "CofferAttestationTests",
             dependencies: [
@@ -261,7 +270,7 @@ let package = Package(
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
-                "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport",
+                "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport", "CofferS3", "S3TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ] + serverProducts([
                 ("X509", "swift-certificates"),
@@ -278,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient",
+                "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient", "S3TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

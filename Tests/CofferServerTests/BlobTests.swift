@@ -106,7 +106,10 @@ struct BlobTests {
         var part = ByteBuffer()
         part.writeBytes(sealed.prefix(9 << 20))
         try await crashed.write(part)
-        #expect(try await server.leftoverUploads() > 0)
+        // The folder's upload file is created transactionally (an unnamed file, linked under
+        // `incoming/` only when closed), so a crash leaves nothing there; the bucket holds the
+        // multipart upload and its part until someone aborts it.
+        if store == .s3 { #expect(try await server.leftoverUploads() > 0) }
         _ = try await BlobCollector(store: blobStore, grace: 3600, staleUploadAge: 0).collect(on: server.app.db, now: Date())
         #expect(try await server.leftoverUploads() == 0)
         #expect(try await public_.call("GET", "/v1/blobs/\(address)").status == 404)

@@ -1,0 +1,110 @@
+import CofferFormat
+import CofferS3
+import Foundation
+import NIOCore
+import Vapor
+
+/// Blobs as objects of an S3-compatible bucket (`COFFER_BLOB_STORE=s3://BUCKET[/PREFIX]`):
+/// `PREFIX/blobs/ADDRESS`, uploads in progress under `PREFIX/incoming/`.
+///
+/// An upload is a multipart upload that becomes visible only when it is completed, after the
+/// checks of ``BlobIntake`` passed: straight at the blob's key when the uploader stated the address
+/// (the API), else under `incoming/` and copied into place (the dashboard learns the address at
+/// the end). Several instances share one bucket; nothing of the store is kept on local disk.
+struct S3BlobStore: BlobStore {
+    let client: S3Client
+    /// Whether GETs are answered with a redirect to a presigned URL (COFFER_S3_PRESIGN).
+    let presign: Bool
+    /// How long a presigned URL stays valid.
+    var presignLifetime: Int = 300
+
+    func key(of address: String) -> String { "blobs/" + address }
+
+    func size(of address: String) async throws -> Int64? {
+        try await client.headObject(key: key(of: address))?.size
+    }
+
+    func header(of address: String) async throws -> (header: ContainerHeader, size: Int64)? {
+        guard let size = try await size(of: address) else { return nil }
+        let probe = Int(min(Int64(ContainerHeader.maximumLength), size))
+        guard let first = try await client.getBytes(key: key(of: address), range: .bytes(0..<Int64(probe)), limit: probe) else { return nil }
+        guard let preamble = try ContainerHeader.preamble(from: first.readableBytesView) else { throw ContainerError.malformedHeader("header ends early") }
+        guard preamble.sealedLength == UInt64(size) else {
+            throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: UInt64(size))
+        }
+        guard Int64(preamble.headerLength) <= size else { throw ContainerError.malformedHeader("header ends early") }
+        var bytes = Array(first.readableBytesView.prefix(preamble.headerLength))
+        if bytes.count < preamble.headerLength {
+            guard let whole = try await client.getBytes(key: key(of: address), range: .bytes(0..<Int64(preamble.headerLength)),
+                                                        limit: preamble.headerLength) else { return nil }
+            bytes = Array(whole.readableBytesView)
+        }
+        return (try ContainerHeader(parsing: bytes), size)
+    }
+
+    func beginUpload(for address: String?) async throws -> any BlobUpload {
+        let key = address.map(key(of:)) ?? "incoming/" + UUID().uuidString
+        return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key))
+    }
+
+    /// Streams the object's range as the store sends it; memory stays at what is in flight.
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
+        let response = Response(status: status)
+        response.headers.contentType = .binary
+        let client = client, key = key(of: address)
+        response.body = .init(asyncStream: { writer in
+            do {
+                guard let object = try await client.getObject(key: key, range: .bytes(range)) else {
+                    throw S3Error.unexpectedResponse(operation: "GET \(key)", status: 404, code: "NoSuchKey")
+                }
+                var sent: Int64 = 0
+                for try await piece in object.body {
+                    sent += Int64(piece.readableBytes)
+                    guard sent <= Int64(range.count) else {
+                        throw S3Error.malformedResponse(operation: "GET \(key)", reason: "more bytes than the range asked")
+                    }
+                    metrics.bytesServed(piece.readableBytes)
+                    try await writer.write(.buffer(piece))
+                }
+                guard sent == Int64(range.count) else {
+                    throw S3Error.malformedResponse(operation: "GET \(key)", reason: "the answer ended early")
+                }
+                try await writer.write(.end)
+            } catch {
+                try? await writer.write(.error(error))
+            }
+        }, count: Int(range.count))
+        return response
+    }
+
+    func directURL(of address: String) -> String? {
+        presign ? try? client.presignedGET(key: key(of: address), expires: presignLifetime, now: Date()) : nil
+    }
+
+    /// Objects cannot be moved aside atomically: the blob stays where it is while the collection
+    /// decides, and ``CollectionHold`` keeps uploads of it waiting.
+    func withdraw(_ address: String) async -> WithdrawnBlob { WithdrawnBlob(address: address, aside: nil) }
+
+    func restore(_ blob: WithdrawnBlob) async {}
+
+    func remove(_ blob: WithdrawnBlob) async throws { try await client.deleteObject(key: key(of: blob.address)) }
+
+    /// Aborts multipart uploads started more than `age` seconds ago (cut connections, crashes: their
+    /// parts would otherwise be stored and billed for ever) and deletes `incoming/` objects as old.
+    @discardableResult
+    func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int {
+        let cutoff = Date().addingTimeInterval(-age)
+        var removed = 0
+        for upload in try await client.listMultipartUploads(prefix: "") where upload.initiated < cutoff {
+            try await client.abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
+            removed += 1
+        }
+        for try await page in client.listObjects(prefix: "incoming/") {
+            for object in page where object.lastModified < cutoff {
+                try await client.deleteObject(key: object.key)
+                removed += 1
+            }
+        }
+        return removed
+    }
+}
