@@ -53,6 +53,13 @@ struct ObjectStoreSettingsTests {
         }
     }
 
+    @Test("presigning or addressing without a bucket is refused, not ignored", arguments: ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING"])
+    func withoutBucket(_ variable: String) {
+        #expect(throws: SettingError(setting: variable, accepts: "unset without COFFER_BLOB_STORE (it applies to a bucket)")) {
+            try ServerConfiguration.fromEnvironment([variable: "1"])
+        }
+    }
+
     @Test("a wrong secret, a missing bucket or an unreachable endpoint stops the start with one line naming the setting, no secret",
           .enabled(if: S3TestGateway.configured, "set COFFER_TEST_S3_ENDPOINT, COFFER_TEST_S3_ACCESS_KEY and COFFER_TEST_S3_SECRET_KEY"))
     func refusedAtStart() async throws {

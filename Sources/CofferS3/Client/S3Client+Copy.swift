@@ -5,22 +5,25 @@ extension S3Client {
     /// The largest object one CopyObject may copy (S3's limit); larger ones are copied in parts.
     public static let largestSingleCopy: Int64 = 5 << 30
     /// The size of each part when a large object is copied in parts (UploadPartCopy).
-    static let copyPartSize: Int64 = 1 << 30
+    public static let copyPartSize: Int64 = 1 << 30
 
     /// Copies object `source` to `destination` inside the bucket, without the bytes passing through
-    /// this host: CopyObject up to ``largestSingleCopy`` bytes, a multipart upload of UploadPartCopy
-    /// parts beyond (aborted if any part fails). `size` is the source's size when the caller knows it.
-    public func copyObject(from source: String, to destination: String, size: Int64? = nil) async throws {
+    /// this host: CopyObject up to `singleCopyLimit` bytes (``largestSingleCopy``), a multipart upload
+    /// of UploadPartCopy parts of `partSize` beyond (aborted if any part fails). `size` is the
+    /// source's size when the caller knows it.
+    public func copyObject(from source: String, to destination: String, size: Int64? = nil,
+                           singleCopyLimit: Int64 = S3Client.largestSingleCopy, partSize: Int64 = S3Client.copyPartSize) async throws {
+        guard partSize >= 5 << 20 else { throw S3Error.invalidArgument("a copied part must hold at least 5 MiB") }
         var known = size
         if known == nil { known = try await headObject(key: source)?.size }
         guard let size = known else { throw S3Error.unexpectedResponse(operation: "CopyObject", status: 404, code: "NoSuchKey") }
-        guard size > Self.largestSingleCopy else { return try await copyWhole(from: source, to: destination) }
+        guard size > singleCopyLimit else { return try await copyWhole(from: source, to: destination) }
         let uploadID = try await createMultipartUpload(key: destination)
         do {
             var parts: [(number: Int, etag: String)] = []
             var offset: Int64 = 0
             while offset < size {
-                let end = min(size, offset + Self.copyPartSize)
+                let end = min(size, offset + partSize)
                 parts.append((parts.count + 1, try await copyPart(from: source, range: offset..<end, to: destination,
                                                                    uploadID: uploadID, partNumber: parts.count + 1)))
                 offset = end

@@ -36,6 +36,11 @@ extension ServerConfiguration {
                 throw SettingError(setting: "COFFER_BLOB_DIR", accepts: "unset when COFFER_BLOB_STORE names a bucket (blobs live in one place)")
             }
             configuration.objectStore = try ObjectStoreSettings.read(location, from: settings)
+        } else {
+            // They mean something only for a bucket: set alone, they are a mistake to point out.
+            for variable in ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING"] where !(environment[variable] ?? "").isEmpty {
+                throw SettingError(setting: variable, accepts: "unset without COFFER_BLOB_STORE (it applies to a bucket)")
+            }
         }
         if let value = try settings.value("COFFER_MAX_BLOB_SIZE", .bytes) { configuration.maximumBlobSize = value }
         if let value = try settings.value("COFFER_BLOB_GRACE_HOURS", .duration("hours", of: 3600, zero: "remove at once")) {

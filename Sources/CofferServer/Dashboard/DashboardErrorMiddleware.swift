@@ -1,3 +1,4 @@
+import CofferS3
 import Vapor
 
 /// Turns every error of a dashboard route into a page that says in words what went wrong, with the
@@ -56,6 +57,9 @@ struct DashboardErrorMiddleware: AsyncMiddleware {
             let heading = error.status == .notFound ? "Not found" : "That did not work"
             let message = error.status == .notFound ? "There is no such page." : Self.sentence(error.reason)
             return (error.status, heading, message)
+        case let error as S3Error:
+            logger.error("blob store request failed", metadata: ["reason": "\(error.description)"])
+            return (.serviceUnavailable, "The model store did not answer", "The server could not reach its blob store. The server's log says why; try again later.")
         case is DecodingError:
             return (.badRequest, "The form needs a correction", "A form field is missing or not valid.")
         case _ where UniqueViolation.matches(error):

@@ -1,3 +1,4 @@
+import CofferS3
 import Vapor
 
 /// Maps every error to `{"error": CODE, "reason": TEXT}` with its status, in one place.
@@ -48,6 +49,11 @@ struct APIErrorMiddleware: Middleware {
             }
             let reason = error.status.code >= 500 ? "internal error" : error.reason
             return (error.status, ErrorBody(error: code, reason: reason), error.headers)
+        case let error as S3Error:
+            // The store's failure, not the request's: logged in full (an S3Error names the store,
+            // bucket, key and status, never a secret), answered without detail.
+            logger.error("blob store request failed", metadata: ["reason": "\(error.description)"])
+            return (.serviceUnavailable, ErrorBody(error: "blob_store_unavailable", reason: "the blob store did not answer as expected; try again"), [:])
         case is DecodingError:
             return (.badRequest, ErrorBody(error: "invalid_request", reason: "the request body is not the expected JSON"), [:])
         case _ where UniqueViolation.matches(error):
