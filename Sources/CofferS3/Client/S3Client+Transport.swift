@@ -52,7 +52,8 @@ extension S3Client {
         } catch is NIOTooManyBytesError {
             throw S3Error.malformedResponse(operation: operation, reason: "the body is longer than \(limit) bytes")
         } catch {
-            throw networkFailure(error)
+            if Task.isCancelled { throw CancellationError() }
+            throw S3Error.interrupted(operation: operation, reason: Self.reason(error))
         }
     }
 
