@@ -31,8 +31,11 @@ public struct S3ObjectBody: AsyncSequence, Sendable {
     /// One piece of the body.
     public typealias Element = ByteBuffer
 
+    /// AsyncHTTPClient's response body.
     let source: HTTPClientResponse.Body
+    /// The `Content-Length` the body must match.
     let expectedLength: Int64
+    /// The operation, for errors.
     let operation: String
 
     /// Iterates the pieces; throws ``S3Error/malformedResponse(operation:reason:)`` when the body is
@@ -40,6 +43,7 @@ public struct S3ObjectBody: AsyncSequence, Sendable {
     /// connection fails or stalls past the HTTP client's read timeout.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var source: HTTPClientResponse.Body.AsyncIterator
+        /// Bytes still due.
         var remaining: Int64
         let operation: String
 
