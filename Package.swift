@@ -255,6 +255,7 @@ let package = Package(
             ] + serverProducts([
                 ("AsyncHTTPClient", "async-http-client"),
                 ("NIOCore", "swift-nio"),
+                ("NIOHTTP1", "swift-nio"),
                 ("NIOPosix", "swift-nio"),
             ])
         ),

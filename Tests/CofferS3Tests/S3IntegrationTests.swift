@@ -188,7 +188,8 @@ struct S3IntegrationTests {
                 return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20))
             }
             let url = try client.presignedGET(key: "shared/model file.bin", expires: 60, now: Date())
-            #expect(!url.contains(S3TestStore.credentials.secretAccessKey))
+            let carriesTheSecret = url.contains(S3TestStore.credentials.secretAccessKey) // a Bool, so a failure cannot print the secret
+            #expect(!carriesTheSecret)
             let (status, received) = try await fetch(url)
             #expect(status == 200)
             #expect(received == body)

@@ -57,6 +57,7 @@ import Testing
             .accessDenied(operation: "PutObject", bucket: "x"),
             .clockSkewed,
             .rangeNotSatisfiable(key: "k", size: 10),
+            .interrupted(operation: "GetObject", reason: "connection reset with 10 bytes of the body still due"),
             .unexpectedResponse(operation: "GetObject", status: 500, code: "InternalError"),
             .malformedResponse(operation: "ListObjectsV2", reason: "no root element"),
             .invalidArgument("a part number must be 1…10000, not 0"),

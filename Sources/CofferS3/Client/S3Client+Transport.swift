@@ -8,10 +8,15 @@ extension S3Client {
     struct Call {
         /// The name of the S3 operation, for errors (`HeadBucket`, `GetObject`, …).
         var operation: String
+        /// The HTTP method.
         var method: HTTPMethod
+        /// The path as sent and signed (``S3Location/encodedPath(forKey:)`` or ``S3Location/bucketPath``).
         var encodedPath: String
+        /// Query parameters, not encoded.
         var query: [(name: String, value: String)] = []
+        /// Headers to send and sign besides `host` and the signer's own.
         var headers: [(name: String, value: String)] = []
+        /// The body, hashed into `x-amz-content-sha256`; nil for none.
         var body: ByteBuffer? = nil
         /// The key for messages (nil for bucket operations).
         var key: String? = nil
@@ -52,7 +57,8 @@ extension S3Client {
         } catch is NIOTooManyBytesError {
             throw S3Error.malformedResponse(operation: operation, reason: "the body is longer than \(limit) bytes")
         } catch {
-            throw networkFailure(error)
+            if Task.isCancelled { throw CancellationError() }
+            throw S3Error.interrupted(operation: operation, reason: Self.reason(error))
         }
     }
 

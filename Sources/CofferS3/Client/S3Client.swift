@@ -21,8 +21,11 @@ public final class S3Client: Sendable {
     /// Time allowed from sending a request to its answer's head (the body of a download is bounded
     /// by the HTTP client's read timeout instead, so that a long download is not cut off).
     public let requestTimeout: TimeAmount
+    /// Signs every request with the credentials, in the location's region.
     let signer: SigV4Signer
+    /// The caller's HTTP client (never shut down here).
     let httpClient: HTTPClient
+    /// The signing time.
     let clock: @Sendable () -> Date
 
     /// A client of `location`, signing with `credentials`, sending through `httpClient`.

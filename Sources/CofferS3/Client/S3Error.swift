@@ -17,6 +17,9 @@ public enum S3Error: Error, Sendable, Equatable {
     /// The endpoint could not be reached or did not answer in time; `reason` is the network error
     /// ("connection refused", "timed out", …).
     case unreachable(endpoint: String, reason: String)
+    /// The answer had begun and then broke off (connection closed or reset, read timeout): worth
+    /// one retry by the caller; `reason` says how much was missing where known.
+    case interrupted(operation: String, reason: String)
     /// The requested range starts past the object's end (416); `size` when the store said it.
     case rangeNotSatisfiable(key: String, size: Int64?)
     /// Any other answer: the HTTP status and the S3 error code when the body had one.
@@ -43,6 +46,8 @@ extension S3Error: CustomStringConvertible {
             "bucket '\(bucket)' does not exist at \(endpoint) (404 NoSuchBucket)"
         case .unreachable(let endpoint, let reason):
             "the store at \(endpoint) cannot be reached (AWS_ENDPOINT_URL_S3): \(reason)"
+        case .interrupted(let operation, let reason):
+            "the store's answer to \(operation) broke off: \(reason)"
         case .rangeNotSatisfiable(let key, let size):
             "the range asked of '\(key)' starts past its end\(size.map { " (size \($0))" } ?? "") (416)"
         case .unexpectedResponse(let operation, let status, let code):

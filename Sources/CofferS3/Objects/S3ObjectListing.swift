@@ -5,8 +5,11 @@ public struct S3ObjectListing: AsyncSequence, Sendable {
     /// One page of objects.
     public typealias Element = [S3ObjectSummary]
 
+    /// The client that sends each page's request.
     let client: S3Client
+    /// The key prefix listed, relative to the location's.
     let prefix: String
+    /// Keys per page, 1…1000.
     let pageSize: Int
 
     /// Fetches the pages in order; throws the ``S3Error`` of a failed request.
@@ -14,7 +17,9 @@ public struct S3ObjectListing: AsyncSequence, Sendable {
         let client: S3Client
         let prefix: String
         let pageSize: Int
+        /// The continuation token of the next page (nil for the first).
         var token: String?
+        /// Set after the page without a continuation token.
         var finished = false
 
         /// The next page, or nil after the last.

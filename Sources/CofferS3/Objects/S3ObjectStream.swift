@@ -31,15 +31,19 @@ public struct S3ObjectBody: AsyncSequence, Sendable {
     /// One piece of the body.
     public typealias Element = ByteBuffer
 
+    /// AsyncHTTPClient's response body.
     let source: HTTPClientResponse.Body
+    /// The `Content-Length` the body must match.
     let expectedLength: Int64
+    /// The operation, for errors.
     let operation: String
 
     /// Iterates the pieces; throws ``S3Error/malformedResponse(operation:reason:)`` when the body is
-    /// longer or shorter than its `Content-Length`, ``S3Error/unreachable(endpoint:reason:)`` when the
-    /// connection fails.
+    /// longer or shorter than its `Content-Length`, ``S3Error/interrupted(operation:reason:)`` when the
+    /// connection fails or stalls past the HTTP client's read timeout.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var source: HTTPClientResponse.Body.AsyncIterator
+        /// Bytes still due.
         var remaining: Int64
         let operation: String
 
@@ -50,7 +54,7 @@ public struct S3ObjectBody: AsyncSequence, Sendable {
                 piece = try await source.next()
             } catch {
                 if Task.isCancelled { throw CancellationError() }
-                throw S3Error.malformedResponse(operation: operation, reason: "the body ended with an error after \(remaining) bytes were still due: \(S3Client.reason(error))")
+                throw S3Error.interrupted(operation: operation, reason: "\(S3Client.reason(error)) with \(remaining) bytes of the body still due")
             }
             guard let piece else {
                 guard remaining == 0 else {

@@ -5,6 +5,7 @@ struct ListMultipartUploadsResult: Equatable {
     /// The markers of the next page; nil when this is the last page.
     let next: (keyMarker: String, uploadIDMarker: String)?
 
+    /// Equal uploads and equal next markers (tuples are not `Equatable`).
     static func == (a: Self, b: Self) -> Bool {
         a.uploads == b.uploads && a.next?.keyMarker == b.next?.keyMarker && a.next?.uploadIDMarker == b.next?.uploadIDMarker
     }

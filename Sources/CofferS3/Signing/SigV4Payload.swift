@@ -1,5 +1,6 @@
-import Crypto
 import CofferFormat
+import Crypto
+import Foundation
 
 /// What a request says about its body in `x-amz-content-sha256` and the canonical request's last line.
 public enum SigV4Payload: Sendable, Equatable {
@@ -11,11 +12,9 @@ public enum SigV4Payload: Sendable, Equatable {
     /// The hash of an empty body (every request without one).
     public static let empty = SigV4Payload.sha256("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
-    /// The hash of `bytes`.
-    public static func hashing(_ bytes: some Sequence<UInt8>) -> SigV4Payload {
-        var hasher = SHA256()
-        hasher.update(data: Array(bytes))
-        return .sha256(hasher.finalize().hexString)
+    /// The hash of `bytes` (hashed in place, not copied).
+    public static func hashing(_ bytes: some DataProtocol) -> SigV4Payload {
+        .sha256(SHA256.hash(data: bytes).hexString)
     }
 
     /// The value as it appears in the header and the canonical request.

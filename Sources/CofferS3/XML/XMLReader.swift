@@ -163,6 +163,7 @@ struct XMLReader {
         }
     }
 
+    /// XML's whitespace: space, tab, newline, carriage return.
     static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
