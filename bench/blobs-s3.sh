@@ -3,7 +3,8 @@
 # itself, in one run.
 #
 #   bench/blobs-s3.sh            release build, 256 MiB blob, 3 runs each (median), then a 1 GiB upload
-#   bench/blobs-s3.sh --smoke    debug build, 32 MiB blob, 1 run each, a 64 MiB upload: checks the script works (CI)
+#   bench/blobs-s3.sh --smoke    debug build, 32 MiB blob, 1 run each, a 64 MiB upload: checks the script works
+#                                and every download's bytes (CI); the targets are not judged
 #
 # Peers, measured in the same run on the same gateway:
 #   upload:   coffer blob upload (the API's PUT, streamed into a multipart upload by the server)
@@ -79,10 +80,11 @@ PY
 }
 s3 mb "$bucket"
 
+# One data folder and bootstrap token for every instance: they share the database and the bucket.
+token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 start_server() { # $1 port, then extra environment
   local port=$1
   shift
-  token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   env "$@" COFFER_BLOB_STORE="s3://$bucket/coffer" COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" \
     COFFER_BLOB_COLLECT_MINUTES=0 "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" > "server-$port.log" 2>&1 &
   server_pid=$!
@@ -146,11 +148,11 @@ coffer blob upload large.coffer --team Bench >/dev/null
 large_ns=$(( $(now) - large_start ))
 peak_kib=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status")
 
-python3 - "$size" "$large_mib" "$peak_kib" "$large_ns" \
+python3 - "$smoke" "$size" "$large_mib" "$peak_kib" "$large_ns" \
   "${up_direct[*]}" "${up_coffer[*]}" "${down_direct[*]}" "${down_streamed[*]}" "${down_presigned[*]}" <<'PY'
 import statistics, sys
-size, large_mib, peak_kib, large_ns = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-runs = [[int(x) for x in arg.split()] for arg in sys.argv[5:]]
+smoke, size, large_mib, peak_kib, large_ns = (int(x) for x in sys.argv[1:6])
+runs = [[int(x) for x in arg.split()] for arg in sys.argv[6:]]
 up_direct, up_coffer, down_direct, down_streamed, down_presigned = (statistics.median(r) for r in runs)
 rate = lambda ns: size / (ns / 1e9) / (1 << 20)
 missed = False
@@ -167,5 +169,7 @@ line("download, presigned redirect   ", down_presigned, down_direct, "= direct, 
 ok = peak_kib <= 128 * 1024
 missed |= not ok
 print(f"  server peak RSS after a {large_mib} MiB upload ({large_mib / (large_ns / 1e9):.1f} MiB/s): {peak_kib} KiB = {peak_kib / 1024:.1f} MiB (target <= 128 MiB: {'met' if ok else 'MISSED'})")
-sys.exit(1 if missed else 0)
+if smoke:
+    print("  (smoke run: a debug build and a small blob; the targets are judged on release builds only)")
+sys.exit(1 if missed and not smoke else 0)
 PY
