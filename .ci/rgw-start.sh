@@ -56,6 +56,10 @@ paxos propose interval = 0.05
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw data = $dir/rgw
 rgw enable usage log = false
+# Deleted objects and aborted parts go back to the in-memory OSD within seconds, not hours: the
+# tests and benchmarks delete gigabytes over a run.
+rgw gc obj min wait = 5
+rgw gc processor period = 5
 CONF
   local keyring=$dir/keyring
   ceph-authtool --create-keyring "$keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null

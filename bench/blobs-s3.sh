@@ -43,7 +43,23 @@ bench_binaries "$config"
 # The blobs are large: a disk folder, not /dev/shm (the gateway keeps its objects in memory already).
 work=$(mktemp -d "${TMPDIR:-/tmp}/coffer-bench-s3.XXXXXX")
 rgw_dir=""
+bucket=""
 cleanup() {
+  cd /
+  # The gateway keeps objects in memory: a gigabyte and more per run must not stay behind.
+  if [ -n "$bucket" ]; then
+    python3 - "$bucket" <<'PY' || true
+import sys, boto3
+from botocore.config import Config
+s3 = boto3.client("s3", config=Config(s3={"addressing_style": "path"}))
+for upload in s3.list_multipart_uploads(Bucket=sys.argv[1]).get("Uploads", []):
+    s3.abort_multipart_upload(Bucket=sys.argv[1], Key=upload["Key"], UploadId=upload["UploadId"])
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=sys.argv[1]):
+    for item in page.get("Contents", []):
+        s3.delete_object(Bucket=sys.argv[1], Key=item["Key"])
+s3.delete_bucket(Bucket=sys.argv[1])
+PY
+  fi
   bench_cleanup
   if [ -n "$rgw_dir" ]; then bash "$here/.ci/rgw-stop.sh" "$rgw_dir"; fi
 }
@@ -61,7 +77,6 @@ else
   RGW_PORT=$rgw_port MON_PORT=$(free_port) RGW_ACCESS_KEY=$access RGW_SECRET_KEY=$secret bash "$here/.ci/rgw-start.sh" "$rgw_dir"
   endpoint=http://127.0.0.1:$rgw_port
 fi
-bucket=coffer-bench-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export AWS_ACCESS_KEY_ID=$access AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3=$endpoint
 s3() { # python3 boto3 helper: s3 ACTION ARGS
   python3 - "$@" <<'PY'
@@ -78,6 +93,7 @@ elif action == "presign":
     print(s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": rest[0]}, ExpiresIn=3600))
 PY
 }
+bucket=coffer-bench-$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')
 s3 mb "$bucket"
 
 # One data folder and bootstrap token for every instance: they share the database and the bucket.

@@ -18,6 +18,9 @@ struct S3BlobStore: BlobStore {
     /// How long a presigned URL stays valid.
     var presignLifetime: Int = 300
 
+    /// How many bytes of a streamed download are passed to the client at once.
+    static let coalesced = 1 << 20
+
     func key(of address: String) -> String { "blobs/" + address }
 
     func size(of address: String) async throws -> Int64? {
@@ -58,16 +61,33 @@ struct S3BlobStore: BlobStore {
                     throw S3Error.unexpectedResponse(operation: "GET \(key)", status: 404, code: "NoSuchKey")
                 }
                 var sent: Int64 = 0
-                for try await piece in object.body {
+                // The store's answer arrives in the small reads of its connection; they are passed on
+                // in pieces of about `coalesced` bytes, each one write to the client (measured in
+                // docs/BENCHMARKS.md: fewer, larger writes are what keeps up with the store).
+                var pending = ByteBuffer()
+                for try await var piece in object.body {
                     sent += Int64(piece.readableBytes)
                     guard sent <= Int64(range.count) else {
                         throw S3Error.malformedResponse(operation: "GET \(key)", reason: "more bytes than the range asked")
                     }
-                    metrics.bytesServed(piece.readableBytes)
-                    try await writer.write(.buffer(piece))
+                    if pending.readableBytes == 0, piece.readableBytes >= Self.coalesced {
+                        pending = piece
+                    } else {
+                        if pending.capacity < Self.coalesced { pending.reserveCapacity(Self.coalesced) }
+                        pending.writeBuffer(&piece)
+                    }
+                    if pending.readableBytes >= Self.coalesced {
+                        metrics.bytesServed(pending.readableBytes)
+                        try await writer.write(.buffer(pending))
+                        pending = ByteBuffer()
+                    }
                 }
                 guard sent == Int64(range.count) else {
                     throw S3Error.malformedResponse(operation: "GET \(key)", reason: "the answer ended early")
+                }
+                if pending.readableBytes > 0 {
+                    metrics.bytesServed(pending.readableBytes)
+                    try await writer.write(.buffer(pending))
                 }
                 try await writer.write(.end)
             } catch {
