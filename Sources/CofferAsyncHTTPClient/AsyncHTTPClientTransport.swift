@@ -11,8 +11,9 @@ import FoundationNetworking
 /// A ``Coffer/CofferTransport`` over AsyncHTTPClient (SwiftNIO), for Linux apps and the `coffer`
 /// CLI: bodies arrive in the large pieces NIO reads, not FoundationNetworking's 16 KiB callbacks.
 ///
-/// Like the URLSession default it never follows a redirect, keeps no cookies and sends nothing
-/// but the request's own headers; network failures are reported as `URLError`. Set it with
+/// Like the URLSession default it never follows a redirect (the SDK does, for model downloads
+/// only, above the transport), keeps no cookies and sends nothing but the request's own headers;
+/// network failures are reported as `URLError`. Set it with
 /// `configuration.transport = AsyncHTTPClientTransport(timeout: configuration.requestTimeout)`.
 public final class AsyncHTTPClientTransport: CofferTransport {
     private let client: HTTPClient

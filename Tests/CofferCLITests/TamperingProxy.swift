@@ -37,6 +37,9 @@ final class TamperingProxy: @unchecked Sendable {
         case hold(Gate)
         /// Answer with this status and no body instead (a forged 304, say), with `Retry-After` if given.
         case status(Int, retryAfter: Int? = nil)
+        /// Answer with a redirect (307 unless told) to this Location instead, with a small body
+        /// (object storage's presigned redirect; a hostile one sends anywhere).
+        case redirect(String, status: Int = 307)
     }
 
     typealias Rule = @Sendable (_ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ body: Data) -> Action
@@ -148,17 +151,21 @@ final class TamperingProxy: @unchecked Sendable {
             let wait = retryAfter.map { "Retry-After: \($0)\r\n" } ?? ""
             outHead = Data("HTTP/1.1 \(code) Forged\r\n\(wait)Content-Length: 0\r\nConnection: close\r\n\r\n".utf8)
             outBody = Data()
+        case .redirect(let location, let code):
+            outBody = parts[0] == "HEAD" ? Data() : Data("<html>moved</html>".utf8)
+            outHead = Data("HTTP/1.1 \(code) Redirect\r\nLocation: \(location)\r\nCache-Control: no-store\r\nContent-Length: \(outBody.count)\r\nConnection: close\r\n\r\n".utf8)
         case .respond(let replacement):
             outHead = Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(replacement.count)\r\nConnection: close\r\n\r\n".utf8)
             outBody = replacement
         }
         let sent = outHead + (cut.map { outBody.prefix($0) } ?? outBody)
-        _ = Self.sendAll(client, sent)
-        body = Data()
+        // Logged before the answer goes out: a client that has its answer finds the exchange in the log.
         lock.withLock {
             exchanges.append(Exchange(method: String(parts[0]), path: String(parts[1]), headers: headers, status: status,
                                       bytesIn: bytesIn, bytesOut: sent.count))
         }
+        _ = Self.sendAll(client, sent)
+        body = Data()
     }
 
     /// Reads a head (through the blank line) and a body of Content-Length bytes (a response

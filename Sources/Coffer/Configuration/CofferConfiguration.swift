@@ -37,7 +37,8 @@ public struct CofferConfiguration: Sendable {
     public var maximumCacheBytes: UInt64?
     /// How long one request may wait for the server.
     public var requestTimeout: TimeInterval
-    /// How requests are sent; nil: URLSession (ephemeral, no redirects, no cookies). Linux apps
+    /// How requests are sent; nil: URLSession (ephemeral, no cookies; the transport follows no
+    /// redirect, the SDK follows one for model downloads only, without credentials). Linux apps
     /// may set `AsyncHTTPClientTransport` from the `CofferAsyncHTTPClient` product.
     public var transport: (any CofferTransport)?
     /// How failed downloads are retried.

@@ -122,7 +122,8 @@ struct BlobFetcher: Sendable {
         return true
     }
 
-    /// Asks for bytes `first...last` and writes them at their offsets.
+    /// Asks for bytes `first...last` and writes them at their offsets, following a redirect to
+    /// where the blob is stored (``BlobRedirect``); each piece asks `url` again.
     private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter) async throws(SyncFailure) {
         var request = URLRequest(url: url)
         request.timeoutInterval = api.configuration.requestTimeout
@@ -133,11 +134,15 @@ struct BlobFetcher: Sendable {
         // Whatever arrived is on disk before the next try or the next run resumes from it.
         defer { try? writer.flush() }
         do {
-            response = try await api.transport.stream(request) { response, data in
+            // A redirect (object storage, a CDN) is followed to where the same Range is asked
+            // again, without credentials; the digest check below the loop holds whoever answers.
+            response = try await BlobRedirect.stream(request, through: api.transport) { response, data in
                 try writer.accept(data, response: response, first: first, last: last, total: total)
             }
         } catch let failure as PartWriter.Refusal {
             throw failure.failure
+        } catch let refusal as BlobRedirect.Refusal {
+            throw .server(.answer(status: refusal.status, code: "redirect_refused", reason: refusal.reason))
         } catch is CancellationError {
             throw .cancelled
         } catch let error as URLError where error.code == .cancelled && Task.isCancelled {

@@ -9,10 +9,14 @@ import FoundationNetworking
 /// apps and the `coffer` CLI can use ``CofferAsyncHTTPClient``'s `AsyncHTTPClientTransport`
 /// instead, whose large body pieces make downloads faster there; iOS apps never build it.
 ///
-/// A transport must not follow redirects (it returns the 3xx answer), must not answer
-/// authentication challenges, must report network failures as `URLError` (`.timedOut`,
-/// `.cannotConnectToHost`, `.cannotFindHost`, `.networkConnectionLost`, `.secureConnectionFailed`,
-/// `.cancelled`), and must stop the request when the Swift task is cancelled or `consume` throws.
+/// A transport must not follow redirects (it returns the 3xx answer and its body): the SDK follows
+/// one only for a model download, above the transport, with a new request that carries nothing but
+/// the Range (no credential, no cookie), at most three in a row, never from https to http; the
+/// model must still have the manifest's SHA-256. Manifest, key and report requests never follow
+/// one. A transport must not answer authentication challenges, must report network failures as
+/// `URLError` (`.timedOut`, `.cannotConnectToHost`, `.cannotFindHost`, `.networkConnectionLost`,
+/// `.secureConnectionFailed`, `.cancelled`), and must stop the request when the Swift task is
+/// cancelled or `consume` throws.
 public protocol CofferTransport: Sendable {
     /// Sends `request`; `consume` is called in order with each piece of the body, after the
     /// response arrived. Returns the response once the body ended. A `timeoutInterval` on the

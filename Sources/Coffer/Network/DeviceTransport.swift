@@ -7,9 +7,10 @@ import FoundationNetworking
 /// over as it arrives.
 ///
 /// Ephemeral (no cookies, no URL cache, no credential storage), never follows a redirect (the
-/// 3xx answer is returned), and never answers an authentication challenge. A task is cancelled
-/// when the Swift task awaiting it is, or when the body consumer throws. The session ends when the
-/// last holder of the transport (a client, or an entry that may still fetch a key) lets it go.
+/// 3xx answer is returned; model downloads follow one above the transport), and never answers an
+/// authentication challenge. A task is cancelled when the Swift task awaiting it is, or when the
+/// body consumer throws. The session ends when the last holder of the transport (a client, or an
+/// entry that may still fetch a key) lets it go.
 final class DeviceTransport: CofferTransport, @unchecked Sendable {
     private var session: URLSession!
     private let running = RunningTasks()

@@ -1,3 +1,4 @@
+import Coffer
 import CofferAsyncHTTPClient
 import Foundation
 #if canImport(FoundationNetworking)
@@ -61,16 +62,24 @@ struct APIClient: Sendable {
     /// Sends a request whose body may be large (a blob): each piece goes to `consume` as it
     /// arrives, the next is read once `consume` returned. Only 2xx answers reach `consume`;
     /// anything else is read up to the answer limit and thrown as usual.
-    func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+    ///
+    /// With `followingBlobRedirect` (a blob GET, and nothing else), a redirect to where the blob
+    /// is stored is followed by a new request carrying only Range and Accept-Encoding, never the
+    /// token (the SDK's `BlobRedirect`); a redirect it refuses is a protocol error (exit 76).
+    func stream(_ request: URLRequest, followingBlobRedirect: Bool = false,
+                consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
         let refusal = CollectedRefusal()
-        let response = try await deliver {
-            let response = try await transport.stream(request) { response, piece in
-                if (200..<300).contains(response.statusCode) {
-                    try consume(response, piece)
-                } else {
-                    try refusal.append(piece)
-                }
+        let collect: @Sendable (HTTPURLResponse, Data) throws -> Void = { response, piece in
+            if (200..<300).contains(response.statusCode) {
+                try consume(response, piece)
+            } else {
+                try refusal.append(piece)
             }
+        }
+        let response = try await deliver {
+            let response = followingBlobRedirect
+                ? try await BlobRedirect.stream(request, through: transport.transport, consume: collect)
+                : try await transport.stream(request, consume: collect)
             return HTTPTransport.Answer(response: response, body: refusal.body)
         }
         return try checked(response).response
@@ -123,6 +132,8 @@ struct APIClient: Sendable {
             return try await operation()
         } catch let error as HTTPTransport.AnswerTooLarge {
             throw ServerFailure.unexpectedAnswer(from: server, "an answer longer than \(error.limit >> 20) MiB")
+        } catch let refusal as BlobRedirect.Refusal {
+            throw AdminFailure(.protocolError, "\(server.absoluteString): \(refusal.reason); not followed (HTTP \(refusal.status))")
         } catch let error as URLError {
             throw ServerFailure.unreachable(server, error)
         } catch let error as NSError where error.domain == NSURLErrorDomain {

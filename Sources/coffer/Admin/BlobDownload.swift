@@ -6,7 +6,10 @@ import FoundationNetworking
 #endif
 
 /// Downloads a blob, or a byte range of it, into a file: its size from `HEAD`, then pieces of at
-/// most 8 MiB, one Range request each. Every body is streamed to the file as it arrives (the
+/// most 8 MiB, one Range request each. A piece's GET may be redirected (object storage, a CDN):
+/// it is followed with only Range and Accept-Encoding, at most three times, never from https to
+/// http; each piece asks the server again. The HEAD and every other admin request report a
+/// redirect instead (exit 76). Every body is streamed to the file as it arrives (the
 /// transport reads the next bytes only once these are written), so memory stays bounded whatever
 /// the blob's size and whatever the server sends. A range running past the end is shortened to
 /// the blob.
@@ -54,7 +57,11 @@ struct BlobDownload {
             sink.begin(offset, through: pieceEnd)
             let response: HTTPURLResponse
             do {
-                response = try await client.stream(request) { response, data in try sink.accept(data, of: response) }
+                // Object storage may answer with a redirect to a presigned URL: followed, without
+                // any token, and the bytes are checked as from the server itself.
+                response = try await client.stream(request, followingBlobRedirect: true) { response, data in
+                    try sink.accept(data, of: response)
+                }
             } catch let failure as AdminFailure where failure.status == .unavailable {
                 // The connection was lost inside an answer already under way: its body ended early.
                 throw sink.endedEarly() ?? failure

@@ -8,9 +8,9 @@ import FoundationNetworking
 /// The admin commands' HTTP: the SDK's streaming ``CofferTransport`` over AsyncHTTPClient, the
 /// same stack `coffer sync` uses, so no body is ever held whole unless it is small by contract.
 ///
-/// The transport never follows a redirect (the 3xx answer is returned and reported), keeps no
-/// cookies, and sends nothing but the request's own headers, so the bearer token only ever goes to
-/// the server it was given for. Each body piece is handed over before the next is read
+/// The transport never follows a redirect (the 3xx answer is returned and reported; only a blob
+/// download's GET follows one, above it, without the token), keeps no cookies, and sends nothing
+/// but the request's own headers, so the bearer token only ever goes to the server it was given for. Each body piece is handed over before the next is read
 /// (back-pressure), which is what keeps a download's memory bounded whatever the server sends.
 final class HTTPTransport: Sendable {
     /// A response and its body, which is at most the limit the request was sent with.

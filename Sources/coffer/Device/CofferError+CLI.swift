@@ -24,6 +24,8 @@ extension CLIFailure {
             case 404: return .noInput
             case 429: return .tryAgain
             case 400..<500: return .badData
+            // A refused redirect of a model download (redirect_refused), or another 3xx where none belongs.
+            case 300..<400: return .protocolError
             default: return .unavailable
             }
         case .manifestRefused, .modelRefused, .lastKnownGood: return .badData
