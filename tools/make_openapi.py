@@ -340,7 +340,9 @@ paths = {
     "/v1/teams/{team}/blobs/{sha256}": {
         "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
-                     errors=["411", "422"]),
+                     errors=["411", "422", "503"],
+                     description="503 `blob_being_collected` while blob collection decides about these bytes (send again), "
+                                 "`blob_store_unavailable` when the object store did not answer."),
                 "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {
@@ -349,11 +351,13 @@ paths = {
     },
     "/v1/blobs/{sha256}": {
         "get": op("downloadBlob", "Download a blob (Range, strong ETag, immutable caching)", {"200": {"description": "the blob", **binary},
-                  "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"}},
-                  auth="none", errors=["416"], query=[RANGE, IF_NONE_MATCH]),
+                  "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"},
+                  "307": {"description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; "
+                                         "ask it with the same Range and no credentials"}},
+                  auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH]),
         "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
                    {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
-                   auth="none", errors=["416"], query=[RANGE, IF_NONE_MATCH]),
+                   auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH]),
     },
     "/v1/device/keys/{key}": {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),

@@ -1913,6 +1913,9 @@ enum OpenAPIDocument {
      "304": {
       "description": "not modified"
      },
+     "307": {
+      "description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; ask it with the same Range and no credentials"
+     },
      "400": {
       "$ref": "#/components/responses/Error"
      },
@@ -1920,6 +1923,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "416": {
+      "$ref": "#/components/responses/Error"
+     },
+     "503": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -1970,6 +1976,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "416": {
+      "$ref": "#/components/responses/Error"
+     },
+     "503": {
       "$ref": "#/components/responses/Error"
      }
     },
@@ -3092,6 +3101,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}": {
    "put": {
+    "description": "503 `blob_being_collected` while blob collection decides about these bytes (send again), `blob_store_unavailable` when the object store did not answer.",
     "operationId": "uploadBlob",
     "parameters": [
      {
@@ -3172,6 +3182,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "429": {
+      "$ref": "#/components/responses/Error"
+     },
+     "503": {
       "$ref": "#/components/responses/Error"
      }
     },
