@@ -24,9 +24,12 @@ enum S3TestStore {
         "coffer-test-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
-    /// Runs `body` with an HTTP client of short timeouts, shut down afterwards whatever happens.
+    /// Runs `body` with an HTTP client of a short connect timeout, shut down afterwards whatever happens.
+    /// The read timeout is a hang guard only: it runs while the test's task cannot take the next
+    /// piece (AsyncHTTPClient stops reading then), and under CI's full parallel load the test
+    /// process's two cooperative threads were held by other tests for over 30 seconds.
     static func withHTTPClient<T>(connectTimeout: TimeAmount = .seconds(5), _ body: (HTTPClient) async throws -> T) async throws -> T {
-        let configuration = S3Client.httpClientConfiguration(connectTimeout: connectTimeout, readTimeout: .seconds(30))
+        let configuration = S3Client.httpClientConfiguration(connectTimeout: connectTimeout, readTimeout: .seconds(300))
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let result = try await body(http)

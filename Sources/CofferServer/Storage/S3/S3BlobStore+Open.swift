@@ -7,7 +7,10 @@ extension S3BlobStore {
     /// bucket or an unreachable endpoint stop the start with ``ObjectStoreUnavailable``, one line
     /// naming the setting. The HTTP client lives as long as `app`.
     static func open(_ settings: ObjectStoreSettings, app: Application) async throws -> S3BlobStore {
-        var configuration = S3Client.httpClientConfiguration()
+        // AsyncHTTPClient's read timeout runs while a download waits for its client (back-pressure
+        // stops reading from the store): ten minutes, so a slow device is not cut off; a store that
+        // stops mid-answer is noticed that late, and the device resumes with Range.
+        var configuration = S3Client.httpClientConfiguration(readTimeout: .seconds(600))
         // Every download streamed through the server holds a connection to the store while it runs.
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
         let http = HTTPClient(eventLoopGroupProvider: .shared(app.eventLoopGroup), configuration: configuration)
