@@ -55,6 +55,7 @@ final class TamperingProxy: @unchecked Sendable {
     private var requestRule: @Sendable (_ method: String, _ path: String) -> Set<String> = { _, _ in [] }
     private var exchanges: [Exchange] = []
     private var stopped = false
+    private let listenerClosed = DispatchSemaphore(value: 0)
 
     init(upstreamPort: Int) throws {
         self.upstreamPort = upstreamPort
@@ -83,17 +84,34 @@ final class TamperingProxy: @unchecked Sendable {
     /// The exchanges so far, and forgets them.
     func takeLog() -> [Exchange] { lock.withLock { defer { exchanges = [] }; return exchanges } }
 
+    /// Stops listening: new connections are refused from when it returns. Safe to call twice (a
+    /// test may stop the proxy to play a lost network, and its `defer` stops it again).
+    ///
+    /// The listening socket is closed once, by the accept loop, after `shutdown` woke it: a second
+    /// `close` of a descriptor number, or an `accept` on one, after the system handed that number
+    /// to another file of the test process would break an unrelated test (it did: a cached blob
+    /// read failed with "Bad file descriptor" and another test's proxy stopped accepting).
     func stop() {
-        lock.withLock { stopped = true }
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listenerClosed.wait()
     }
 
     private func acceptLoop() {
+        defer {
+            close(listener)
+            listenerClosed.signal()
+        }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if lock.withLock({ stopped }) { return }
+                let code = errno
+                if lock.withLock({ stopped }) || !(code == EINTR || code == ECONNABORTED || code == EMFILE || code == ENFILE) { return }
+                if code == EMFILE || code == ENFILE { Thread.sleep(forTimeInterval: 0.01) }
                 continue
             }
             let thread = Thread { [self] in
