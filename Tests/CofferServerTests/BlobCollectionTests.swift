@@ -1,5 +1,6 @@
 import CofferFormat
 @testable import CofferServer
+import Fluent
 import Foundation
 import Testing
 
@@ -36,6 +37,19 @@ struct BlobCollectionTests {
         #expect(try await public_.call("GET", "/v1/blobs/\(referenced.sha256Hex)").body == referenced)
         #expect(try await public_.call("GET", "/v1/blobs/\(leased.sha256Hex)").body == leased)
         #expect(try await server.leftoverUploads() == 0)
+
+        // Bytes whose row is gone (a removal that failed after the row was deleted) are found in the
+        // store and removed after the grace period too, unless an upload in flight holds a lease.
+        let store = try #require(server.app.blobStore)
+        let unrecorded = try await Self.upload(world, key: key, seed: "unrecorded")
+        let unrecordedLeased = try await Self.upload(world, key: key, seed: "unrecorded, leased")
+        try await BlobRecord.query(on: server.app.db).filter(\.$id ~~ [unrecorded.sha256Hex, unrecordedLeased.sha256Hex]).delete()
+        try await UploadLeaseRecord(blobID: unrecordedLeased.sha256Hex, expiresAt: later.addingTimeInterval(60)).create(on: server.app.db)
+        #expect(try await collector.collect(on: server.app.db, now: Date()).isEmpty)
+        #expect(try await store.size(of: unrecorded.sha256Hex) == Int64(unrecorded.count))
+        #expect(try await collector.collect(on: server.app.db, now: later) == [unrecorded.sha256Hex])
+        #expect(try await store.size(of: unrecorded.sha256Hex) == nil)
+        #expect(try await store.size(of: unrecordedLeased.sha256Hex) == Int64(unrecordedLeased.count))
 
         // A collected blob can be uploaded again; a repeated upload restarts its grace period.
         #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(loose.sha256Hex)", body: loose).status == 201)

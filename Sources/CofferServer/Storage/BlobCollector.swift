@@ -5,6 +5,9 @@ import SQLKit
 /// Removes blobs nothing needs: no reference (deployments), no upload in flight (an unexpired
 /// lease), and not uploaded within the grace period.
 ///
+/// Blobs whose row is gone but whose bytes stayed (a removal that failed after the row was deleted)
+/// are found by listing the store and removed the same way, after the same grace period.
+///
 /// Safe with uploads and other instances running. For each candidate the collector takes a
 /// ``CollectionHold``, withdraws the blob (the folder moves its file aside), then deletes its row
 /// only if the conditions still hold in that one statement; if an upload took a lease in between,
@@ -50,9 +53,42 @@ struct BlobCollector: Sendable {
                 throw error
             }
         }
+        // Blobs the database no longer knows (a removal that failed after its row was deleted), once
+        // as old as the grace period; an upload in flight (a lease) or a row that came back keeps one.
+        try await store.forEachStoredBlob(writtenBefore: cutoff) { page in
+            for batch in stride(from: 0, to: page.count, by: 500).map({ Array(page[$0..<min($0 + 500, page.count)]) }) {
+                let known = Set(try await BlobRecord.query(on: database).filter(\.$id ~~ batch).all().compactMap(\.id))
+                for address in batch where !known.contains(address) {
+                    if try await removeUnrecorded(address, on: sql, database: database, now: now) { removed.append(address) }
+                }
+            }
+        }
         // Leases of uploads that crashed, and what those uploads left in the store.
         try await UploadLeaseRecord.query(on: database).filter(\.$expiresAt < now).delete()
         try await store.removeStaleUploads(olderThan: staleUploadAge)
         return removed
+    }
+
+    /// Removes a stored blob that has no row, under a ``CollectionHold``, unless a row or an
+    /// unexpired upload lease appeared for it by the time the hold was taken.
+    private func removeUnrecorded(_ address: String, on sql: any SQLDatabase, database: any Database, now: Date) async throws -> Bool {
+        let hold = try await CollectionHold.take(address, on: database, now: now)
+        do {
+            let withdrawn = await store.withdraw(address)
+            let claimed = try await sql.raw("""
+                SELECT id FROM blobs WHERE id = \(bind: address)
+                UNION ALL SELECT blob_id FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now)
+                """).all()
+            if claimed.isEmpty {
+                try await store.remove(withdrawn)
+            } else {
+                await store.restore(withdrawn)
+            }
+            try await hold.delete(on: database)
+            return claimed.isEmpty
+        } catch {
+            try? await hold.delete(on: database)
+            throw error
+        }
     }
 }

@@ -37,6 +37,11 @@ protocol BlobStore: Sendable {
     /// Deletes a withdrawn blob for good.
     func remove(_ blob: WithdrawnBlob) async throws
 
+    /// Calls `body` with the addresses of the stored blobs last written before `cutoff`, a page at a
+    /// time (a bucket of millions is never listed into memory at once): collection's sweep for blobs
+    /// whose row is gone (a removal that failed after the row was deleted).
+    func forEachStoredBlob(writtenBefore cutoff: Date, _ body: ([String]) async throws -> Void) async throws
+
     /// Removes what uploads left behind when they crashed or were cut (files, objects, multipart
     /// parts) once older than `age` seconds; returns how many it removed.
     @discardableResult

@@ -87,6 +87,21 @@ struct FolderBlobStore: BlobStore {
         if let aside = blob.aside { unlink(aside) }
     }
 
+    /// Lists the blob files folder by folder (`ROOT/ab/`, one page each).
+    func forEachStoredBlob(writtenBefore cutoff: Date, _ body: ([String]) async throws -> Void) async throws {
+        let manager = FileManager.default
+        for folder in (try? manager.contentsOfDirectory(atPath: root)) ?? [] where folder.utf8.count == 2 {
+            let names = (try? manager.contentsOfDirectory(atPath: root + "/" + folder)) ?? []
+            let old = names.filter { name in
+                guard BlobAddress.isValid(name), name.hasPrefix(folder),
+                      let modified = (try? manager.attributesOfItem(atPath: path(of: name)))?[.modificationDate] as? Date
+                else { return false }
+                return modified < cutoff
+            }
+            try await body(old)
+        }
+    }
+
     /// Removes unfinished uploads older than `age` seconds (left by a crash).
     @discardableResult
     func removeStaleUploads(olderThan age: TimeInterval = 3600) async throws -> Int {

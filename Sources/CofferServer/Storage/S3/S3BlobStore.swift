@@ -109,6 +109,16 @@ struct S3BlobStore: BlobStore {
 
     func remove(_ blob: WithdrawnBlob) async throws { try await client.deleteObject(key: key(of: blob.address)) }
 
+    /// Lists `blobs/`, one ListObjectsV2 page (1000 keys) at a time.
+    func forEachStoredBlob(writtenBefore cutoff: Date, _ body: ([String]) async throws -> Void) async throws {
+        for try await page in client.listObjects(prefix: "blobs/") {
+            try await body(page.compactMap { object in
+                let address = String(object.key.dropFirst("blobs/".count))
+                return object.key.hasPrefix("blobs/") && BlobAddress.isValid(address) && object.lastModified < cutoff ? address : nil
+            })
+        }
+    }
+
     /// Aborts multipart uploads started more than `age` seconds ago (cut connections, crashes: their
     /// parts would otherwise be stored and billed for ever) and deletes `incoming/` objects as old.
     @discardableResult
