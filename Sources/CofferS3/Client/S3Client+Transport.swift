@@ -26,19 +26,10 @@ extension S3Client {
     /// - Throws: ``S3Error/unreachable(endpoint:reason:)`` for every failure before an answer, or
     ///   `CancellationError` when the task was cancelled.
     func send(_ call: Call) async throws -> HTTPClientResponse {
-        let payload: SigV4Payload = call.body.map { buffer in
-            buffer.withUnsafeReadableBytes { SigV4Payload.hashing($0) }
-        } ?? .empty
-        let query = SigV4Signer.canonicalQuery(call.query)
-        var request = HTTPClientRequest(url: location.url(encodedPath: call.encodedPath, query: query))
+        let (url, headers) = signed(call)
+        var request = HTTPClientRequest(url: url)
         request.method = call.method
-        let headers = [("host", location.hostHeader)] + call.headers
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let signed = signer.headers(
-            method: call.method.rawValue, encodedPath: call.encodedPath, query: call.query,
-            headers: headers, payload: payload, date: clock()
-        )
-        for (name, value) in signed { request.headers.add(name: name, value: value) }
+        request.headers = headers
         if let body = call.body {
             request.body = .bytes(body)
         }
@@ -47,6 +38,22 @@ extension S3Client {
         } catch {
             throw networkFailure(error)
         }
+    }
+
+    /// The URL and the headers of `call`, signed at the client's clock.
+    func signed(_ call: Call) -> (url: String, headers: HTTPHeaders) {
+        let payload: SigV4Payload = call.body.map { buffer in
+            buffer.withUnsafeReadableBytes { SigV4Payload.hashing($0) }
+        } ?? .empty
+        let query = SigV4Signer.canonicalQuery(call.query)
+        let headers = [("host", location.hostHeader)] + call.headers
+        var fields = HTTPHeaders(headers)
+        let signed = signer.headers(
+            method: call.method.rawValue, encodedPath: call.encodedPath, query: call.query,
+            headers: headers, payload: payload, date: clock()
+        )
+        for (name, value) in signed { fields.add(name: name, value: value) }
+        return (location.url(encodedPath: call.encodedPath, query: query), fields)
     }
 
     /// The whole body of an answer, at most `limit` bytes.

@@ -9,6 +9,7 @@ public enum Server {
     /// (``Application/drainListeners()``); then the periodic work flushes what it holds and the
     /// database closes.
     public static func run(_ configuration: ServerConfiguration) async throws {
+        AllocatorTuning.apply()
         let environment = Environment(name: "production", arguments: ["coffer-server", "serve"])
         let app = try await Application.make(environment)
         do {

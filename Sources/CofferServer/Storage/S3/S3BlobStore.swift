@@ -18,7 +18,7 @@ struct S3BlobStore: BlobStore {
     /// How long a presigned URL stays valid.
     var presignLifetime: Int = 300
 
-    /// How many bytes of a streamed download are passed to the client at once.
+    /// How many bytes of a streamed download are passed to the client at once (``S3DownloadRelay``).
     static let coalesced = 1 << 20
 
     func key(of address: String) -> String { "blobs/" + address }
@@ -50,49 +50,16 @@ struct S3BlobStore: BlobStore {
         return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key))
     }
 
-    /// Streams the object's range as the store sends it; memory stays at what is in flight.
+    /// Streams the object's range as the store sends it, on the device connection's event loop
+    /// (``S3DownloadRelay``); memory stays at what is in flight.
     func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
         let response = Response(status: status)
         response.headers.contentType = .binary
         let client = client, key = key(of: address)
-        response.body = .init(asyncStream: { writer in
-            do {
-                guard let object = try await client.getObject(key: key, range: .bytes(range)) else {
-                    throw S3Error.unexpectedResponse(operation: "GET \(key)", status: 404, code: "NoSuchKey")
-                }
-                var sent: Int64 = 0
-                // The store's answer arrives in the small reads of its connection; they are passed on
-                // in pieces of about `coalesced` bytes, each one write to the client (measured in
-                // docs/BENCHMARKS.md: fewer, larger writes are what keeps up with the store).
-                var pending = ByteBuffer()
-                for try await var piece in object.body {
-                    sent += Int64(piece.readableBytes)
-                    guard sent <= Int64(range.count) else {
-                        throw S3Error.malformedResponse(operation: "GET \(key)", reason: "more bytes than the range asked")
-                    }
-                    if pending.readableBytes == 0, piece.readableBytes >= Self.coalesced {
-                        pending = piece
-                    } else {
-                        if pending.capacity < Self.coalesced { pending.reserveCapacity(Self.coalesced) }
-                        pending.writeBuffer(&piece)
-                    }
-                    if pending.readableBytes >= Self.coalesced {
-                        metrics.bytesServed(pending.readableBytes)
-                        try await writer.write(.buffer(pending))
-                        pending = ByteBuffer()
-                    }
-                }
-                guard sent == Int64(range.count) else {
-                    throw S3Error.malformedResponse(operation: "GET \(key)", reason: "the answer ended early")
-                }
-                if pending.readableBytes > 0 {
-                    metrics.bytesServed(pending.readableBytes)
-                    try await writer.write(.buffer(pending))
-                }
-                try await writer.write(.end)
-            } catch {
-                try? await writer.write(.error(error))
-            }
+        response.body = .init(stream: { writer in
+            let relay = S3DownloadRelay(writer: writer, metrics: metrics)
+            client.pipeObject(key: key, bytes: range, on: writer.eventLoop) { relay.accept($0) }
+                .whenComplete { relay.finish($0) }
         }, count: Int(range.count))
         return response
     }
