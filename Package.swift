@@ -255,6 +255,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ] + serverProducts([
                 ("AsyncHTTPClient", "async-http-client"),
+                ("NIOConcurrencyHelpers", "swift-nio"),
                 ("NIOCore", "swift-nio"),
                 ("NIOHTTP1", "swift-nio"),
                 ("NIOPosix", "swift-nio"),
