@@ -148,7 +148,7 @@ struct BlobFetcher: Sendable {
         } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
             throw .cancelled
         } catch {
-            throw .server(.unreachable(DeviceAPI.describe(error)))
+            throw .server(DeviceAPI.networkFailure(error, url: request.url))
         }
         guard response.statusCode == 206 || response.statusCode == 200 else {
             throw .server(DeviceAPI.failure(response, Data()))

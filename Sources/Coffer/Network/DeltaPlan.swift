@@ -29,7 +29,7 @@ struct DeltaPlan: Sendable, Equatable {
             case (.remote, .remote):
                 return true
             case (.local(let path, let offset), .local(let nextPath, let nextOffset)):
-                return path == nextPath && offset + UInt64(range.count) == nextOffset
+                return path == nextPath && offset + (range.upperBound - range.lowerBound) == nextOffset  // not `range.count`: an Int, 32 bits on watchOS
             default:
                 return false
             }

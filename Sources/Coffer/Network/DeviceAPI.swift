@@ -80,8 +80,20 @@ struct DeviceAPI: Sendable {
         } catch let error as URLError where error.code == .cancelled {
             throw Task.isCancelled ? .cancelled : .unreachable(Self.describe(error))
         } catch {
-            throw .unreachable(Self.describe(error))
+            throw Self.networkFailure(error, url: request.url)
         }
+    }
+
+    /// A request that got no answer: `.unreachable` (transient: offline, refused, timed out), except
+    /// an App Transport Security refusal of a plain-`http` URL, which no retry can change: a
+    /// definite `app_transport_security` answer naming the host and the two ways out.
+    static func networkFailure(_ error: any Error, url: URL?) -> ServerFailure {
+        if let error = error as? URLError, error.code == .appTransportSecurityRequiresSecureConnection {
+            let host = printable(url?.host ?? "the server", limit: 100)
+            return .answer(status: 0, code: "app_transport_security",
+                           reason: "App Transport Security refused plain http to \(host): serve it over https, or add an ATS exception for that host to the app's Info.plist")
+        }
+        return .unreachable(describe(error))
     }
 
     /// The `{"error": CODE, "reason": TEXT}` of an error answer, cut to one short printable line.

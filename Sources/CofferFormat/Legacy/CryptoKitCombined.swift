@@ -18,8 +18,10 @@ import Foundation
 /// GCM authenticates a message only as a whole, so the file is read into memory entirely; its size is
 /// checked against a limit before anything is allocated.
 public enum CryptoKitCombined {
-    /// The default largest file ``open(path:passphrase:maxSize:)`` reads: 2 GiB.
-    public static let defaultMaxSize = 2 << 30
+    /// The default largest file ``open(path:passphrase:maxSize:)`` reads: 2 GiB, or `Int.max` where
+    /// `Int` cannot hold 2 GiB (watchOS's 32-bit `Int`, on which `2 << 30` wrapped to a negative limit
+    /// that refused every file).
+    public static let defaultMaxSize = Int(clamping: Int64(2) << 30)
     /// Bytes of nonce before the ciphertext.
     static let nonceSize = 12
     /// Bytes of tag after the ciphertext.
