@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "Coffer",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    // What the SDK's code needs on Apple platforms: key delivery's HPKE is CryptoKit's there, from
+    // iOS 17, macOS 14, tvOS 17, watchOS 10 and visionOS 1 (docs/SDK.md, "Apple platforms").
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "CofferFormat", targets: ["CofferFormat"]),
         .library(name: "Coffer", targets: ["Coffer"]),
@@ -62,7 +64,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            // Apple's privacy manifest: the file-metadata calls (stat, fstat) and why.
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The client SDK: model collections on devices. CofferFormat, Foundation and swift-crypto only.
         .target(
@@ -70,7 +74,8 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // Reads model files (Core ML, ONNX, safetensors, GGUF) for what a person wants to see.
         // SwiftProtobuf and Foundation only; the protobuf code is generated once and committed

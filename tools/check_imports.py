@@ -17,6 +17,7 @@ import sys
 SYSTEM = {
     "Foundation", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Darwin", "Glibc", "Musl",
     "XCTest", "Testing", "Security", "DeviceCheck", "os", "Synchronization", "_Concurrency", "Swift",
+    "CryptoKit", "CoreML", "UIKit",
 }
 IMPORT = re.compile(r"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z_0-9]*)", re.M)
 

@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -48,10 +52,16 @@ struct CollectionCache: Sendable {
     func blobPath(_ sha256: String) -> String { blobsFolder + "/" + sha256 + ".coffer" }
     func partPath(_ sha256: String) -> String { stagingFolder + "/" + sha256 + ".part" }
 
-    /// Creates the folders (0700).
+    /// Creates the folders (0700); on Apple platforms the cache root is kept out of backups.
     func prepare() throws {
-        try FileKeyStore.makePrivateFolder((folder as NSString).deletingLastPathComponent)
+        let collections = (folder as NSString).deletingLastPathComponent
+        try FileKeyStore.makePrivateFolder(collections)
         for path in [folder, blobsFolder, stagingFolder] { try FileKeyStore.makePrivateFolder(path) }
+        #if canImport(Darwin)
+        if StoragePlacement.current.excludedFromBackup {
+            StoragePlacement.excludeFromBackup(URL(fileURLWithPath: (collections as NSString).deletingLastPathComponent, isDirectory: true))
+        }
+        #endif
     }
 
     /// Takes the update lock.
@@ -175,12 +185,12 @@ struct CollectionCache: Sendable {
         (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
     }
 
-    /// `fsync` on a folder, so the renames in it survive a power cut.
+    /// Flushes a folder (``DurableSync``), so the renames in it survive a power cut.
     static func synchronizeFolder(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
         guard fd >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(fd) }
-        guard fsync(fd) == 0 || errno == EINVAL else { throw IOFailure(operation: .write, path: path, errno: errno) }
+        guard DurableSync.flush(fd) == 0 || errno == EINVAL else { throw IOFailure(operation: .write, path: path, errno: errno) }
     }
 
     /// The server's rule: letters, digits, `.`, `_`, `-`, 1 to 100, not `.` or `..`.

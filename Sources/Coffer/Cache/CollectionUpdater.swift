@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// One update of one collection: ask for the manifest, verify it, download what is missing,
@@ -34,8 +38,16 @@ struct CollectionUpdater: Sendable {
         }
     }
 
-    /// Runs the update; `progress` hears the bytes to download (once) and the bytes done.
+    /// Runs the update; `progress` hears the bytes to download (once) and the bytes done. It runs
+    /// as a background activity (``BackgroundActivity``): if the system's time runs out, it is
+    /// cancelled, so the lock is not held while the app is suspended.
     func run(progress: DownloadProgress) async throws(SyncFailure) -> Outcome {
+        try await configuration.backgroundActivity.run("Coffer model update") { () async throws(SyncFailure) -> Outcome in
+            try await locked(progress: progress)
+        }
+    }
+
+    private func locked(progress: DownloadProgress) async throws(SyncFailure) -> Outcome {
         let lock: FileLock
         do {
             try cache.prepare()

@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// The SDK's entry point: one configuration, its cache, and the collections accessed through it.
@@ -35,6 +39,18 @@ public final class CofferClient: Sendable {
                                 background: configuration.updatePolicy != .cachedOnly)
         self.reporter = reporter
         if reporter.queue.mayHoldEvents { Task { await reporter.sendSoon() } }
+        // Re-attaches to the background session, whose downloads may have run meanwhile.
+        _ = api.pieceTransport
+    }
+
+    /// Takes the events of a background session that woke the app, if it is this SDK's (see
+    /// ``BackgroundDownloads``); false for a session of the app's own. Call it from the app
+    /// delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)` after
+    /// creating the client; `completionHandler` is called on the main thread once the session's
+    /// events were delivered.
+    @MainActor
+    public static func handleEventsForBackgroundURLSession(_ identifier: String, completionHandler: @escaping () -> Void) -> Bool {
+        BackgroundSessions.handleEvents(identifier, completionHandler: completionHandler)
     }
 
     private static let sharedClient = SharedClient()

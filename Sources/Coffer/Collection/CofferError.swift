@@ -17,6 +17,11 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
     case collectionUnavailable(identifier: String, cause: UnavailableCause)
     /// The configuration cannot work: a bad URL, identifier, key or folder.
     case invalidConfiguration(String)
+    /// The key store cannot be used for now: the Keychain stays locked until the device is first
+    /// unlocked after it starts (or, on a Mac, while a keychain is locked and may not ask). Nothing
+    /// is wrong with the configuration: try again once the user has unlocked the device
+    /// (`UIApplication.protectedDataDidBecomeAvailableNotification`).
+    case keyStoreUnavailable(String)
 
     public var description: String {
         switch self {
@@ -30,6 +35,8 @@ public enum CofferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "collection \(identifier) is unavailable: \(cause)"
         case .invalidConfiguration(let reason):
             return "invalid configuration: \(reason)"
+        case .keyStoreUnavailable(let reason):
+            return "the key store cannot be used now: \(reason)"
         }
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// Everything a ``CofferClient`` needs: where the server is, who the app is, which key signs its
@@ -41,6 +45,9 @@ public struct CofferConfiguration: Sendable {
     /// redirect, the SDK follows one for model downloads only, without credentials). Linux apps
     /// may set `AsyncHTTPClientTransport` from the `CofferAsyncHTTPClient` product.
     public var transport: (any CofferTransport)?
+    /// Model downloads that go on while the app is suspended (``BackgroundDownloads``); nil: models
+    /// download over ``transport`` while the app runs.
+    public var backgroundDownloads: BackgroundDownloads?
     /// How failed downloads are retried.
     public var retry: RetryPolicy
     /// Whether a plain `http://` ``serverURL`` to another machine is accepted. Off: the credential
@@ -53,6 +60,9 @@ public struct CofferConfiguration: Sendable {
     /// `none` (docs/ATTESTATION.md): ``AppAttestAttestor`` on Apple platforms, an app's own
     /// implementation on Android. Nil: key requests carry no evidence (policy `none`).
     public var attestor: (any DeviceAttestor)?
+    /// Keeps the app running while an update holds the cache's lock (``BackgroundActivity``);
+    /// tests set a double, since only Apple's platforms suspend apps.
+    var backgroundActivity: any BackgroundActivity = SystemBackgroundActivity()
 
     /// A configuration with the defaults: detected attributes, the platform's cache folder and key
     /// store, ``UpdatePolicy/useCachedAndUpdateInBackground``.
@@ -89,13 +99,12 @@ public struct CofferConfiguration: Sendable {
         return key
     }
 
-    /// Application Support/Coffer on Apple platforms (kept out of backups), else
-    /// `$XDG_CACHE_HOME/coffer` or `~/.cache/coffer`.
+    /// On Apple platforms ``StoragePlacement``'s folder (`Application Support/Coffer`, per bundle
+    /// identifier for macOS apps outside the sandbox, `Caches/Coffer` on tvOS; kept out of
+    /// backups), else `$XDG_CACHE_HOME/coffer` or `~/.cache/coffer`.
     public static var defaultCacheDirectory: URL {
         #if canImport(Darwin)
-        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
-        return base.appendingPathComponent("Coffer", isDirectory: true)
+        return StoragePlacement.current.cacheDirectory
         #else
         if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg).appendingPathComponent("coffer", isDirectory: true)
@@ -104,10 +113,10 @@ public struct CofferConfiguration: Sendable {
         #endif
     }
 
-    /// The Keychain on Apple platforms, else 0600 files in `cache/keys`.
+    /// The Keychain on Apple platforms (``StoragePlacement``'s service), else 0600 files in `cache/keys`.
     static func platformKeyStore(cache: URL) -> any KeyStore {
         #if canImport(Security)
-        return KeychainKeyStore(service: "coffer")
+        return KeychainKeyStore(service: StoragePlacement.current.keychainService)
         #else
         return FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true))
         #endif

@@ -1,5 +1,9 @@
 #if canImport(DeviceCheck)
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import DeviceCheck
 import Foundation
 

@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// The attestation evidence of one key request (docs/ATTESTATION.md): the install's first request

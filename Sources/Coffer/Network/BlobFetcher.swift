@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -54,6 +58,10 @@ struct BlobFetcher: Sendable {
         }
         progress(writer.offset)
         var delta = cachedModels.isEmpty ? DeltaState.whole : DeltaState.learningHeader
+        if case .whole = delta, let background = api.pieceTransport as? BackgroundTransport {
+            // Every piece goes to the system at once, so the model moves while the app is suspended.
+            await background.prefetch(Self.pieces(from: writer.offset, size: size).map { pieceRequest(url, $0) })
+        }
         var failures = 0
         while writer.offset < size {
             let start = writer.offset
@@ -66,7 +74,7 @@ struct BlobFetcher: Sendable {
             }
             guard case .download(let end) = next.step else { continue }
             do {
-                try await piece(url, from: start, through: min(end, start + Self.pieceSize, size) - 1, total: size, writer: writer)
+                try await piece(url, from: start, through: min(end, Self.pieceEnd(after: start, size: size)) - 1, total: size, writer: writer)
                 CrashPoint.reach("piece-written")
                 progress(writer.offset.subtractingSaturated(start))
                 failures = 0
@@ -122,13 +130,39 @@ struct BlobFetcher: Sendable {
         return true
     }
 
+    /// Where the piece that starts at `start` ends (exclusive): at the next multiple of
+    /// ``pieceSize``, or at `size`. Pieces sit on fixed boundaries, so a download resumed at any
+    /// boundary asks for the same pieces a background session may already hold.
+    static func pieceEnd(after start: UInt64, size: UInt64) -> UInt64 {
+        let (boundary, overflow) = (start / pieceSize + 1).multipliedReportingOverflow(by: pieceSize)
+        return overflow ? size : min(boundary, size)
+    }
+
+    /// The pieces from `offset` to `size`, each ``pieceEnd(after:size:)`` long.
+    static func pieces(from offset: UInt64, size: UInt64) -> [ClosedRange<UInt64>] {
+        var pieces: [ClosedRange<UInt64>] = []
+        var start = offset
+        while start < size {
+            let end = pieceEnd(after: start, size: size)
+            pieces.append(start...(end - 1))
+            start = end
+        }
+        return pieces
+    }
+
+    /// The request for bytes `range` of `url`; the same for a piece whenever it is asked.
+    private func pieceRequest(_ url: URL, _ range: ClosedRange<UInt64>) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = api.configuration.requestTimeout
+        request.setValue("bytes=\(range.lowerBound)-\(range.upperBound)", forHTTPHeaderField: "Range")
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        return request
+    }
+
     /// Asks for bytes `first...last` and writes them at their offsets, following a redirect to
     /// where the blob is stored (``BlobRedirect``); each piece asks `url` again.
     private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter) async throws(SyncFailure) {
-        var request = URLRequest(url: url)
-        request.timeoutInterval = api.configuration.requestTimeout
-        request.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        let request = pieceRequest(url, first...last)
         let response: HTTPURLResponse
         writer.beginPiece()
         // Whatever arrived is on disk before the next try or the next run resumes from it.
@@ -136,7 +170,7 @@ struct BlobFetcher: Sendable {
         do {
             // A redirect (object storage, a CDN) is followed to where the same Range is asked
             // again, without credentials; the digest check below the loop holds whoever answers.
-            response = try await BlobRedirect.stream(request, through: api.transport) { response, data in
+            response = try await BlobRedirect.stream(request, through: api.pieceTransport) { response, data in
                 try writer.accept(data, response: response, first: first, last: last, total: total)
             }
         } catch let failure as PartWriter.Refusal {

@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,6 +14,13 @@ import FoundationNetworking
 struct DeviceAPI: Sendable {
     let configuration: CofferConfiguration
     let transport: any CofferTransport
+
+    /// Where model pieces are asked for: the background session when
+    /// ``CofferConfiguration/backgroundDownloads`` is set, else ``transport``.
+    var pieceTransport: any CofferTransport {
+        guard let settings = configuration.backgroundDownloads else { return transport }
+        return BackgroundSessions.transport(for: settings, timeout: configuration.requestTimeout)
+    }
 
     /// What a manifest request got.
     enum ManifestAnswer: Sendable {

@@ -1,5 +1,9 @@
 import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -17,8 +21,11 @@ import Darwin
 /// - Linux, a folder: unpacked into a private (0700) folder in `/dev/shm`, the RAM file system;
 ///   refused when there is none.
 /// - Apple platforms: there is no memory-only file; the model goes to a private folder in the
-///   app's temporary directory, with complete file protection on iOS, and is removed by
-///   ``remove()``. A crash before that leaves it for the system's temporary-file cleanup.
+///   app's temporary directory, protected "complete unless open" on iOS, tvOS, watchOS and
+///   visionOS (it can be created while the device is locked, and a model a runtime has open —
+///   memory-mapped Core ML weights — stays readable after the device locks; `.complete` would
+///   fail both), and is removed by ``remove()``. A crash before that leaves it for the system's
+///   temporary-file cleanup.
 final class DecryptedFile: @unchecked Sendable {
     /// Where the decrypted model is.
     let url: URL
@@ -124,7 +131,7 @@ final class DecryptedFile: @unchecked Sendable {
         #endif
         guard mkdir(path, 0o700) == 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        try? FileManager.default.setAttributes([.protectionKey: FileProtectionType.complete], ofItemAtPath: path)
+        try? FileManager.default.setAttributes([.protectionKey: FileProtectionType.completeUnlessOpen], ofItemAtPath: path)
         #endif
         return path
     }

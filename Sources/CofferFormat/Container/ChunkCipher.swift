@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// Seals and opens single chunks with AES-256-GCM under the payload key. Version 1: nonce =

@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import CryptoExtras
 
 /// The keys of one container, derived with HKDF-SHA-256 from the input key material: one

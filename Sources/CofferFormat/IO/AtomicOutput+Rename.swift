@@ -10,15 +10,19 @@ extension AtomicOutput {
     /// Renames `from` to `to` only if `to` does not exist, atomically where the system allows.
     ///
     /// Linux: `renameat2(RENAME_NOREPLACE)` (looked up at run time: the C module does not declare
-    /// it). Darwin: `renamex_np(RENAME_EXCL)`. Elsewhere, or on file systems without support, an
-    /// existence check followed by `rename`.
+    /// it). Darwin: `renamex_np(RENAME_EXCL)`. Elsewhere, or on file systems that refuse the
+    /// exclusive rename (`EINVAL`, `ENOSYS`, `ENOTSUP`: some network, FUSE and FAT volumes), an
+    /// existence check followed by `rename`. That fallback is atomic only against writers that
+    /// follow the same rule under the same lock, as the SDK's cache and the CLI's outputs do.
     static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
-        #if canImport(Darwin)
-        return renamex_np(from, to, UInt32(RENAME_EXCL))
-        #else
-        if let renameat2 = linuxRenameAt2 {
-            let result = renameat2(AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */)
-            if result == 0 || (errno != EINVAL && errno != ENOSYS) { return result }
+        renameNoReplace(from, to, exclusive: exclusiveRename)
+    }
+
+    /// The rule, with the exclusive rename passed in (so the fallback is tested on every platform).
+    static func renameNoReplace(_ from: String, _ to: String, exclusive: ((String, String) -> Int32)?) -> Int32 {
+        if let exclusive {
+            let result = exclusive(from, to)
+            if result == 0 || (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP && errno != EOPNOTSUPP) { return result }
         }
         var info = stat()
         if lstat(to, &info) == 0 {
@@ -26,14 +30,16 @@ extension AtomicOutput {
             return -1
         }
         return rename(from, to)
-        #endif
     }
 }
 
-#if !canImport(Darwin)
+#if canImport(Darwin)
+private let exclusiveRename: (@Sendable (String, String) -> Int32)? = { renamex_np($0, $1, UInt32(RENAME_EXCL)) }
+#else
 private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-private let linuxRenameAt2: RenameAt2? = {
+private let exclusiveRename: (@Sendable (String, String) -> Int32)? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
-    return unsafeBitCast(symbol, to: RenameAt2.self)
+    let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
+    return { renameat2(AT_FDCWD, $0, AT_FDCWD, $1, 1 /* RENAME_NOREPLACE */) }
 }()
 #endif

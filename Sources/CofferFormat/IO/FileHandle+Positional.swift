@@ -111,8 +111,8 @@ public final class PositionalFile: @unchecked Sendable {
         }
     }
 
-    /// Flushes the file's data to stable storage.
+    /// Flushes the file's data to stable storage (``DurableSync``: `F_FULLFSYNC` on Darwin).
     public func synchronize() throws {
-        guard fsync(descriptor) == 0 else { throw IOFailure(operation: .write, path: path, errno: errno) }
+        guard DurableSync.flush(descriptor) == 0 else { throw IOFailure(operation: .write, path: path, errno: errno) }
     }
 }

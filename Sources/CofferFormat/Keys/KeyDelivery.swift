@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import Foundation
 
 /// How a server hands a model key to one device: the key sealed with HPKE (RFC 9180, base mode,

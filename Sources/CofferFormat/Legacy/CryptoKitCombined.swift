@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 // Foundation's `Data` is what swift-crypto's AES-GCM takes and returns; reading the file straight
 // into one avoids copying a message that may be gigabytes long.
 import Foundation

@@ -1,4 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
 import Crypto
+#endif
 import CryptoExtras
 // Only for `FileManager.default.temporaryDirectory`, the folder of the private snapshot.
 import Foundation

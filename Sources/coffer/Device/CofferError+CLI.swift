@@ -11,6 +11,8 @@ extension CLIFailure {
         case .keyRefused: self.init(.permission, error.description)
         case .modelInvalid: self.init(.badData, error.description)
         case .invalidConfiguration: self.init(.usage, error.description)
+        // Only the Keychain store says this; the CLI keeps its keys in files (SyncSettings.keyStore).
+        case .keyStoreUnavailable: self.init(.tryAgain, error.description)
         case .collectionUnavailable(_, let cause): self.init(Self.status(of: cause), error.description)
         }
     }

@@ -1,0 +1,197 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The ``CofferTransport`` of model pieces when ``BackgroundDownloads`` are on: download tasks of a
+/// background `URLSession`, whose finished files wait in ``StagedPieces`` until a request adopts them.
+///
+/// A request for a piece is answered, in this order, by a finished piece in the staging folder, by
+/// the running task that already downloads it (found again by its key after a relaunch), or by a
+/// new download task (from the system's resume data when an earlier one was interrupted). When the
+/// Swift task waiting for a piece is cancelled — the app's background time ran out — the download
+/// goes on; its file is adopted by a later request.
+///
+/// Background sessions follow redirects themselves, so a presigned or CDN redirect is followed by
+/// the system (``BlobRedirect``'s https-to-http refusal cannot apply; the SHA-256 check does).
+final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDelegate, @unchecked Sendable {
+    let settings: BackgroundDownloads
+    let pieces: StagedPieces
+    private var session: URLSession!
+    private let lock = NSLock()
+    /// Keys with a task in the session; nil until the session's tasks were listed.
+    private var running: Set<String>?
+    /// How many finished pieces requests adopted (for the tests).
+    private var adopted = 0
+    private var attachWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Who waits for which key, by a token each.
+    private var waiters: [String: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+
+    /// A transport over a new session with `settings`' identifier (one per identifier and process:
+    /// ``BackgroundSessions`` keeps them).
+    init(settings: BackgroundDownloads, timeout: TimeInterval) {
+        self.settings = settings
+        pieces = StagedPieces(folder: settings.stagingDirectory)
+        super.init()
+        pieces.sweep(olderThan: 7 * 86_400)
+        session = URLSession(configuration: Self.configuration(settings, timeout: timeout), delegate: self, delegateQueue: nil)
+        session.getAllTasks { [self] tasks in
+            let keys = Set(tasks.filter { $0.state == .running || $0.state == .suspended }.compactMap(\.taskDescription))
+            let waiting = lock.withLock {
+                running = keys
+                defer { attachWaiters = [] }
+                return attachWaiters
+            }
+            for waiter in waiting { waiter.resume() }
+        }
+    }
+
+    /// The session's configuration: a background one on Apple platforms with the app's knobs.
+    static func configuration(_ settings: BackgroundDownloads, timeout: TimeInterval) -> URLSessionConfiguration {
+        #if canImport(Darwin)
+        let configuration = URLSessionConfiguration.background(withIdentifier: settings.identifier)
+        configuration.sessionSendsLaunchEvents = true
+        configuration.allowsExpensiveNetworkAccess = settings.allowsExpensiveNetworkAccess
+        configuration.allowsConstrainedNetworkAccess = settings.allowsConstrainedNetworkAccess
+        #else
+        let configuration = URLSessionConfiguration.default
+        #endif
+        configuration.allowsCellularAccess = settings.allowsCellularAccess
+        configuration.isDiscretionary = settings.isDiscretionary
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
+        configuration.timeoutIntervalForRequest = timeout
+        return configuration
+    }
+
+    /// Waits until the session's tasks from before this launch are known.
+    private func attached() async {
+        await withCheckedContinuation { continuation in
+            let ready = lock.withLock {
+                if running != nil { return true }
+                attachWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse {
+        let key = StagedPieces.key(for: request)
+        await attached()
+        while true {
+            if let (response, body) = pieces.piece(key) {
+                defer { pieces.discard(key) }
+                lock.withLock { adopted += 1 }
+                try StagedPieces.feed(body, response: response, to: consume)
+                return response
+            }
+            try Task.checkCancellation()
+            try await finished(key, request)
+        }
+    }
+
+    /// Hands the system a download task for each request that has neither a finished piece nor a
+    /// running task, so all of a model's pieces move while the app is suspended.
+    func prefetch(_ requests: [URLRequest]) async {
+        await attached()
+        for request in requests {
+            let key = StagedPieces.key(for: request)
+            guard pieces.piece(key) == nil, lock.withLock({ running?.insert(key).inserted ?? false }) else { continue }
+            start(request, key: key)
+        }
+    }
+
+    /// Waits until `key`'s download ends (starting it if nothing runs it); a cancelled wait leaves
+    /// the download running.
+    private func finished(_ key: String, _ request: URLRequest) async throws {
+        let token = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let start = lock.withLock {
+                    waiters[key, default: [:]][token] = continuation
+                    return running?.insert(key).inserted ?? true
+                }
+                if start { self.start(request, key: key) }
+            }
+        } onCancel: {
+            lock.withLock { waiters[key]?.removeValue(forKey: token) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// How many finished pieces requests have adopted so far.
+    var adoptedPieces: Int { lock.withLock { adopted } }
+
+    /// Whether a task of the session downloads `key`'s piece.
+    func isDownloading(_ key: String) -> Bool { lock.withLock { running?.contains(key) ?? false } }
+
+    private func start(_ request: URLRequest, key: String) {
+        let task: URLSessionDownloadTask
+        #if canImport(Darwin)
+        if let resume = pieces.takeResumeData(key) {
+            task = session.downloadTask(withResumeData: resume)
+        } else {
+            task = session.downloadTask(with: request)
+        }
+        #else
+        task = session.downloadTask(with: request)
+        #endif
+        task.taskDescription = key
+        task.resume()
+    }
+
+    /// Whoever waits for `key` hears that its download ended (with `error`, or staged).
+    private func wake(_ key: String, error: (any Error)?) {
+        let waiting = lock.withLock {
+            running?.remove(key)
+            return waiters.removeValue(forKey: key) ?? [:]
+        }
+        for waiter in waiting.values {
+            if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+        }
+    }
+
+    // MARK: URLSessionDownloadDelegate
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        guard let key = downloadTask.taskDescription, let response = downloadTask.response as? HTTPURLResponse else { return }
+        // The file must be moved before this returns; a failure is heard by the waiter as the
+        // missing piece below.
+        try? pieces.store(location, response: response, key: key)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let key = task.taskDescription else { return }
+        if let error {
+            #if canImport(Darwin)
+            if let resume = (error as? URLError)?.downloadTaskResumeData { pieces.storeResumeData(resume, key: key) }
+            #endif
+            wake(key, error: error)
+        } else if pieces.piece(key) == nil {
+            wake(key, error: URLError(.cannotWriteToFile))
+        } else {
+            wake(key, error: nil)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        // Called for foreground sessions only (Linux): the redirect is answered as it is and
+        // BlobRedirect follows it above the transport, as with the default transport.
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
+        let identifier = settings.identifier
+        // UIKit's handler is called on the main thread.
+        Task { @MainActor in BackgroundSessions.eventsDelivered(identifier) }
+    }
+}

@@ -1,0 +1,120 @@
+import CofferFormat
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
+import Crypto
+#endif
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where background downloads leave finished pieces until an update adopts them.
+///
+/// The system finishes a background download task whenever it likes, often while the app is
+/// suspended or not running; its file must be moved before the delegate call returns. Each piece
+/// is kept here as `KEY.piece` (the body) and `KEY.head` (the status and the few headers the SDK
+/// reads), with `KEY.resume` holding the system's resume data of an interrupted one. `KEY` is the
+/// SHA-256 of the request's URL and Range, so neither a URL nor a query string is written to disk
+/// or to the system's task list. Nothing here is trusted: an adopted piece goes through the same
+/// Content-Range checks and the model's SHA-256 as a foreground download.
+struct StagedPieces: Sendable {
+    /// The folder (created 0700 on first use).
+    let folder: URL
+
+    /// The headers kept with a piece: what ``PartWriter``, ``BlobRedirect`` and error answers read.
+    static let keptHeaders = ["Content-Range", "Content-Length", "Content-Type", "Location", "Retry-After"]
+
+    /// The most bytes a `.head` file may have; a longer one is not a head this code wrote.
+    static let headLimit = 16 << 10
+
+    /// The name of the piece `request` asks for.
+    static func key(for request: URLRequest) -> String {
+        let text = (request.url?.absoluteString ?? "") + "\n" + (request.value(forHTTPHeaderField: "Range") ?? "")
+        return SHA256.hash(data: Data(text.utf8)).hexString
+    }
+
+    /// Whether `text` can be a key (and so a file name): 64 lowercase hex digits.
+    static func isKey(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    private struct Head: Codable {
+        let status: Int
+        let headers: [String: String]
+    }
+
+    private func path(_ key: String, _ suffix: String) -> URL { folder.appendingPathComponent(key + "." + suffix) }
+
+    /// Moves a finished download (`location`, the system's temporary file) in as `key`'s piece.
+    func store(_ location: URL, response: HTTPURLResponse, key: String) throws {
+        guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
+        try FileKeyStore.makePrivateFolder(folder.path)
+        var headers: [String: String] = [:]
+        for name in Self.keptHeaders { headers[name] = response.value(forHTTPHeaderField: name) }
+        let head = try JSONEncoder().encode(Head(status: response.statusCode, headers: headers))
+        let body = path(key, "piece")
+        try? FileManager.default.removeItem(at: body)
+        try FileManager.default.moveItem(at: location, to: body)
+        // The head is written last: a piece without one is not adopted (a crash between the two).
+        try AtomicOutput.write(head, to: path(key, "head").path, replacing: true)
+    }
+
+    /// `key`'s finished piece, if there is a complete one: its answer and the file of its body.
+    /// The caller removes it with ``discard(_:)`` once read.
+    func piece(_ key: String) -> (response: HTTPURLResponse, body: URL)? {
+        guard Self.isKey(key),
+              let file = try? PositionalFile(readingAt: path(key, "head").path),
+              let size = try? file.size(), size <= UInt64(Self.headLimit),
+              let bytes = try? file.read(count: Int(size), at: 0),
+              let head = try? JSONDecoder().decode(Head.self, from: Data(bytes)),
+              (100...599).contains(head.status),
+              FileManager.default.fileExists(atPath: path(key, "piece").path),
+              let url = URL(string: "https://piece.invalid/"),
+              let response = HTTPURLResponse(url: url, statusCode: head.status, httpVersion: "HTTP/1.1", headerFields: head.headers)
+        else { return nil }
+        return (response, path(key, "piece"))
+    }
+
+    /// Removes `key`'s piece and resume data.
+    func discard(_ key: String) {
+        for suffix in ["head", "piece", "resume"] { try? FileManager.default.removeItem(at: path(key, suffix)) }
+    }
+
+    /// Keeps the system's resume data of `key`'s interrupted download.
+    func storeResumeData(_ data: Data, key: String) {
+        guard Self.isKey(key), (try? FileKeyStore.makePrivateFolder(folder.path)) != nil else { return }
+        try? AtomicOutput.write(data, to: path(key, "resume").path, replacing: true)
+    }
+
+    /// Takes `key`'s resume data, if any (it is used once).
+    func takeResumeData(_ key: String) -> Data? {
+        guard Self.isKey(key) else { return nil }
+        let url = path(key, "resume")
+        defer { try? FileManager.default.removeItem(at: url) }
+        return try? Data(contentsOf: url)
+    }
+
+    /// Removes pieces nobody adopted for `age` seconds (a model the server stopped naming).
+    func sweep(olderThan age: TimeInterval, now: Date = Date()) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        for name in names {
+            let url = folder.appendingPathComponent(name)
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date,
+                  now.timeIntervalSince(modified) > age else { continue }
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
+    /// Hands the body of a piece to `consume` in 1 MiB reads.
+    static func feed(_ body: URL, response: HTTPURLResponse, to consume: (HTTPURLResponse, Data) throws -> Void) throws {
+        let file = try PositionalFile(readingAt: body.path)
+        let size = try file.size()
+        var offset: UInt64 = 0
+        while offset < size {
+            let count = Int(min(1 << 20, size - offset))
+            try consume(response, Data(try file.read(count: count, at: offset)))
+            offset += UInt64(count)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+@testable import Coffer
+import CofferFormat
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// Background downloads (issue 19). Linux has no background `URLSession`: the transport runs the
+/// same code over a foreground session here ("Linux stand-in" in the names), which exercises piece
+/// scheduling, staging, adoption, re-attachment by key and cancellation; what only Apple's
+/// background daemon does (running while suspended, relaunch events) an Apple build must check.
+@Suite("Background downloads")
+struct BackgroundDownloadTests {
+    @Test("pieces sit on fixed boundaries, also when a download resumes mid-piece, without overflow")
+    func pieceScheduling() {
+        let size = BlobFetcher.pieceSize
+        #expect(BlobFetcher.pieces(from: 0, size: 0).isEmpty)
+        #expect(BlobFetcher.pieces(from: 0, size: 10) == [0...9])
+        #expect(BlobFetcher.pieces(from: 0, size: 2 * size + 1) == [0...(size - 1), size...(2 * size - 1), (2 * size)...(2 * size)])
+        // Resumed inside the first piece: the rest of it, then the same pieces as from the start.
+        #expect(BlobFetcher.pieces(from: 5, size: 2 * size) == [5...(size - 1), size...(2 * size - 1)])
+        #expect(BlobFetcher.pieceEnd(after: UInt64.max - 1, size: UInt64.max) == UInt64.max)
+        #expect(BlobFetcher.pieces(from: 10, size: 10).isEmpty)
+    }
+
+    @Test("a staged piece keeps its status and the headers the SDK reads; garbage is not adopted; old pieces are swept")
+    func stagedPieces() throws {
+        let pieces = StagedPieces(folder: Self.folder("staged"))
+        defer { try? FileManager.default.removeItem(at: pieces.folder) }
+        var request = URLRequest(url: URL(string: "https://models.example.com/v1/blobs/abc?x=1")!)
+        request.setValue("bytes=0-3", forHTTPHeaderField: "Range")
+        let key = StagedPieces.key(for: request)
+        #expect(StagedPieces.isKey(key) && !key.contains("example"))
+        request.setValue("bytes=4-7", forHTTPHeaderField: "Range")
+        #expect(StagedPieces.key(for: request) != key)
+
+        let download = Self.folder("download").appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: download.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("abcd".utf8).write(to: download)
+        let response = HTTPURLResponse(url: request.url!, statusCode: 206, httpVersion: "HTTP/1.1",
+                                       headerFields: ["Content-Range": "bytes 0-3/8", "Set-Cookie": "secret=1"])!
+        try pieces.store(download, response: response, key: key)
+        #expect(!FileManager.default.fileExists(atPath: download.path))
+        let (stored, body) = try #require(pieces.piece(key))
+        #expect(stored.statusCode == 206)
+        #expect(stored.value(forHTTPHeaderField: "Content-Range") == "bytes 0-3/8")
+        #expect(stored.value(forHTTPHeaderField: "Set-Cookie") == nil)
+        var fed = Data()
+        try StagedPieces.feed(body, response: stored) { _, data in fed.append(data) }
+        #expect(fed == Data("abcd".utf8))
+
+        // A key that is not one, and a head that is not JSON or too long, are not adopted.
+        #expect(throws: (any Error).self) { try pieces.store(download, response: response, key: "../x") }
+        let head = pieces.folder.appendingPathComponent(key + ".head")
+        try Data("{not json".utf8).write(to: head)
+        #expect(pieces.piece(key) == nil)
+        try Data(repeating: 0x20, count: StagedPieces.headLimit + 1).write(to: head)
+        #expect(pieces.piece(key) == nil)
+
+        // Resume data is used once.
+        pieces.storeResumeData(Data("resume".utf8), key: key)
+        #expect(pieces.takeResumeData(key) == Data("resume".utf8))
+        #expect(pieces.takeResumeData(key) == nil)
+
+        pieces.sweep(olderThan: 3600, now: Date().addingTimeInterval(7200))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: pieces.folder.path))?.isEmpty ?? true)
+    }
+
+    @Test("a piece finished while the app was not running is adopted without a request (Linux stand-in)")
+    func adoptsStagedPiece() async throws {
+        let settings = BackgroundDownloads(identifier: "test.adopt.\(UUID().uuidString)", stagingDirectory: Self.folder("adopt"))
+        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
+        // Nothing listens on port 9 of this machine: only a staged piece can answer.
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:9/v1/blobs/\(String(repeating: "a", count: 64))")!)
+        request.setValue("bytes=0-4", forHTTPHeaderField: "Range")
+        let key = StagedPieces.key(for: request)
+        let file = Self.folder("adopt-download")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: file.appendingPathComponent("f"))
+        try StagedPieces(folder: settings.stagingDirectory).store(
+            file.appendingPathComponent("f"),
+            response: HTTPURLResponse(url: request.url!, statusCode: 206, httpVersion: nil, headerFields: ["Content-Range": "bytes 0-4/5"])!,
+            key: key)
+        let transport = BackgroundSessions.transport(for: settings, timeout: 5)
+        let collected = Collected()
+        let response = try await transport.stream(request) { _, data in collected.append(data) }
+        #expect(response.statusCode == 206 && collected.data == Data("hello".utf8))
+        // Adopted once: the staging folder is empty, and the next ask goes to the network (and fails).
+        #expect(StagedPieces(folder: settings.stagingDirectory).piece(key) == nil)
+        await #expect(throws: (any Error).self) { _ = try await transport.stream(request) { _, _ in } }
+    }
+
+    @Test("a cancelled wait leaves the download running; its piece is adopted later (Linux stand-in)")
+    func cancelledWaitKeepsDownload() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let sha = try #require(fleet.flowers.sha["classifier"])
+        let plain = try #require(fleet.session.cli.read("classifier.coffer"))
+        let settings = BackgroundDownloads(identifier: "test.cancel.\(UUID().uuidString)", stagingDirectory: Self.folder("cancel"))
+        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
+        let transport = BackgroundSessions.transport(for: settings, timeout: 30)
+        var request = URLRequest(url: URL(string: fleet.server + "/v1/blobs/" + sha)!)
+        request.setValue("bytes=0-\(plain.count - 1)", forHTTPHeaderField: "Range")
+        let key = StagedPieces.key(for: request)
+        let waiting = Task { try await transport.stream(request) { _, _ in } }
+        _ = try await SDKFleet.within(60) {
+            while !transport.isDownloading(key) { try await Task.sleep(nanoseconds: 1_000_000) }
+            return true
+        }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        let staged = try await SDKFleet.within(60) {
+            while StagedPieces(folder: settings.stagingDirectory).piece(key) == nil { try await Task.sleep(nanoseconds: 20_000_000) }
+            return true
+        }
+        #expect(staged)
+        let collected = Collected()
+        let response = try await transport.stream(request) { _, data in collected.append(data) }
+        #expect(response.statusCode == 206 && collected.data == plain)
+    }
+
+    @Test("a client with background downloads syncs through staged pieces and leaves none behind (Linux stand-in)")
+    func clientSyncs() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("background-cache")
+        var configuration = try fleet.configuration(cache)
+        let staging = Self.folder("client")
+        configuration.backgroundDownloads = BackgroundDownloads(identifier: "test.client.\(UUID().uuidString)", stagingDirectory: staging)
+        let activity = RecordingActivity()
+        configuration.backgroundActivity = activity
+        let collection = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        #expect(try await collection.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        #expect(try await collection.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: staging.path))?.isEmpty ?? true)
+        // Both models came through the background session's staged pieces.
+        #expect(BackgroundSessions.transport(for: configuration.backgroundDownloads!, timeout: 60).adoptedPieces == 2)
+        // The update ran inside one background activity, ended with it.
+        #expect(activity.begun == 1 && activity.ended == 1)
+    }
+
+    @Test("the app delegate's background events: this SDK's sessions are taken and their handler called once delivered")
+    @MainActor
+    func backgroundEvents() async throws {
+        #expect(!CofferClient.handleEventsForBackgroundURLSession("com.example.other") {})
+        let settings = BackgroundDownloads(identifier: "test.events.\(UUID().uuidString)", stagingDirectory: Self.folder("events"))
+        _ = BackgroundSessions.transport(for: settings, timeout: 5)
+        var called = 0
+        #expect(CofferClient.handleEventsForBackgroundURLSession(settings.identifier) { called += 1 })
+        #expect(called == 0)
+        BackgroundSessions.eventsDelivered(settings.identifier)
+        BackgroundSessions.eventsDelivered(settings.identifier)
+        #expect(called == 1)
+    }
+
+    static func folder(_ name: String) -> URL {
+        URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("coffer-bg-\(name)-\(UUID().uuidString)", isDirectory: true)
+    }
+}
+
+/// Bytes a consumer received.
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+    func append(_ data: Data) { lock.withLock { bytes.append(data) } }
+    var data: Data { lock.withLock { bytes } }
+}
