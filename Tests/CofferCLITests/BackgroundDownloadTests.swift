@@ -67,6 +67,19 @@ struct BackgroundDownloadTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: pieces.folder.path))?.isEmpty ?? true)
     }
 
+    @Test("a download resumed from the system's resume data is the whole piece only when its file is")
+    func resumedPieces() {
+        // The resumed request's answer covers the tail; the file holds the whole piece.
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-199", contentRange: "bytes 150-199/1000", fileSize: 100) == "bytes 100-199/1000")
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-199", contentRange: "bytes 150-199/*", fileSize: 100) == "bytes 100-199/*")
+        // Anything else stays as it came (and is then checked, and refused, as always).
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-199", contentRange: "bytes 150-199/1000", fileSize: 50) == nil)
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-199", contentRange: "bytes 150-198/1000", fileSize: 100) == nil)
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-199", contentRange: "bytes 100-199/1000", fileSize: 100) == nil)
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=100-", contentRange: "bytes 150-199/1000", fileSize: 100) == nil)
+        #expect(StagedPieces.resumedContentRange(asked: "bytes=0-18446744073709551615", contentRange: "bytes 1-18446744073709551615/*", fileSize: 0) == nil)
+    }
+
     @Test("a piece finished while the app was not running is adopted without a request (Linux stand-in)")
     func adoptsStagedPiece() async throws {
         let settings = BackgroundDownloads(identifier: "test.adopt.\(UUID().uuidString)", stagingDirectory: Self.folder("adopt"))
@@ -101,7 +114,13 @@ struct BackgroundDownloadTests {
         let settings = BackgroundDownloads(identifier: "test.cancel.\(UUID().uuidString)", stagingDirectory: Self.folder("cancel"))
         defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
         let transport = BackgroundSessions.transport(for: settings, timeout: 30)
-        var request = URLRequest(url: URL(string: fleet.server + "/v1/blobs/" + sha)!)
+        // The answer is held until the wait was cancelled, so the download is still running then.
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let gate = Gate()
+        defer { gate.open() }
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .hold(gate) : .forward }
+        var request = URLRequest(url: URL(string: proxy.url + "/v1/blobs/" + sha)!)
         request.setValue("bytes=0-\(plain.count - 1)", forHTTPHeaderField: "Range")
         let key = StagedPieces.key(for: request)
         let waiting = Task { try await transport.stream(request) { _, _ in } }
@@ -111,6 +130,8 @@ struct BackgroundDownloadTests {
         }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        #expect(transport.isDownloading(key))
+        gate.open()
         let staged = try await SDKFleet.within(60) {
             while StagedPieces(folder: settings.stagingDirectory).piece(key) == nil { try await Task.sleep(nanoseconds: 20_000_000) }
             return true
@@ -142,10 +163,32 @@ struct BackgroundDownloadTests {
         #expect(activity.begun == 1 && activity.ended == 1)
     }
 
+    @Test("a redirect to object storage is followed through the background transport, without credentials (Linux stand-in)")
+    func followsRedirect() async throws {
+        guard let fleet = try SDKFleet() else { return }
+        defer { fleet.finish() }
+        try fleet.deploy("spring", classifier: "classifier")
+        let hosts = try BlobRedirectTests.Hosts(upstreamPort: fleet.session.server.port)
+        defer { hosts.stop() }
+        var configuration = try fleet.configuration(fleet.folder("background-redirect"), server: hosts.front.url)
+        configuration.backgroundDownloads = BackgroundDownloads(identifier: "test.redirect.\(UUID().uuidString)", stagingDirectory: Self.folder("redirect"))
+        let collection = try await CofferClient(configuration: configuration).beginAccessing(identifier: "FlowerModels")
+        #expect(try await collection.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        // Each model was asked at the server, which redirected it to the store (a presigned-looking
+        // URL); the store served it to a request without credentials.
+        #expect(BlobRedirectTests.blobGets(hosts.front.takeLog()).count == 2)
+        let served = BlobRedirectTests.blobGets(hosts.store.takeLog())
+        #expect(served.count == 2)
+        #expect(served.allSatisfy { $0.path.hasSuffix("?X-Amz-Signature=presigned") && $0.status == 206 && $0.headers["authorization"] == nil })
+    }
+
     @Test("the app delegate's background events: this SDK's sessions are taken and their handler called once delivered")
     @MainActor
     func backgroundEvents() async throws {
         #expect(!CofferClient.handleEventsForBackgroundURLSession("com.example.other") {})
+        // The default identifier is this SDK's even before a client made its session; no session
+        // is made with settings the app did not choose.
+        #expect(CofferClient.handleEventsForBackgroundURLSession(BackgroundDownloads.defaultIdentifier) {})
         let settings = BackgroundDownloads(identifier: "test.events.\(UUID().uuidString)", stagingDirectory: Self.folder("events"))
         _ = BackgroundSessions.transport(for: settings, timeout: 5)
         var called = 0

@@ -48,7 +48,9 @@ struct StoragePlacement: Equatable, Sendable {
     #if canImport(Darwin)
     /// The platform this build runs on.
     static var currentPlatform: Platform {
-        #if os(iOS)
+        #if targetEnvironment(macCatalyst)
+        return .macOS // a Catalyst app outside the sandbox shares the user's folders like any Mac app
+        #elseif os(iOS)
         return .iOS
         #elseif os(tvOS)
         return .tvOS

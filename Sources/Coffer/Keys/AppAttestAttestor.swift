@@ -7,10 +7,11 @@ import Crypto
 import DeviceCheck
 import Foundation
 
-/// App Attest on iOS, iPadOS, macOS, tvOS, watchOS and visionOS (DCAppAttestService; every
-/// platform version the package supports has it), for apps whose policy
+/// App Attest (DCAppAttestService, in every platform version the package supports), for apps whose policy
 /// is `apple-app-attest`. The app needs the App Attest capability; its environment
-/// (development or production) must be the one the server's policy names.
+/// (development or production) must be the one the server's policy names. Apple answers
+/// `isSupported` false on every Mac (native, Catalyst, and iPad apps on Apple silicon) and in
+/// simulators: check ``isSupported`` before choosing this attestor.
 public struct AppAttestAttestor: DeviceAttestor {
     /// `apple-app-attest`.
     public var format: String { "apple-app-attest" }

@@ -16,10 +16,15 @@ import Foundation
 /// On Linux there are no background sessions: the same code runs over a foreground session (that
 /// is how it is tested there).
 public struct BackgroundDownloads: Sendable, Equatable {
-    /// The background session's identifier; one per app (and per extension that downloads).
+    /// The background session's identifier; one per app (and per extension that downloads, with
+    /// ``sharedContainerIdentifier``).
     public var identifier: String
     /// Where finished pieces wait to be adopted (created 0700); pieces left for seven days are removed.
     public var stagingDirectory: URL
+    /// The App Group container an app extension's session shares with its app (an extension's
+    /// background session without one is invalidated at once); put ``stagingDirectory`` in that
+    /// container too. Nil for the app itself. Apple platforms only.
+    public var sharedContainerIdentifier: String?
     /// Whether pieces may download over a cellular connection.
     public var allowsCellularAccess = true
     /// Whether pieces may download over an expensive connection (cellular, a personal hotspot);
@@ -27,8 +32,8 @@ public struct BackgroundDownloads: Sendable, Equatable {
     public var allowsExpensiveNetworkAccess = true
     /// Whether pieces may download in Low Data Mode. Apple platforms only.
     public var allowsConstrainedNetworkAccess = true
-    /// Whether the system may wait for a good moment (power, Wi-Fi) to download. Apple's rule: a
-    /// session created while the app is in the background is discretionary whatever this says.
+    /// Whether the system may wait for a good moment (power, Wi-Fi) to download. Apple's rule:
+    /// transfers started while the app is in the background are discretionary whatever this says.
     public var isDiscretionary = false
 
     /// Settings with `identifier` (default: the bundle identifier followed by `.coffer`) and

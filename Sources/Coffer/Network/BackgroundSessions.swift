@@ -22,12 +22,12 @@ enum BackgroundSessions {
     @MainActor private static var handlers: [String: () -> Void] = [:]
 
     /// Takes the app delegate's events for `identifier` if it is this SDK's: a session this process
-    /// created, or the default identifier (whose session is then created with default settings).
+    /// created, or the default identifier. The session itself is made by the client (with the
+    /// app's settings), which the app creates at launch; its events then reach the handler.
     @MainActor static func handleEvents(_ identifier: String, completionHandler: @escaping () -> Void) -> Bool {
         let known = lock.withLock { transports[identifier] != nil }
         guard known || identifier == BackgroundDownloads.defaultIdentifier else { return false }
         handlers[identifier] = completionHandler
-        _ = transport(for: BackgroundDownloads(identifier: identifier), timeout: 60)
         return true
     }
 

@@ -23,6 +23,8 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     private var running: Set<String>?
     /// How many finished pieces requests adopted (for the tests).
     private var adopted = 0
+    /// Keys whose task ended before the session's task list arrived.
+    private var endedBeforeAttach: Set<String> = []
     private var attachWaiters: [CheckedContinuation<Void, Never>] = []
     /// Who waits for which key, by a token each.
     private var waiters: [String: [UUID: CheckedContinuation<Void, any Error>]] = [:]
@@ -36,9 +38,13 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         pieces.sweep(olderThan: 7 * 86_400)
         session = URLSession(configuration: Self.configuration(settings, timeout: timeout), delegate: self, delegateQueue: nil)
         session.getAllTasks { [self] tasks in
-            let keys = Set(tasks.filter { $0.state == .running || $0.state == .suspended }.compactMap(\.taskDescription))
+            let live = tasks.filter { $0.state == .running || $0.state == .suspended }
+            // A task the system left suspended would never finish on its own.
+            for task in live where task.state == .suspended { task.resume() }
             let waiting = lock.withLock {
-                running = keys
+                // A task that ended before this list arrived is not running, whatever the list says.
+                running = Set(live.compactMap(\.taskDescription)).subtracting(endedBeforeAttach)
+                endedBeforeAttach = []
                 defer { attachWaiters = [] }
                 return attachWaiters
             }
@@ -51,6 +57,8 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         #if canImport(Darwin)
         let configuration = URLSessionConfiguration.background(withIdentifier: settings.identifier)
         configuration.sessionSendsLaunchEvents = true
+        // An app extension's background session must name an App Group container.
+        configuration.sharedContainerIdentifier = settings.sharedContainerIdentifier
         configuration.allowsExpensiveNetworkAccess = settings.allowsExpensiveNetworkAccess
         configuration.allowsConstrainedNetworkAccess = settings.allowsConstrainedNetworkAccess
         #else
@@ -116,6 +124,10 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
                     return running?.insert(key).inserted ?? true
                 }
                 if start { self.start(request, key: key) }
+                // Cancelled before the waiter was registered: onCancel found nothing to resume.
+                if Task.isCancelled, let waiter = lock.withLock({ waiters[key]?.removeValue(forKey: token) }) {
+                    waiter.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
             lock.withLock { waiters[key]?.removeValue(forKey: token) }?.resume(throwing: CancellationError())
@@ -146,7 +158,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     /// Whoever waits for `key` hears that its download ended (with `error`, or staged).
     private func wake(_ key: String, error: (any Error)?) {
         let waiting = lock.withLock {
-            running?.remove(key)
+            if running == nil { endedBeforeAttach.insert(key) } else { running?.remove(key) }
             return waiters.removeValue(forKey: key) ?? [:]
         }
         for waiter in waiting.values {
@@ -160,7 +172,8 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         guard let key = downloadTask.taskDescription, let response = downloadTask.response as? HTTPURLResponse else { return }
         // The file must be moved before this returns; a failure is heard by the waiter as the
         // missing piece below.
-        try? pieces.store(location, response: response, key: key)
+        try? pieces.store(location, response: response, key: key,
+                          asked: downloadTask.originalRequest?.value(forHTTPHeaderField: "Range"))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -171,7 +184,14 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
             #endif
             wake(key, error: error)
         } else if pieces.piece(key) == nil {
-            wake(key, error: URLError(.cannotWriteToFile))
+            // No file: an answer without a body to download (a redirect this session did not
+            // follow, an error), kept as it is; a 2xx whose file could not be moved is a failure.
+            if let response = task.response as? HTTPURLResponse, !(200...299).contains(response.statusCode),
+               (try? pieces.storeWithoutBody(response, key: key)) != nil {
+                wake(key, error: nil)
+            } else {
+                wake(key, error: URLError(.cannotWriteToFile))
+            }
         } else {
             wake(key, error: nil)
         }

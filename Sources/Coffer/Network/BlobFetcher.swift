@@ -53,6 +53,8 @@ struct BlobFetcher: Sendable {
         let writer: PartWriter
         do {
             writer = try PartWriter(path: partPath, expectedSize: size)
+        } catch is CancellationError {
+            throw .cancelled
         } catch {
             throw .cache("cannot write \(partPath): \(error)")
         }
@@ -74,7 +76,11 @@ struct BlobFetcher: Sendable {
             }
             guard case .download(let end) = next.step else { continue }
             do {
-                try await piece(url, from: start, through: min(end, Self.pieceEnd(after: start, size: size)) - 1, total: size, writer: writer)
+                // Only whole pieces go to a background session; a delta's header and chunk runs
+                // are small and asked once, so they keep the foreground transport.
+                let transport = if case .whole = delta { api.pieceTransport } else { api.transport }
+                try await piece(url, from: start, through: min(end, Self.pieceEnd(after: start, size: size)) - 1, total: size,
+                                writer: writer, through: transport)
                 CrashPoint.reach("piece-written")
                 progress(writer.offset.subtractingSaturated(start))
                 failures = 0
@@ -161,7 +167,8 @@ struct BlobFetcher: Sendable {
 
     /// Asks for bytes `first...last` and writes them at their offsets, following a redirect to
     /// where the blob is stored (``BlobRedirect``); each piece asks `url` again.
-    private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter) async throws(SyncFailure) {
+    private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter,
+                       through transport: any CofferTransport) async throws(SyncFailure) {
         let request = pieceRequest(url, first...last)
         let response: HTTPURLResponse
         writer.beginPiece()
@@ -170,7 +177,7 @@ struct BlobFetcher: Sendable {
         do {
             // A redirect (object storage, a CDN) is followed to where the same Range is asked
             // again, without credentials; the digest check below the loop holds whoever answers.
-            response = try await BlobRedirect.stream(request, through: api.pieceTransport) { response, data in
+            response = try await BlobRedirect.stream(request, through: transport) { response, data in
                 try writer.accept(data, response: response, first: first, last: last, total: total)
             }
         } catch let failure as PartWriter.Refusal {
@@ -226,6 +233,8 @@ final class PartWriter: @unchecked Sendable {
         let keep = existing > expectedSize ? 0 : existing
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while written < keep {
+            // An update cancelled as the app's background time runs out must let go of the lock soon.
+            if Task.isCancelled { throw CancellationError() }
             let count = Int(min(UInt64(buffer.count), keep - written))
             try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
             hasher.update(data: buffer[..<count])

@@ -47,17 +47,48 @@ struct StagedPieces: Sendable {
     private func path(_ key: String, _ suffix: String) -> URL { folder.appendingPathComponent(key + "." + suffix) }
 
     /// Moves a finished download (`location`, the system's temporary file) in as `key`'s piece.
-    func store(_ location: URL, response: HTTPURLResponse, key: String) throws {
+    /// `asked` is the Range the task's first request asked for: a task resumed from resume data
+    /// reports the answer to its last request, which covers only the tail (see
+    /// ``resumedContentRange(asked:contentRange:fileSize:)``).
+    func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
         try FileKeyStore.makePrivateFolder(folder.path)
         var headers: [String: String] = [:]
         for name in Self.keptHeaders { headers[name] = response.value(forHTTPHeaderField: name) }
+        if response.statusCode == 206, let asked, let contentRange = headers["Content-Range"],
+           let size = (try? FileManager.default.attributesOfItem(atPath: location.path))?[.size] as? NSNumber,
+           let whole = Self.resumedContentRange(asked: asked, contentRange: contentRange, fileSize: size.uint64Value) {
+            headers["Content-Range"] = whole
+        }
         let head = try JSONEncoder().encode(Head(status: response.statusCode, headers: headers))
         let body = path(key, "piece")
         try? FileManager.default.removeItem(at: body)
         try FileManager.default.moveItem(at: location, to: body)
         // The head is written last: a piece without one is not adopted (a crash between the two).
         try AtomicOutput.write(head, to: path(key, "head").path, replacing: true)
+    }
+
+    /// The Content-Range of the whole piece a resumed download assembled: when the answer covers a
+    /// tail of the `asked` range (`bytes=A-B`) that ends at B, and the file holds exactly B-A+1
+    /// bytes, the file is the whole range. Nil otherwise (the answer is kept as it came, and
+    /// checked as always). Nothing is trusted by this: the model's SHA-256 still decides.
+    static func resumedContentRange(asked: String, contentRange: String, fileSize: UInt64) -> String? {
+        guard asked.hasPrefix("bytes="), let range = ContentRange(contentRange) else { return nil }
+        let bounds = asked.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), last >= first,
+              range.end == last, range.start > first, last - first < UInt64.max, fileSize == last - first + 1
+        else { return nil }
+        return "bytes \(first)-\(last)/" + (range.total.map(String.init) ?? "*")
+    }
+
+    /// Keeps an answer whose body the system did not hand over as a file (a redirect or an error
+    /// answer without one) as `key`'s piece with an empty body.
+    func storeWithoutBody(_ response: HTTPURLResponse, key: String) throws {
+        guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
+        try FileKeyStore.makePrivateFolder(folder.path)
+        let empty = folder.appendingPathComponent(key + ".empty")
+        try AtomicOutput.write(Data(), to: empty.path, replacing: true)
+        try store(empty, response: response, key: key)
     }
 
     /// `key`'s finished piece, if there is a complete one: its answer and the file of its body.

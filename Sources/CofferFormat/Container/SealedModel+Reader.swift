@@ -55,10 +55,14 @@ extension SealedModel {
                 throw ContainerError.malformedHeader("range \(range) outside plaintext of \(plaintextLength) bytes")
             }
             guard !range.isEmpty else { return [] }
+            // Range<UInt64>.count is an Int: it traps past 2 GiB where Int has 32 bits (watchOS).
+            guard let count = Int(exactly: range.upperBound - range.lowerBound) else {
+                throw ContainerError.malformedHeader("range \(range) is larger than one array can hold here")
+            }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
             defer { buffer.deallocate() }
             var result: [UInt8] = []
-            result.reserveCapacity(Int(range.count))
+            result.reserveCapacity(count)
             for index in layout.chunk(containing: range.lowerBound)...layout.chunk(containing: range.upperBound - 1) {
                 let plaintext = try openChunk(index, using: buffer)
                 let chunkStart = layout.plaintextRange(ofChunk: index).lowerBound

@@ -42,14 +42,12 @@ extension S3Client {
         let location = location
         return task.futureResult
             .flatMapErrorThrowing { error in
-                if error is S3Error || error is PipeSinkFailure { throw error }
+                if let failure = error as? PipeSinkFailure { throw failure.underlying }
+                if error is S3Error { throw error }
                 if pipe.headArrived {
                     throw S3Error.interrupted(operation: "GetObject", reason: S3Client.reason(error))
                 }
                 throw S3Error.unreachable(endpoint: location.endpoint, reason: S3Client.reason(error))
-            }
-            .flatMapErrorThrowing { error in
-                throw (error as? PipeSinkFailure)?.underlying ?? error
             }
             .always { _ in deadline.cancel() }
             .hop(to: eventLoop)

@@ -31,27 +31,16 @@ struct BlobCollector: Sendable {
         var removed: [String] = []
         for blob in candidates {
             guard let address = blob.id else { continue }
-            let hold = try await CollectionHold.take(address, on: database, now: now)
-            do {
-                let withdrawn = await store.withdraw(address)
-                let deleted = try await sql.raw("""
+            // The row goes only if nothing references the blob and no upload holds a lease on it.
+            let removable = try await remove(address, on: database, now: now) {
+                try await !sql.raw("""
                     DELETE FROM blobs WHERE id = \(bind: address)
                     AND NOT EXISTS (SELECT 1 FROM blob_references WHERE blob_id = \(bind: address))
                     AND NOT EXISTS (SELECT 1 FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now))
                     RETURNING id
-                    """).all()
-                if deleted.isEmpty {
-                    await store.restore(withdrawn)
-                } else {
-                    try await store.remove(withdrawn)
-                    removed.append(address)
-                }
-                try await hold.delete(on: database)
-            } catch {
-                // The hold expires on its own (CollectionHold.lifetime); the next collection tries again.
-                try? await hold.delete(on: database)
-                throw error
+                    """).all().isEmpty
             }
+            if removable { removed.append(address) }
         }
         // Blobs the database no longer knows (a removal that failed after its row was deleted), once
         // as old as the grace period; an upload in flight (a lease) or a row that came back keeps one.
@@ -69,24 +58,33 @@ struct BlobCollector: Sendable {
         return removed
     }
 
-    /// Removes a stored blob that has no row, under a ``CollectionHold``, unless a row or an
-    /// unexpired upload lease appeared for it by the time the hold was taken.
+    /// Removes a stored blob that has no row, unless a row or an unexpired upload lease appeared
+    /// for it by the time the hold was taken.
     private func removeUnrecorded(_ address: String, on sql: any SQLDatabase, database: any Database, now: Date) async throws -> Bool {
+        try await remove(address, on: database, now: now) {
+            try await sql.raw("""
+                SELECT id FROM blobs WHERE id = \(bind: address)
+                UNION ALL SELECT blob_id FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now)
+                """).all().isEmpty
+        }
+    }
+
+    /// Under a ``CollectionHold`` on `address`: withdraws the blob, asks `decide` (true: remove it),
+    /// then removes it or puts it back; true when it was removed.
+    private func remove(_ address: String, on database: any Database, now: Date, decide: () async throws -> Bool) async throws -> Bool {
         let hold = try await CollectionHold.take(address, on: database, now: now)
         do {
             let withdrawn = await store.withdraw(address)
-            let claimed = try await sql.raw("""
-                SELECT id FROM blobs WHERE id = \(bind: address)
-                UNION ALL SELECT blob_id FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now)
-                """).all()
-            if claimed.isEmpty {
+            let removable = try await decide()
+            if removable {
                 try await store.remove(withdrawn)
             } else {
                 await store.restore(withdrawn)
             }
             try await hold.delete(on: database)
-            return claimed.isEmpty
+            return removable
         } catch {
+            // The hold expires on its own (CollectionHold.lifetime); the next collection tries again.
             try? await hold.delete(on: database)
             throw error
         }
