@@ -66,12 +66,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         #endif
         configuration.allowsCellularAccess = settings.allowsCellularAccess
         configuration.isDiscretionary = settings.isDiscretionary
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCredentialStorage = nil
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.keepNothing(timeout: timeout)
         return configuration
     }
 

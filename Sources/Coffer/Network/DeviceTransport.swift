@@ -19,12 +19,7 @@ final class DeviceTransport: CofferTransport, @unchecked Sendable {
         let delegate = WeakDelegate()
         delegate.transport = self
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCredentialStorage = nil
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.keepNothing(timeout: timeout)
         configuration.httpMaximumConnectionsPerHost = 4
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
@@ -123,5 +118,18 @@ private final class RunningTasks: @unchecked Sendable {
         } else {
             entry.continuation.resume(throwing: URLError(.badServerResponse))
         }
+    }
+}
+
+extension URLSessionConfiguration {
+    /// No URL cache, no cookies, no stored credentials, and `timeout` as the longest wait for the
+    /// next bytes: what every session of the SDK uses.
+    func keepNothing(timeout: TimeInterval) {
+        requestCachePolicy = .reloadIgnoringLocalCacheData
+        urlCache = nil
+        httpCookieStorage = nil
+        httpShouldSetCookies = false
+        urlCredentialStorage = nil
+        timeoutIntervalForRequest = timeout
     }
 }
