@@ -118,7 +118,11 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
                     waiters[key, default: [:]][token] = continuation
                     return running?.insert(key).inserted ?? true
                 }
-                if start { self.start(request, key: key) }
+                if start {
+                    // The piece may have finished between the caller's look and this wait: then it
+                    // is adopted, not downloaded twice.
+                    if pieces.piece(key) != nil { wake(key, error: nil) } else { self.start(request, key: key) }
+                }
                 // Cancelled before the waiter was registered: onCancel found nothing to resume.
                 if Task.isCancelled, let waiter = lock.withLock({ waiters[key]?.removeValue(forKey: token) }) {
                     waiter.resume(throwing: CancellationError())
