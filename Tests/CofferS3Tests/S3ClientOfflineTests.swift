@@ -19,8 +19,11 @@ import Testing
         }
     }
 
-    /// A server that accepts connections and never answers: the request timeout ends the wait.
-    @Test func aSilentStoreTimesOut() async throws {
+    /// A server that accepts connections and never answers: the request timeout ends the wait. The
+    /// reason is the request deadline's own (a read timeout or a refusal says something else), so it
+    /// shows which mechanism ended the wait; no wall-clock bound (a shared machine stalls tests for
+    /// tens of seconds), only a limit that turns a wait that never ends into a failure.
+    @Test(.timeLimit(.minutes(1))) func aSilentStoreTimesOut() async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { _ in MultiThreadedEventLoopGroup.singleton.any().makeSucceededVoidFuture() }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -28,10 +31,8 @@ import Testing
         try await S3TestStore.withHTTPClient { http in
             let location = try S3Location(endpoint: "http://127.0.0.1:\(port)", bucket: "abc")
             let client = S3Client(location: location, credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "SK"), httpClient: http, requestTimeout: .milliseconds(300))
-            let started = ContinuousClock.now
             let error = await #expect(throws: S3Error.self) { try await client.headObject(key: "k") }
             #expect(error == .unreachable(endpoint: "http://127.0.0.1:\(port)", reason: "no answer within the request timeout"))
-            #expect(ContinuousClock.now - started < .seconds(10))
         }
         try await server.close()
     }
