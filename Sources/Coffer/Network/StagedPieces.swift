@@ -95,10 +95,8 @@ struct StagedPieces: Sendable {
     /// The caller removes it with ``discard(_:)`` once read.
     func piece(_ key: String) -> (response: HTTPURLResponse, body: URL)? {
         guard Self.isKey(key),
-              let file = try? PositionalFile(readingAt: path(key, "head").path),
-              let size = try? file.size(), size <= UInt64(Self.headLimit),
-              let bytes = try? file.read(count: Int(size), at: 0),
-              let head = try? JSONDecoder().decode(Head.self, from: Data(bytes)),
+              let bytes = PositionalFile.contents(at: path(key, "head").path, atMost: Self.headLimit),
+              let head = try? JSONDecoder().decode(Head.self, from: bytes),
               (100...599).contains(head.status),
               FileManager.default.fileExists(atPath: path(key, "piece").path),
               let url = URL(string: "https://piece.invalid/"),
