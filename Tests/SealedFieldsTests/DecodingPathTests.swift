@@ -90,6 +90,95 @@ extension SealedFields {
             #expect(raw.map { !$0.contains(Data("hidden".utf8)) } == true)
         }
 
+        /// One sealed column and plain columns of every kind the fast path reads itself (UUID, dates
+        /// and data under the default strategies, scalars) or hands to GRDB (a strategy, an enum,
+        /// optionals).
+        struct Mixed: Codable, Equatable, FetchableRecord, PersistableRecord, SealedRecord {
+            static let databaseTableName = "mixed"
+            var id: UUID
+            var secret: String
+            var other: UUID
+            var when: Date
+            var stamped: Date
+            var bytes: Data
+            var count: Int
+            var shade: Shade
+            var maybe: Date?
+            static let sealedColumns = ["secret"]
+            static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+                column == "stamped" ? .timeIntervalSince1970 : .deferredToDate
+            }
+            static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+                column == "stamped" ? .timeIntervalSince1970 : .deferredToDate
+            }
+        }
+
+        /// ``Mixed`` as GRDB decodes the same rows: the oracle for values and for errors.
+        struct PlainMixed: Decodable, Equatable, FetchableRecord {
+            static let databaseTableName = "mixed"
+            var id: UUID
+            var other: UUID
+            var when: Date
+            var stamped: Date
+            var bytes: Data
+            var count: Int
+            var shade: Shade
+            var maybe: Date?
+            static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+                Mixed.databaseDateDecodingStrategy(for: column)
+            }
+        }
+
+        @Test func plainColumnsReadAsGRDBReadsThemWithTheSameErrors() throws {
+            let (dbQueue, dir) = try database()
+            _ = dir
+            try dbQueue.write { db in
+                try db.create(table: "mixed") { t in
+                    t.primaryKey("id", .blob)
+                    t.column("secret", .blob)
+                    for column in ["other", "when", "stamped", "bytes", "count", "shade", "maybe"] { t.column(column) }
+                }
+            }
+            let records = [
+                Mixed(id: UUID(), secret: "one", other: UUID(), when: Date(timeIntervalSince1970: 1_700_000_000.25),
+                      stamped: Date(timeIntervalSince1970: 1_600_000_000), bytes: Data([1, 2, 3]), count: -4, shade: .light,
+                      maybe: nil),
+                Mixed(id: UUID(), secret: "two", other: UUID(), when: Date(timeIntervalSince1970: 0),
+                      stamped: Date(timeIntervalSince1970: 12.5), bytes: Data(), count: Int.max, shade: .dark,
+                      maybe: Date(timeIntervalSince1970: 1_000)),
+            ]
+            try dbQueue.write { db in for record in records { try record.insert(db) } }
+            let sql = "SELECT * FROM mixed ORDER BY count"
+            let read = try dbQueue.read { try Mixed.fetchAll($0, sql: sql) }
+            #expect(read == records)
+            let plain = try dbQueue.read { try PlainMixed.fetchAll($0, sql: sql) }
+            #expect(read.map { [$0.other, $0.id] } == plain.map { [$0.other, $0.id] })
+            #expect(read.map(\.when) == plain.map(\.when) && read.map(\.stamped) == plain.map(\.stamped))
+            #expect(read.map(\.bytes) == plain.map(\.bytes) && read.map(\.maybe) == plain.map(\.maybe))
+
+            // A plain column GRDB refuses fails the same way through SealedFields, with GRDB's error.
+            for (column, value) in [("other", "'not a uuid'"), ("when", "'not a date'"), ("other", "NULL"), ("bytes", "NULL"),
+                                    ("count", "NULL"), ("shade", "'purple'"), ("stamped", "NULL")] {
+                try dbQueue.write { db in
+                    try db.execute(sql: "UPDATE mixed SET \"\(column)\" = \(value) WHERE id = ?", arguments: [records[0].id])
+                }
+                let sealedError = try #require(throws: (any Error).self) { try dbQueue.read { try Mixed.fetchAll($0, sql: sql) } }
+                let plainError = try #require(throws: (any Error).self) { try dbQueue.read { try PlainMixed.fetchAll($0, sql: sql) } }
+                #expect(String(describing: sealedError) == String(describing: plainError), "\(column) = \(value)")
+                #expect(!(sealedError is SealedFieldsError), "\(column) = \(value)")
+                try dbQueue.write { db in
+                    try db.execute(sql: "DELETE FROM mixed WHERE id = ?", arguments: [records[0].id])
+                    try records[0].insert(db)
+                }
+                #expect(try dbQueue.read { try Mixed.fetchAll($0, sql: sql) } == records)
+            }
+            // A selection without a plain column: the key is missing for both, with GRDB's error.
+            let narrow = "SELECT id, secret, other, stamped, bytes, count, shade FROM mixed"
+            let sealedError = try #require(throws: (any Error).self) { try dbQueue.read { try Mixed.fetchAll($0, sql: narrow) } }
+            let plainError = try #require(throws: (any Error).self) { try dbQueue.read { try PlainMixed.fetchAll($0, sql: narrow) } }
+            #expect(String(describing: sealedError) == String(describing: plainError))
+        }
+
         struct Loose: Codable, FetchableRecord, PersistableRecord, SealedRecord {
             static let databaseTableName = "loose"
             var id: UUID

@@ -55,8 +55,23 @@ enum PlainValue {
     static func validUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
         let string = String(decoding: bytes, as: UTF8.self)
         // ASCII is valid UTF-8; anything else may have been repaired: compare what was made with what was given.
-        guard bytes.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(bytes) else { return nil }
+        guard isASCII(bytes) || string.utf8.elementsEqual(bytes) else { return nil }
         return string
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func bigEndianBytes(_ value: UInt64) -> [UInt8] {

@@ -31,10 +31,13 @@ enum SealedValue {
 
     /// The key version a blob names, or nil when the blob is not a SealedFields ciphertext of a known format.
     static func keyVersion(of blob: Data) -> UInt32? {
-        guard blob.count >= minimumCount else { return nil }
-        let start = blob.startIndex
-        guard blob[start] == formatVersion, blob[start + 1] == algorithmAESGCMDerivedNonce else { return nil }
-        return (2..<6).reduce(UInt32(0)) { $0 << 8 | UInt32(blob[start + $1]) }
+        blob.withUnsafeBytes(keyVersion(of:))
+    }
+
+    /// The key version the bytes of a blob name, or nil: the `Data` form, read in place.
+    static func keyVersion(of raw: UnsafeRawBufferPointer) -> UInt32? {
+        guard raw.count >= minimumCount, raw[0] == formatVersion, raw[1] == algorithmAESGCMDerivedNonce else { return nil }
+        return UInt32(raw[2]) << 24 | UInt32(raw[3]) << 16 | UInt32(raw[4]) << 8 | UInt32(raw[5])
     }
 
     /// Seals `plaintext`. The same plaintext, key, table, column and identity give the same bytes, so that
@@ -62,19 +65,20 @@ enum SealedValue {
     }
 
     /// Opens a blob bound to `prefix ‖ identityFields` (then the blob's header), the associated data
-    /// assembled in `scratch`: the read path reuses one buffer for every value of a row.
+    /// assembled in `scratch`: the read path reuses one buffer for every value of a row. The blob's
+    /// bytes are read in place, once.
     static func open(
         _ blob: Data, with key: DataKey, prefix: [UInt8], identityFields: [UInt8], scratch aad: inout [UInt8]
     ) throws -> Data {
-        let nonceStart = blob.startIndex + headerCount
-        // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
-        let box = try AES.GCM.SealedBox(combined: blob[nonceStart...])
-        aad.removeAll(keepingCapacity: true)
-        aad.reserveCapacity(prefix.count + identityFields.count + headerCount)
-        aad.append(contentsOf: prefix)
-        aad.append(contentsOf: identityFields)
-        // Through the contiguous bytes: appending a Data slice element by element is slow.
-        blob.withUnsafeBytes { aad.append(contentsOf: $0.prefix(headerCount)) }
-        return try AES.GCM.open(box, using: key.value, authenticating: aad)
+        try blob.withUnsafeBytes { raw in
+            guard raw.count >= minimumCount else { throw CryptoKitError.incorrectParameterSize }
+            aad.removeAll(keepingCapacity: true)
+            aad.append(contentsOf: prefix)
+            aad.append(contentsOf: identityFields)
+            aad.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[..<headerCount]))
+            // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
+            let box = try AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: raw[headerCount...]))
+            return try AES.GCM.open(box, using: key.value, authenticating: aad)
+        }
     }
 }

@@ -23,23 +23,27 @@ final class OpenedRow {
         var columns: [OpenedColumn] = []
         var identity: [UInt8] = []
         var scratch: [UInt8] = []
+        var key: DataKey?
         for (index, column) in table.lowercasedSealedColumns.enumerated() {
-            // Lower-cased, a statement row finds the column in its first lookup. (GRDB's untyped
-            // subscript: its typed one is generic, and costs a metadata lookup per value.)
-            guard let stored = row[column] else {
-                // NULL where a ciphertext belongs is refused like any other plain value.
-                if row.hasColumn(column) { throw SealedFieldsError.notSealed(table: table.name, column: table.sealedColumns[index]) }
+            // Read as a `DatabaseValue` (no existential, no cast); lower-cased, a statement row finds
+            // the column in its first lookup. A column this selection lacks is not opened.
+            let stored: DatabaseValue
+            do {
+                stored = try row.decode(DatabaseValue.self, forColumn: column)
+            } catch {
                 continue
             }
-            guard let blob = stored as? Data else {
+            // NULL or any other plain value where a ciphertext belongs is refused.
+            guard case .blob(let blob) = stored.storage else {
                 throw SealedFieldsError.notSealed(table: table.name, column: table.sealedColumns[index])
             }
             if columns.isEmpty {
                 columns.reserveCapacity(table.sealedColumns.count)
                 identity = try table.identityFields(of: row)
+                scratch.reserveCapacity(table.prefixes[index].count + identity.count + SealedValue.headerCount)
             }
             let value = try store.open(
-                sealed: blob, prefix: table.prefixes[index], identityFields: identity, scratch: &scratch,
+                sealed: blob, prefix: table.prefixes[index], identityFields: identity, scratch: &scratch, key: &key,
                 table: table.name, column: table.sealedColumns[index])
             columns.append(OpenedColumn(index: index, name: table.sealedColumns[index], value: value))
         }
@@ -54,22 +58,31 @@ final class OpenedRow {
     /// The opened column a coding key reads with GRDB's default keys (the key is the column's name,
     /// compared as GRDB compares them), if the row holds it.
     func column(forKey name: String) -> OpenedColumn? {
+        // The key usually is the declared name; otherwise compare as GRDB does, ignoring case.
+        for column in columns where name == column.name { return column }
+        var ascii: Bool?
         for column in columns {
-            if name == column.name || Self.sameColumn(name, table.lowercasedSealedColumns[column.index]) { return column }
+            let lowercased = table.lowercasedSealedColumns[column.index]
+            if name.utf8.count == lowercased.utf8.count {
+                if let same = Self.sameASCIIColumn(name, lowercased) {
+                    if same { return column }
+                    continue
+                }
+            } else {
+                // Lower-casing keeps an ASCII name's length: only a name with other characters can still match.
+                if ascii == nil { ascii = name.utf8.allSatisfy { $0 < 0x80 } }
+                if ascii == true { continue }
+            }
+            if name.lowercased() == lowercased { return column }
         }
         return nil
     }
 
-    /// Whether `name` is `lowercased` in another case. ASCII is compared byte by byte (most keys differ
-    /// in length and are settled at once); anything else as GRDB does, with `lowercased()`.
-    private static func sameColumn(_ name: String, _ lowercased: String) -> Bool {
-        let utf8 = name.utf8
-        guard utf8.count == lowercased.utf8.count else {
-            // Lower-casing keeps an ASCII name's length: only another name can still match.
-            return !utf8.allSatisfy { $0 < 0x80 } && name.lowercased() == lowercased
-        }
-        for (byte, lower) in zip(utf8, lowercased.utf8) {
-            guard byte < 0x80 else { return name.lowercased() == lowercased }
+    /// Whether `name` is `lowercased` in another case, compared byte by byte; nil when `name` is not
+    /// ASCII up to where they first differ (compare with `lowercased()` then, as GRDB does).
+    private static func sameASCIIColumn(_ name: String, _ lowercased: String) -> Bool? {
+        for (byte, lower) in zip(name.utf8, lowercased.utf8) {
+            guard byte < 0x80 else { return nil }
             let folded = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
             if folded != lower { return false }
         }

@@ -1,11 +1,14 @@
 import Foundation
 import GRDB
 
-/// Decodes a record from a fetched row and its ``OpenedRow``, without copying the row: GRDB's decoder
-/// of the fetched row answers every key but those of opened sealed columns, which are answered from
-/// their opened values as GRDB would answer them (anything GRDB would decode specially, a one-column
-/// row of the opened value decoded by GRDB itself). Used with GRDB's default keys only (see
-/// ``SealedRecord/init(row:)``), where a key names its column.
+/// Decodes a record from a fetched row and its ``OpenedRow``, without copying the row. Keys of opened
+/// sealed columns are answered from their opened values as GRDB would answer them (anything GRDB would
+/// decode specially, a one-column row of the opened value decoded by GRDB itself). Other keys are
+/// answered from the fetched row with the very calls GRDB's own keyed container makes for them
+/// (`Row.decode(_:forColumn:)` for scalars, `UUID`, and dates and data with the default strategies);
+/// anything else (other types, other strategies, scopes, missing columns, a value GRDB refuses) goes
+/// to GRDB's decoder of the fetched row, made the first time a record needs it. Used with GRDB's
+/// default keys only (see ``SealedRecord/init(row:)``), where a key names its column.
 ///
 /// Anything but keyed decoding (unkeyed, single value, nested containers, super decoders) goes to
 /// GRDB's decoder of the whole row with its sealed columns opened (``OpenedRow/fullDecoder()``): the
@@ -15,20 +18,27 @@ import GRDB
 /// time it is used from another module, which cost more than the rest of the decoding. A class: as
 /// an `any Decoder` a reference fits in place, where the struct took an allocation of its own.
 final class OpenedRowDecoder: Decoder {
-    let base: any Decoder
     let opened: OpenedRow
+    private var grdb: (any Decoder)?
 
-    init(base: any Decoder, opened: OpenedRow) {
-        self.base = base
+    init(opened: OpenedRow) {
         self.opened = opened
     }
 
-    var codingPath: [any CodingKey] { base.codingPath }
-    var userInfo: [CodingUserInfoKey: Any] { base.userInfo }
+    /// GRDB's decoder of the fetched row with the record's strategies, made once, when first needed.
+    func grdbDecoder() throws -> any Decoder {
+        if let grdb { return grdb }
+        let decoder = try opened.decoder(of: opened.row)
+        grdb = decoder
+        return decoder
+    }
+
+    /// A record is decoded from the row's root, as GRDB's decoder does.
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { opened.recordType?.databaseDecodingUserInfo ?? [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(
-            OpenedRowContainer<Key>(base: try base.container(keyedBy: type), opened: opened))
+        KeyedDecodingContainer(OpenedRowContainer<Key>(decoder: self))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try opened.fullDecoder().unkeyedContainer() }
@@ -38,88 +48,118 @@ final class OpenedRowDecoder: Decoder {
 }
 
 /// The keyed container of ``OpenedRowDecoder``: each key goes to the opened value of its sealed
-/// column, or else to GRDB's container of the fetched row. A class: `KeyedDecodingContainer` calls a
-/// struct through copies of it, and code generic over `Key` finds a struct's fields through its
-/// metadata, looked up at run time; a class reference carries both.
+/// column, or else to the fetched row as GRDB's container would read it. A class: `KeyedDecodingContainer`
+/// calls a struct through copies of it, and code generic over `Key` finds a struct's fields through
+/// its metadata, looked up at run time; a class reference carries both.
 final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let base: KeyedDecodingContainer<Key>
-    let opened: OpenedRow
+    let decoder: OpenedRowDecoder
+    /// GRDB's `KeyedDecodingContainer<Key>`, once made. Kept as `Any`: a stored property of a type
+    /// generic over `Key` costs a metadata lookup each time a container is released.
+    private var grdb: Any?
 
-    init(base: KeyedDecodingContainer<Key>, opened: OpenedRow) {
-        self.base = base
-        self.opened = opened
+    init(decoder: OpenedRowDecoder) {
+        self.decoder = decoder
     }
 
-    var codingPath: [any CodingKey] { base.codingPath }
-    var allKeys: [Key] { base.allKeys }
-    func contains(_ key: Key) -> Bool { base.contains(key) }
+    private var opened: OpenedRow { decoder.opened }
+    private var row: Row { decoder.opened.row }
+
+    /// GRDB's container of the fetched row, for what is not answered here.
+    private var base: KeyedDecodingContainer<Key> {
+        get throws {
+            if let grdb { return grdb as! KeyedDecodingContainer<Key> }
+            let container = try decoder.grdbDecoder().container(keyedBy: Key.self)
+            grdb = container
+            return container
+        }
+    }
+
+    var codingPath: [any CodingKey] { [] }
+    var allKeys: [Key] { (try? base.allKeys) ?? [] }
+    func contains(_ key: Key) -> Bool { (try? base.contains(key)) ?? false }
 
     func decodeNil(forKey key: Key) throws -> Bool {
         guard let column = opened.column(forKey: key.stringValue) else { return try base.decodeNil(forKey: key) }
         return column.value.isNull
     }
 
-    // The concrete overloads keep GRDB's fast paths for the columns that are not sealed, and are written
-    // out: a helper generic over the type would look up `Optional<T>`'s metadata at every call.
+    // The concrete overloads read a column that is not sealed with the call GRDB's container makes
+    // (`Row.decode(_:forColumn:)`, same values, same errors), and are written out: a helper generic
+    // over the type would look up `Optional<T>`'s metadata at every call.
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Bool.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try String.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Double.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Float.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Int.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Int8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Int16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Int32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try Int64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try UInt.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try UInt8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try UInt16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try UInt32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
         return try UInt64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decode(type, forKey: key) }
+        let name = key.stringValue
+        guard let column = opened.column(forKey: name) else {
+            // A column that is not sealed, read as GRDB's container reads a `UUID`, and a `Date` or
+            // `Data` under the default strategy. Other types and strategies, a missing column (a
+            // scope?) and a value GRDB refuses go to GRDB's container, which gives its own error.
+            if T.self == UUID.self, let value = try? row.decode(UUID.self, forColumn: name) { return Self.same(value) }
+            if T.self == Date.self, case .deferredToDate = opened.recordType?.databaseDateDecodingStrategy(for: name) ?? .deferredToDate,
+               let value = try? row.decode(Date.self, forColumn: name) {
+                return Self.same(value)
+            }
+            if T.self == Data.self, case .deferredToData = opened.recordType?.databaseDataDecodingStrategy(for: name) ?? .deferredToData,
+               let value = try? row.decode(Data.self, forColumn: name) {
+                return Self.same(value)
+            }
+            return try base.decode(type, forKey: key)
+        }
         if let decoded: T = direct(column) { return decoded }
         return try single(column).decode(type, forKey: key)
     }
@@ -141,6 +181,13 @@ final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     func superDecoder() throws -> any Decoder { try full().superDecoder() }
     func superDecoder(forKey key: Key) throws -> any Decoder { try full().superDecoder(forKey: key) }
+
+    /// `value` as `T`, which the caller checked is its type: a copy, without the dynamic cast (and
+    /// the `Optional<T>` metadata) that `as? T` costs.
+    private static func same<Value, T>(_ value: Value) -> T {
+        precondition(Value.self == T.self)
+        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
+    }
 
     /// The value as GRDB decodes a plain database value into `T`; nil for what GRDB decodes another
     /// way (dates and data with a strategy, JSON, records) and for a value `T` cannot take, whose error

@@ -13,10 +13,10 @@ extension SealedRecord where Self: Decodable {
     /// Opens the row's sealed columns, then decodes the record with GRDB's own `Codable` decoding: the
     /// same record as ``unsealedRow(_:)`` followed by GRDB's `init(row:)`.
     ///
-    /// With GRDB's default keys the fetched row is not copied: GRDB decodes the columns that are not
-    /// sealed straight from the statement, and the sealed ones are decoded from their opened values
-    /// (``OpenedRowDecoder``). With another column decoding strategy the row is rebuilt with its sealed
-    /// columns opened, then decoded.
+    /// With GRDB's default keys the fetched row is not copied: the columns that are not sealed are
+    /// read straight from the statement as GRDB reads them, and the sealed ones are decoded from their
+    /// opened values (``OpenedRowDecoder``). With another column decoding strategy the row is rebuilt
+    /// with its sealed columns opened, then decoded.
     public init(row: Row) throws {
         let table = SealedTable.of(Self.self)
         let store = try Self.requireStore()
@@ -28,8 +28,7 @@ extension SealedRecord where Self: Decodable {
             self = try DecoderCapture<Self>.record(from: row)
             return
         }
-        let decoder = OpenedRowDecoder(base: try DecoderCapture<Self>(row: row).decoder, opened: opened)
-        self = try Self(from: decoder)
+        self = try Self(from: OpenedRowDecoder(opened: opened))
     }
 }
 

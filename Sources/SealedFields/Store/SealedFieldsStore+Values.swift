@@ -32,15 +32,26 @@ extension SealedFieldsStore {
         table: String, column: String
     ) throws -> DatabaseValue {
         guard case .blob(let blob) = stored.storage else { throw SealedFieldsError.notSealed(table: table, column: column) }
-        return try open(sealed: blob, prefix: prefix, identityFields: identityFields, scratch: &scratch, table: table, column: column)
+        var key: DataKey?
+        return try open(
+            sealed: blob, prefix: prefix, identityFields: identityFields, scratch: &scratch, key: &key, table: table, column: column)
     }
 
     /// Opens the bytes of a stored ciphertext (see ``open(_:prefix:identityFields:scratch:table:column:)``).
+    ///
+    /// `key` keeps the data key of the row's previous value: a row's values usually share one.
     func open(
-        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8], table: String, column: String
+        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8], key kept: inout DataKey?,
+        table: String, column: String
     ) throws -> DatabaseValue {
         guard let version = SealedValue.keyVersion(of: blob) else { throw SealedFieldsError.notSealed(table: table, column: column) }
-        let key = try keyring.key(version: version)
+        let key: DataKey
+        if let kept, kept.version == version {
+            key = kept
+        } else {
+            key = try keyring.key(version: version)
+            kept = key
+        }
         let plaintext: Data
         do {
             plaintext = try SealedValue.open(blob, with: key, prefix: prefix, identityFields: identityFields, scratch: &scratch)
