@@ -60,25 +60,30 @@ enum SealedValue {
 
     /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
     static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
-        var aad: [UInt8] = []
-        return try open(blob, with: key, prefix: associatedData.bytes, identityFields: [], scratch: &aad)
+        try open(blob, with: key, prefix: associatedData.bytes, identityFields: [])
     }
 
-    /// Opens a blob bound to `prefix ‖ identityFields` (then the blob's header), the associated data
-    /// assembled in `scratch`: the read path reuses one buffer for every value of a row. The blob's
-    /// bytes are read in place, once.
-    static func open(
-        _ blob: Data, with key: DataKey, prefix: [UInt8], identityFields: [UInt8], scratch aad: inout [UInt8]
-    ) throws -> Data {
+    /// Opens a blob bound to `prefix ‖ identityFields` (then the blob's header). The blob's bytes are
+    /// read in place, once, and the associated data is assembled in a temporary buffer (on the stack
+    /// unless it is large): the read path does this for every value.
+    static func open(_ blob: Data, with key: DataKey, prefix: [UInt8], identityFields: [UInt8]) throws -> Data {
         try blob.withUnsafeBytes { raw in
             guard raw.count >= minimumCount else { throw CryptoKitError.incorrectParameterSize }
-            aad.removeAll(keepingCapacity: true)
-            aad.append(contentsOf: prefix)
-            aad.append(contentsOf: identityFields)
-            aad.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[..<headerCount]))
             // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
             let box = try AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: raw[headerCount...]))
-            return try AES.GCM.open(box, using: key.value, authenticating: aad)
+            let count = prefix.count + identityFields.count + headerCount
+            return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { aad in
+                let afterPrefix = prefix.withUnsafeBytes {
+                    aad.copyBytes(from: $0)
+                    return $0.count
+                }
+                let afterIdentity = identityFields.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: aad[afterPrefix...]).copyBytes(from: $0)
+                    return afterPrefix + $0.count
+                }
+                UnsafeMutableRawBufferPointer(rebasing: aad[afterIdentity...]).copyBytes(from: raw[..<headerCount])
+                return try AES.GCM.open(box, using: key.value, authenticating: UnsafeRawBufferPointer(aad))
+            }
         }
     }
 }

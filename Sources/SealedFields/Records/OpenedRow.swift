@@ -22,28 +22,24 @@ final class OpenedRow {
     ) throws {
         var columns: [OpenedColumn] = []
         var identity: [UInt8] = []
-        var scratch: [UInt8] = []
         var key: DataKey?
         for (index, column) in table.lowercasedSealedColumns.enumerated() {
-            // Read as a `DatabaseValue` (no existential, no cast); lower-cased, a statement row finds
-            // the column in its first lookup. A column this selection lacks is not opened.
-            let stored: DatabaseValue
-            do {
-                stored = try row.decode(DatabaseValue.self, forColumn: column)
-            } catch {
+            // Lower-cased, a statement row finds the column in its first lookup. (GRDB's untyped
+            // subscript: its typed ones are generic, and cost a metadata lookup per value.)
+            guard let stored = row[column] else {
+                // NULL where a ciphertext belongs is refused like any other plain value.
+                if row.hasColumn(column) { throw SealedFieldsError.notSealed(table: table.name, column: table.sealedColumns[index]) }
                 continue
             }
-            // NULL or any other plain value where a ciphertext belongs is refused.
-            guard case .blob(let blob) = stored.storage else {
+            guard let blob = stored as? Data else {
                 throw SealedFieldsError.notSealed(table: table.name, column: table.sealedColumns[index])
             }
             if columns.isEmpty {
                 columns.reserveCapacity(table.sealedColumns.count)
                 identity = try table.identityFields(of: row)
-                scratch.reserveCapacity(table.prefixes[index].count + identity.count + SealedValue.headerCount)
             }
             let value = try store.open(
-                sealed: blob, prefix: table.prefixes[index], identityFields: identity, scratch: &scratch, key: &key,
+                sealed: blob, prefix: table.prefixes[index], identityFields: identity, key: &key,
                 table: table.name, column: table.sealedColumns[index])
             columns.append(OpenedColumn(index: index, name: table.sealedColumns[index], value: value))
         }
@@ -55,17 +51,17 @@ final class OpenedRow {
         self.columns = columns
     }
 
-    /// The opened column a coding key reads with GRDB's default keys (the key is the column's name,
-    /// compared as GRDB compares them), if the row holds it.
-    func column(forKey name: String) -> OpenedColumn? {
+    /// Where in ``columns`` is the opened column a coding key reads with GRDB's default keys (the key
+    /// is the column's name, compared as GRDB compares them), if the row holds it.
+    func columnIndex(forKey name: String) -> Int? {
         // The key usually is the declared name; otherwise compare as GRDB does, ignoring case.
-        for column in columns where name == column.name { return column }
+        for index in columns.indices where name == columns[index].name { return index }
         var ascii: Bool?
-        for column in columns {
-            let lowercased = table.lowercasedSealedColumns[column.index]
+        for index in columns.indices {
+            let lowercased = table.lowercasedSealedColumns[columns[index].index]
             if name.utf8.count == lowercased.utf8.count {
                 if let same = Self.sameASCIIColumn(name, lowercased) {
-                    if same { return column }
+                    if same { return index }
                     continue
                 }
             } else {
@@ -73,7 +69,7 @@ final class OpenedRow {
                 if ascii == nil { ascii = name.utf8.allSatisfy { $0 < 0x80 } }
                 if ascii == true { continue }
             }
-            if name.lowercased() == lowercased { return column }
+            if name.lowercased() == lowercased { return index }
         }
         return nil
     }

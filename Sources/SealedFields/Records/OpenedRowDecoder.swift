@@ -79,93 +79,123 @@ final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { (try? base.contains(key)) ?? false }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decodeNil(forKey: key) }
-        return column.value.isNull
+        guard let index = opened.columnIndex(forKey: key.stringValue) else { return try base.decodeNil(forKey: key) }
+        return opened.columns[index].value.isNull
     }
 
     // The concrete overloads read a column that is not sealed with the call GRDB's container makes
     // (`Row.decode(_:forColumn:)`, same values, same errors), and are written out: a helper generic
     // over the type would look up `Optional<T>`'s metadata at every call.
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Bool.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Bool.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try String.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = String.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Double.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Double.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Float.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Float.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Int.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Int.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Int8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Int8.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Int16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Int16.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Int32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Int32.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try Int64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = Int64.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try UInt.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = UInt.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try UInt8.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = UInt8.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try UInt16.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = UInt16.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try UInt32.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = UInt32.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        guard let column = opened.column(forKey: key.stringValue) else { return try row.decode(type, forColumn: key.stringValue) }
-        return try UInt64.fromDatabaseValue(column.value) ?? single(column).decode(type, forKey: key)
+        let name = key.stringValue
+        guard let index = opened.columnIndex(forKey: name) else { return try row.decode(type, forColumn: name) }
+        if let value = UInt64.fromDatabaseValue(opened.columns[index].value) { return value }
+        return try single(opened.columns[index]).decode(type, forKey: key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let name = key.stringValue
-        guard let column = opened.column(forKey: name) else {
+        guard let index = opened.columnIndex(forKey: name) else {
             // A column that is not sealed, read as GRDB's container reads a `UUID`, and a `Date` or
             // `Data` under the default strategy. Other types and strategies, a missing column (a
             // scope?) and a value GRDB refuses go to GRDB's container, which gives its own error.
-            if T.self == UUID.self, let value = try? row.decode(UUID.self, forColumn: name) { return Self.same(value) }
+            if T.self == UUID.self, let value = try? row.decode(UUID.self, forColumn: name) { return sameType(value) }
             if T.self == Date.self, case .deferredToDate = opened.recordType?.databaseDateDecodingStrategy(for: name) ?? .deferredToDate,
                let value = try? row.decode(Date.self, forColumn: name) {
-                return Self.same(value)
+                return sameType(value)
             }
             if T.self == Data.self, case .deferredToData = opened.recordType?.databaseDataDecodingStrategy(for: name) ?? .deferredToData,
                let value = try? row.decode(Data.self, forColumn: name) {
-                return Self.same(value)
+                return sameType(value)
             }
             return try base.decode(type, forKey: key)
         }
+        let column = opened.columns[index]
         if let decoded: T = direct(column) { return decoded }
         return try single(column).decode(type, forKey: key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let column = opened.column(forKey: key.stringValue) else { return try base.decodeIfPresent(type, forKey: key) }
+        guard let index = opened.columnIndex(forKey: key.stringValue) else { return try base.decodeIfPresent(type, forKey: key) }
+        let column = opened.columns[index]
         if column.value.isNull { return nil }
         if let decoded: T = direct(column) { return decoded }
         return try single(column).decodeIfPresent(type, forKey: key)
@@ -181,13 +211,6 @@ final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     func superDecoder() throws -> any Decoder { try full().superDecoder() }
     func superDecoder(forKey key: Key) throws -> any Decoder { try full().superDecoder(forKey: key) }
-
-    /// `value` as `T`, which the caller checked is its type: a copy, without the dynamic cast (and
-    /// the `Optional<T>` metadata) that `as? T` costs.
-    private static func same<Value, T>(_ value: Value) -> T {
-        precondition(Value.self == T.self)
-        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
-    }
 
     /// The value as GRDB decodes a plain database value into `T`; nil for what GRDB decodes another
     /// way (dates and data with a strategy, JSON, records) and for a value `T` cannot take, whose error
@@ -246,3 +269,11 @@ struct DecoderCapture<Record: FetchableRecord & Decodable>: Decodable, Fetchable
 
 /// GRDB's default decoding strategies, for rows decoded without a record type.
 private struct DefaultStrategies: FetchableRecord, Decodable {}
+
+/// `value` as `T`, which the caller checked is its type: a copy, without the dynamic cast (and the
+/// `Optional<T>` metadata) that `as? T` costs. A free function: a static one of a type generic over
+/// `Key` would look that type's metadata up at each call.
+private func sameType<Value, T>(_ value: Value) -> T {
+    precondition(Value.self == T.self)
+    return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
+}

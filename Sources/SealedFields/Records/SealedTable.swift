@@ -54,11 +54,8 @@ final class SealedTable: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for column in identityColumns {
-            // A `DatabaseValue`, not GRDB's untyped subscript: no existential to unwrap.
-            guard let value = try? row.decode(DatabaseValue.self, forColumn: column), !value.isNull else {
-                throw SealedFieldsError.missingIdentity(table: name, column: column)
-            }
-            AssociatedData.appendIdentityField(value, to: &bytes)
+            guard let value = row[column] else { throw SealedFieldsError.missingIdentity(table: name, column: column) }
+            AssociatedData.appendIdentityField(value.databaseValue, to: &bytes)
         }
         return bytes
     }

@@ -21,27 +21,25 @@ extension SealedFieldsStore {
     ///
     /// Anything that is not an authentic SealedFields ciphertext for exactly this place is an error.
     func open(_ stored: DatabaseValue, _ associatedData: AssociatedData, table: String, column: String) throws -> DatabaseValue {
-        var scratch: [UInt8] = []
-        return try open(stored, prefix: associatedData.bytes, identityFields: [], scratch: &scratch, table: table, column: column)
+        try open(stored, prefix: associatedData.bytes, identityFields: [], table: table, column: column)
     }
 
-    /// Opens a stored ciphertext bound to `prefix ‖ identityFields` (see ``AssociatedData``), assembling the
-    /// associated data in `scratch`: the read path's form, with one buffer for all the values of a row.
+    /// Opens a stored ciphertext bound to `prefix ‖ identityFields` (see ``AssociatedData``): the read
+    /// path's form, where a row's identity is encoded once for all its values.
     func open(
-        _ stored: DatabaseValue, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8],
-        table: String, column: String
+        _ stored: DatabaseValue, prefix: [UInt8], identityFields: [UInt8], table: String, column: String
     ) throws -> DatabaseValue {
         guard case .blob(let blob) = stored.storage else { throw SealedFieldsError.notSealed(table: table, column: column) }
         var key: DataKey?
         return try open(
-            sealed: blob, prefix: prefix, identityFields: identityFields, scratch: &scratch, key: &key, table: table, column: column)
+            sealed: blob, prefix: prefix, identityFields: identityFields, key: &key, table: table, column: column)
     }
 
-    /// Opens the bytes of a stored ciphertext (see ``open(_:prefix:identityFields:scratch:table:column:)``).
+    /// Opens the bytes of a stored ciphertext (see ``open(_:prefix:identityFields:table:column:)``).
     ///
     /// `key` keeps the data key of the row's previous value: a row's values usually share one.
     func open(
-        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], scratch: inout [UInt8], key kept: inout DataKey?,
+        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], key kept: inout DataKey?,
         table: String, column: String
     ) throws -> DatabaseValue {
         guard let version = SealedValue.keyVersion(of: blob) else { throw SealedFieldsError.notSealed(table: table, column: column) }
@@ -54,7 +52,7 @@ extension SealedFieldsStore {
         }
         let plaintext: Data
         do {
-            plaintext = try SealedValue.open(blob, with: key, prefix: prefix, identityFields: identityFields, scratch: &scratch)
+            plaintext = try SealedValue.open(blob, with: key, prefix: prefix, identityFields: identityFields)
         } catch {
             throw SealedFieldsError.authenticationFailure(table: table, column: column)
         }
