@@ -44,17 +44,18 @@ enum SealedValue {
     /// saving an unchanged record changes nothing; anything else gives unrelated bytes.
     static func seal(_ plaintext: [UInt8], with key: DataKey, associatedData: AssociatedData) throws -> Data {
         let header = header(keyVersion: key.version)
-        let aad = associatedData.bytes + header
+        var aad = associatedData.bytes
+        aad.append(contentsOf: header)
         var mac = key.nonceMAC
         mac.update(data: aad)
         mac.update(data: plaintext)
-        let nonceBytes = Array(mac.finalize().prefix(nonceCount))
-        let box = try AES.GCM.seal(plaintext, using: key.value, nonce: AES.GCM.Nonce(data: nonceBytes), authenticating: aad)
-        var blob = Data(capacity: minimumCount + plaintext.count)
+        let nonce = try mac.finalize().withUnsafeBytes { try AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: $0[..<nonceCount])) }
+        let box = try AES.GCM.seal(plaintext, using: key.value, nonce: nonce, authenticating: aad)
+        // nonce ‖ ciphertext ‖ tag is the box's combined form (there is one: the nonce is 12 bytes).
+        guard let combined = box.combined else { throw CryptoKitError.incorrectParameterSize }
+        var blob = Data(capacity: headerCount + combined.count)
         blob.append(contentsOf: header)
-        blob.append(contentsOf: nonceBytes)
-        blob.append(box.ciphertext)
-        blob.append(box.tag)
+        blob.append(combined)
         return blob
     }
 
