@@ -342,7 +342,9 @@ paths = {
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
                      errors=["411", "422", "503"],
                      description="503 `blob_being_collected` while blob collection decides about these bytes (send again), "
-                                 "`blob_store_unavailable` when the object store did not answer."),
+                                 "`blob_store_unavailable` when the object store did not answer, `uploads_busy` (with "
+                                 "`Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take "
+                                 "(COFFER_S3_UPLOAD_MEMORY)."),
                 "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {

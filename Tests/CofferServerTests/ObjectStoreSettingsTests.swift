@@ -14,8 +14,10 @@ struct ObjectStoreSettingsTests {
         let configuration = try ServerConfiguration.fromEnvironment(Self.credentials.merging([
             "COFFER_BLOB_STORE": "s3://models-1/prod/coffer", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:7480/",
             "AWS_REGION": "eu-west-3", "AWS_SESSION_TOKEN": "FQoGZXIvYXdzEXAMPLETOKEN", "COFFER_S3_PRESIGN": "1",
+            "COFFER_S3_UPLOAD_MEMORY": "104857600",
         ]) { $1 })
         let store = try #require(configuration.objectStore)
+        #expect(store.uploadMemory == 100 << 20)
         #expect(store.bucket == "models-1" && store.prefix == "prod/coffer/" && store.region == "eu-west-3")
         #expect(store.endpoint == "http://127.0.0.1:7480" && store.addressing == .path && store.presign)
         #expect(store.sessionToken == "FQoGZXIvYXdzEXAMPLETOKEN")
@@ -27,6 +29,7 @@ struct ObjectStoreSettingsTests {
         // AWS itself: virtual-host addressing, the regional endpoint.
         let aws = try #require(try ServerConfiguration.fromEnvironment(Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models-1"]) { $1 }).objectStore)
         #expect(aws.addressing == .virtual && aws.resolvedEndpoint == "https://s3.us-east-1.amazonaws.com" && aws.prefix.isEmpty && !aws.presign)
+        #expect(aws.uploadMemory == 1 << 30)
         let generic = try ServerConfiguration.fromEnvironment(Self.credentials.merging([
             "COFFER_BLOB_STORE": "s3://models-1", "AWS_ENDPOINT_URL": "https://r2.example.com", "COFFER_S3_ADDRESSING": "virtual"]) { $1 })
         #expect(generic.objectStore?.endpoint == "https://r2.example.com" && generic.objectStore?.addressing == .virtual)
@@ -40,6 +43,7 @@ struct ObjectStoreSettingsTests {
             ["AWS_ACCESS_KEY_ID": ""], ["AWS_SECRET_ACCESS_KEY": ""], ["AWS_SECRET_ACCESS_KEY": "has space"],
             ["AWS_REGION": "EU West"], ["AWS_ENDPOINT_URL_S3": "127.0.0.1:7480"], ["AWS_ENDPOINT_URL": "ftp://store"],
             ["COFFER_S3_ADDRESSING": "host"], ["COFFER_S3_PRESIGN": "sometimes"], ["COFFER_BLOB_DIR": "/srv/blobs"],
+            ["COFFER_S3_UPLOAD_MEMORY": "41943039"], ["COFFER_S3_UPLOAD_MEMORY": "1GiB"], ["COFFER_S3_UPLOAD_MEMORY": "99999999999999999999"],
           ])
     func refused(_ change: [String: String]) {
         let environment = Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models"]) { $1 }.merging(change) { $1 }
@@ -53,7 +57,8 @@ struct ObjectStoreSettingsTests {
         }
     }
 
-    @Test("presigning or addressing without a bucket is refused, not ignored", arguments: ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING"])
+    @Test("presigning, addressing or an upload budget without a bucket is refused, not ignored",
+          arguments: ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING", "COFFER_S3_UPLOAD_MEMORY"])
     func withoutBucket(_ variable: String) {
         #expect(throws: SettingError(setting: variable, accepts: "unset without COFFER_BLOB_STORE (it applies to a bucket)")) {
             try ServerConfiguration.fromEnvironment([variable: "1"])

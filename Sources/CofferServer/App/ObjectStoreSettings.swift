@@ -32,6 +32,8 @@ public struct ObjectStoreSettings: Sendable, Equatable, CustomStringConvertible,
     public var sessionToken: String?
     /// Whether blob GETs are answered with a redirect to a presigned URL (COFFER_S3_PRESIGN=1).
     public var presign: Bool
+    /// The bytes all uploads in progress may hold at once (COFFER_S3_UPLOAD_MEMORY; default 1 GiB).
+    public var uploadMemory: Int64 = UploadMemory.defaultLimit
 
     /// The endpoint requests go to: ``endpoint``, or AWS S3's for ``region``.
     public var resolvedEndpoint: String { endpoint ?? "https://s3.\(region).amazonaws.com" }
@@ -63,7 +65,10 @@ extension ObjectStoreSettings {
             endpoint: endpoint.map { String($0.reversed().drop(while: { $0 == "/" }).reversed()) }, addressing: addressing,
             accessKeyID: accessKeyID, secretAccessKey: secretAccessKey,
             sessionToken: try settings.value("AWS_SESSION_TOKEN", .credential),
-            presign: try settings.value("COFFER_S3_PRESIGN", .boolean) ?? false)
+            presign: try settings.value("COFFER_S3_PRESIGN", .boolean) ?? false,
+            uploadMemory: try settings.value("COFFER_S3_UPLOAD_MEMORY", .integer(
+                in: S3Upload.reservedBytes...Int64.max, "a whole number of bytes, at least \(S3Upload.reservedBytes) (one upload's parts)"))
+                ?? UploadMemory.defaultLimit)
     }
 }
 

@@ -38,7 +38,7 @@ extension ServerConfiguration {
             configuration.objectStore = try ObjectStoreSettings.read(location, from: settings)
         } else {
             // They mean something only for a bucket: set alone, they are a mistake to point out.
-            for variable in ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING"] where !(environment[variable] ?? "").isEmpty {
+            for variable in ["COFFER_S3_PRESIGN", "COFFER_S3_ADDRESSING", "COFFER_S3_UPLOAD_MEMORY"] where !(environment[variable] ?? "").isEmpty {
                 throw SettingError(setting: variable, accepts: "unset without COFFER_BLOB_STORE (it applies to a bucket)")
             }
         }

@@ -3101,7 +3101,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}": {
    "put": {
-    "description": "503 `blob_being_collected` while blob collection decides about these bytes (send again), `blob_store_unavailable` when the object store did not answer.",
+    "description": "503 `blob_being_collected` while blob collection decides about these bytes (send again), `blob_store_unavailable` when the object store did not answer, `uploads_busy` (with `Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take (COFFER_S3_UPLOAD_MEMORY).",
     "operationId": "uploadBlob",
     "parameters": [
      {

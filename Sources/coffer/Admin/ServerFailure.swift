@@ -41,7 +41,7 @@ enum ServerFailure {
         } else {
             reason = HTTPURLResponse.localizedString(forStatusCode: code)
         }
-        if code == 429, let retry = answer.response.value(forHTTPHeaderField: "Retry-After") {
+        if code == 429 || code == 503, let retry = answer.response.value(forHTTPHeaderField: "Retry-After") {
             reason += "; try again in \(retry) seconds"
         }
         return AdminFailure(status, "\(reason) (\(suffix))")

@@ -16,7 +16,9 @@ extension S3BlobStore {
         let http = HTTPClient(eventLoopGroupProvider: .shared(app.eventLoopGroup), configuration: configuration)
         app.lifecycle.use(HTTPClientShutdown(client: http))
         let client = try await checkedClient(settings, http: http)
-        return S3BlobStore(client: client, presign: settings.presign)
+        var store = S3BlobStore(client: client, presign: settings.presign)
+        store.uploadMemory = UploadMemory(limit: settings.uploadMemory)
+        return store
     }
 
     /// A client of the bucket `settings` name, after a HEAD on the bucket answered.

@@ -17,6 +17,8 @@ struct S3BlobStore: BlobStore {
     let presign: Bool
     /// How long a presigned URL stays valid.
     var presignLifetime: Int = 300
+    /// The memory uploads in progress may hold, shared by every team (COFFER_S3_UPLOAD_MEMORY).
+    var uploadMemory = UploadMemory(limit: UploadMemory.defaultLimit)
 
     /// How many bytes of a streamed download are passed to the client at once (``S3DownloadRelay``).
     static let coalesced = 1 << 20
@@ -45,9 +47,20 @@ struct S3BlobStore: BlobStore {
         return (try ContainerHeader(parsing: bytes), size)
     }
 
+    /// Refused with 503 `uploads_busy` (and `Retry-After`) when uploads in progress hold all of
+    /// ``uploadMemory``: before the store is asked anything, before a byte of the body is read.
     func beginUpload(for address: String?) async throws -> any BlobUpload {
+        guard uploadMemory.reserve(S3Upload.reservedBytes) else {
+            throw APIError(.serviceUnavailable, "uploads_busy", "too many uploads are in progress on this server; retry shortly",
+                           headers: ["Retry-After": "10"])
+        }
         let key = address.map(key(of:)) ?? "incoming/" + UUID().uuidString
-        return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key))
+        do {
+            return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key))
+        } catch {
+            uploadMemory.release(S3Upload.reservedBytes)
+            throw error
+        }
     }
 
     /// Streams the object's range as the store sends it, on the device connection's event loop

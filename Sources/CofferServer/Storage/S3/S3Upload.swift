@@ -9,6 +9,8 @@ final class S3Upload: BlobUpload {
     /// 8 MiB: within S3's 5 MiB–5 GiB part sizes, 2,048 parts for a 16 GiB blob (S3 allows 10,000).
     static let partSize = 8 << 20
     static let partsInFlight = 4
+    /// What one upload may hold: the part being filled and the parts in flight.
+    static let reservedBytes = Int64(partSize * (partsInFlight + 1))
 
     private let store: S3BlobStore
     private let key: String
@@ -19,11 +21,22 @@ final class S3Upload: BlobUpload {
     private var sent: [(number: Int, etag: String)] = []
     /// Whether the multipart upload was completed (its object exists).
     private var completed = false
+    /// Whether ``reservedBytes`` are still taken from the store's ``UploadMemory``.
+    private var holdsMemory = true
 
+    /// An upload that took ``reservedBytes`` from `store.uploadMemory`, given back when it is
+    /// published or discarded.
     init(store: S3BlobStore, key: String, uploadID: String) {
         self.store = store
         self.key = key
         self.uploadID = uploadID
+    }
+
+    /// Gives the reserved memory back, once (no part is held any more).
+    private func releaseMemory() {
+        guard holdsMemory else { return }
+        holdsMemory = false
+        store.uploadMemory.release(Self.reservedBytes)
     }
 
     func write(_ piece: ByteBuffer) async throws {
@@ -48,6 +61,9 @@ final class S3Upload: BlobUpload {
     func publish(as address: String) async throws {
         if buffer.readableBytes > 0 || nextPart == 1 { try await send() }
         while !sending.isEmpty { sent.append(try await sending.removeFirst().value) }
+        // Every part is stored: nothing of the body is held from here on.
+        buffer = ByteBuffer()
+        releaseMemory()
         try await store.client.completeMultipartUpload(key: key, uploadID: uploadID, parts: sent)
         completed = true
         let destination = store.key(of: address)
@@ -66,6 +82,8 @@ final class S3Upload: BlobUpload {
         for task in sending { task.cancel() }
         for task in sending { _ = try? await task.value }
         sending = []
+        buffer = ByteBuffer()
+        releaseMemory()
         if completed {
             // Only an `incoming/` object gets here: a completed upload at its address never fails after.
             if key.hasPrefix("incoming/") { try? await store.client.deleteObject(key: key) }

@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import S3TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Uploads into a bucket hold memory (the parts of a multipart upload) while they run; all of them
+/// together may hold at most COFFER_S3_UPLOAD_MEMORY. An attacker with an upload right (any team's
+/// developer) who opens slow uploads gets the rest refused at once, not the server's memory.
+@Suite("Uploads into a bucket share one memory budget",
+       .enabled(if: S3TestGateway.configured, "set COFFER_TEST_S3_ENDPOINT, COFFER_TEST_S3_ACCESS_KEY and COFFER_TEST_S3_SECRET_KEY"))
+struct UploadMemoryTests {
+    @Test("a slow upload holding the whole budget gets the next refused with 503 uploads_busy; once it is cut, uploads go through")
+    func slowUploadsCannotTakeTheMemory() async throws {
+        let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
+        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
+        // Room for exactly one upload's parts (8 MiB × 5).
+        guard let session = AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "41943040"]) { $1 }) else { return }
+        defer { session.finish() }
+        try session.login()
+        try session.ok("team", "create", "Flowers")
+        try session.ok("key", "generate", "--name", "k")
+        session.cli.write("model.bin", CLI.randomData(1 << 20))
+        session.cli.write("slow.bin", CLI.randomData(4 << 20))
+        try session.ok("encrypt", "model.bin", "--key", "k.modelkey", "--quiet")
+        try session.ok("encrypt", "slow.bin", "--key", "k.modelkey", "--quiet")
+        let sealed = try #require(session.cli.read("model.bin.coffer"))
+        let slow = try #require(session.cli.read("slow.bin.coffer"))
+
+        // A PUT of a real sealed model that sends its first MiB and then waits: it holds its reservation.
+        let held = try HeldUpload(port: session.server.port, token: session.server.token, team: "Flowers",
+                                  address: SHA256.hash(data: slow).map { String(format: "%02x", $0) }.joined(),
+                                  body: slow, sent: 1 << 20)
+        var refused: CLI.Result?
+        for _ in 0..<100 {
+            let attempt = try session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
+            if attempt.stderr.contains("uploads_busy") {
+                refused = attempt
+                break
+            }
+            // Not yet: the held upload may not have reached the store. The other upload must not have gone through.
+            guard attempt.status != 0 else {
+                Issue.record("an upload went through while another held the whole budget: \(attempt.stdout)")
+                break
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let busy = try #require(refused, "no upload was refused while another held the budget")
+        #expect(busy.status != 0 && busy.stderr.contains("try again in 10 seconds (HTTP 503 uploads_busy)"), "\(busy.stderr)")
+        #expect(!busy.stderr.contains(session.server.token))
+
+        // Cut the slow upload: its memory comes back, and the refused upload goes through.
+        held.close()
+        var stored = false
+        for _ in 0..<100 where !stored {
+            let attempt = try session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
+            stored = attempt.status == 0
+            if !stored {
+                #expect(attempt.stderr.contains("uploads_busy"), "\(attempt.stderr)")
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+        #expect(stored, "the memory of a cut upload never came back")
+        let address = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
+        #expect(try session.ok("blob", "download", address, "--output", "copy.coffer").contains("SHA-256 verified"))
+        #expect(session.cli.read("copy.coffer") == sealed)
+    }
+}
+
+/// A `PUT /v1/teams/TEAM/blobs/ADDRESS` of `body` on a raw connection that sends the first `sent`
+/// bytes and then neither sends more nor closes until ``close()``.
+private final class HeldUpload {
+    private let socket: Int32
+
+    init(port: Int, token: String, team: String, address: String, body: Data, sent: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address4 = sockaddr_in()
+        address4.sin_family = sa_family_t(AF_INET)
+        address4.sin_port = in_port_t(UInt16(port).bigEndian)
+        address4.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address4) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let head = "PUT /v1/teams/\(team)/blobs/\(address) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+            + "Content-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n"
+        for chunk in [Data(head.utf8), body.prefix(sent)] {
+            var offset = 0
+            while offset < chunk.count {
+                let written = chunk.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + offset, chunk.count - offset, Int32(MSG_NOSIGNAL)) }
+                guard written > 0 else { throw POSIXError(.EPIPE) }
+                offset += written
+            }
+        }
+    }
+
+    func close() { Glibc.close(socket) }
+}
