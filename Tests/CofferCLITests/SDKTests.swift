@@ -1,4 +1,4 @@
-import Coffer
+@testable import Coffer
 import CofferFormat
 import Crypto
 import Foundation
@@ -63,6 +63,10 @@ struct SDKTests {
         #expect(SDKFleet.names(cache, "blobs") == [fleet.flowers.sha["classifier-large"]! + ".coffer", fleet.flowers.sha["stylizer"]! + ".coffer"])
 
         // (c) A reinstall: the cache (and the key store in it) is gone; the collection downloads again.
+        // The old client's background check (started by the third access) ends first, as the old
+        // app's process would have: else it works on the new client's folder without its lock (the
+        // lock file went with the folder) and can remove the new download's part file.
+        await client.hub.settled("FlowerModels")
         try FileManager.default.removeItem(at: cache)
         let reinstalled = try CofferClient(configuration: fleet.configuration(cache, policy: .useCachedAndUpdateInBackground))
         let fresh = try await reinstalled.beginAccessing(identifier: "FlowerModels")

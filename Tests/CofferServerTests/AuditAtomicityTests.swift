@@ -42,7 +42,7 @@ struct AuditAtomicityTests {
         #expect(try await admin.call("GET", "/v1/tokens").array.count == tokensBefore)
 
         // With the audit working again, each change and its audit row appear together.
-        try await db.raw("DROP TRIGGER refuse_audit\(backend.isPostgres ? " ON audit_events" : "")").run()
+        try await db.raw("DROP TRIGGER refuse_audit\(unsafeRaw: backend.isPostgres ? " ON audit_events" : "")").run()
         let rotated = try await admin.call("POST", "/v1/teams/acme/apps/\(app.id)/credential")
         #expect(rotated.status == 200)
         let credential = try #require(rotated.object["credential"] as? String)

@@ -44,6 +44,11 @@ actor CollectionHub {
         if flights[identifier] == nil { begin(identifier, background: true, work: work) }
     }
 
+    /// Returns once no update of `identifier` is in flight (one started meanwhile is waited for too).
+    func settled(_ identifier: String) async {
+        while let task = flights[identifier]?.task { _ = try? await task.value }
+    }
+
     private func begin(_ identifier: String, background: Bool, work: @escaping Work) {
         let shared = DownloadProgress()
         let task = Task<CollectionUpdater.Outcome, any Error> {
