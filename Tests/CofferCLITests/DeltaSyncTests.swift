@@ -50,6 +50,22 @@ struct DeltaSyncTests {
         return (bytes, missing.count, table.count)
     }
 
+    /// How many stretches of `new` a delta copies from `old`: runs of chunks whose IDs `old` has.
+    static func copyRuns(from old: Data, to new: Data) throws -> Int {
+        func table(_ container: Data) throws -> ChunkTable {
+            let preamble = try #require(try ContainerHeader.preamble(from: [UInt8](container.prefix(ContainerHeader.maximumLength))))
+            return try #require(try ContainerHeader(parsing: [UInt8](container.prefix(preamble.headerLength))).chunkTable)
+        }
+        let held = Set(try table(old).entries.map(\.id))
+        var runs = 0, previousShared = false
+        for entry in try table(new).entries {
+            let shared = held.contains(entry.id)
+            if shared && !previousShared { runs += 1 }
+            previousShared = shared
+        }
+        return runs
+    }
+
     /// Checks that `bytes` (bodies and heads of `requests` answers) are what a delta must fetch: at
     /// least the missing chunks, at most those plus the 64 KiB probe for the header and a
     /// kilobyte of head per answer. And that the edit, two changed stretches, changed few chunks.
@@ -130,9 +146,16 @@ struct DeltaSyncTests {
     func killedMidDelta() throws {
         guard let fleet = try SDKFleet() else { return }
         defer { fleet.finish() }
-        // 2 MiB and 64 KiB pieces: every step is reached, and nine kills stay quick.
-        let (base, next) = try Self.versions(fleet, size: 2 << 20)
+        // 2 MiB and 64 KiB pieces: every step is reached, and nine kills stay quick. The data and
+        // the key are random, so where the chunks fall is too: versions are drawn again until the
+        // rewrite leaves shared chunks after it (a second copy step to kill at).
         let cli = fleet.session.cli
+        var (base, next) = try Self.versions(fleet, size: 2 << 20)
+        for _ in 0..<8 where try Self.copyRuns(from: #require(cli.read("n.coffer")), to: #require(cli.read("n1.coffer"))) < 2 {
+            (base, next) = try Self.versions(fleet, size: 2 << 20)
+        }
+        #expect(try Self.copyRuns(from: #require(cli.read("n.coffer")), to: #require(cli.read("n1.coffer"))) >= 2,
+                "eight draws without a second copy step")
         for point in Self.killPoints {
             let cache = "edge-" + point.replacingOccurrences(of: ":", with: "-")
             try fleet.deploy("n-\(cache)", classifier: "n")
