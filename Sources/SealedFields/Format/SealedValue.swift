@@ -31,13 +31,11 @@ enum SealedValue {
 
     /// The key version a blob names, or nil when the blob is not a SealedFields ciphertext of a known format.
     static func keyVersion(of blob: Data) -> UInt32? {
-        blob.withUnsafeBytes(keyVersion(of:))
-    }
-
-    /// The key version the bytes of a blob name, or nil: the `Data` form, read in place.
-    static func keyVersion(of raw: UnsafeRawBufferPointer) -> UInt32? {
-        guard raw.count >= minimumCount, raw[0] == formatVersion, raw[1] == algorithmAESGCMDerivedNonce else { return nil }
-        return UInt32(raw[2]) << 24 | UInt32(raw[3]) << 16 | UInt32(raw[4]) << 8 | UInt32(raw[5])
+        // Read in place: subscripting a `Data` byte by byte is slow, and this runs for every value read.
+        blob.withUnsafeBytes { raw in
+            guard raw.count >= minimumCount, raw[0] == formatVersion, raw[1] == algorithmAESGCMDerivedNonce else { return nil }
+            return UInt32(raw[2]) << 24 | UInt32(raw[3]) << 16 | UInt32(raw[4]) << 8 | UInt32(raw[5])
+        }
     }
 
     /// Seals `plaintext`. The same plaintext, key, table, column and identity give the same bytes, so that

@@ -61,8 +61,7 @@ final class S3Upload: BlobUpload {
     func publish(as address: String) async throws {
         if buffer.readableBytes > 0 || nextPart == 1 { try await send() }
         while !sending.isEmpty { sent.append(try await sending.removeFirst().value) }
-        // Every part is stored: nothing of the body is held from here on.
-        buffer = ByteBuffer()
+        // Every part is stored (`send` left the buffer empty): nothing of the body is held from here on.
         releaseMemory()
         try await store.client.completeMultipartUpload(key: key, uploadID: uploadID, parts: sent)
         completed = true

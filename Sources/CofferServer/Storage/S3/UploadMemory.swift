@@ -29,7 +29,4 @@ final class UploadMemory: @unchecked Sendable {
     func release(_ bytes: Int64) {
         lock.withLock { reserved = max(0, reserved - bytes) }
     }
-
-    /// Bytes taken now.
-    var inUse: Int64 { lock.withLock { reserved } }
 }
