@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "SealedFieldsTests",
             dependencies: [
-                "SealedFields", "sealed-items",
+                "SealedFields", "sealed-items", "BlockingTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -235,6 +235,9 @@ let package = Package(
             ] + serverProducts([("X509", "swift-certificates"), ("SwiftASN1", "swift-asn1")]),
             path: "Tests/AttestationTestSupport"
         ),
+        // offThePool: blocking waits in tests (child processes, pipes) on threads of their own, off the
+        // cooperative pool every test's task shares.
+        .target(name: "BlockingTestSupport", path: "Tests/BlockingTestSupport"),
         // The test S3 gateway (COFFER_TEST_S3_ENDPOINT, a Ceph RADOS Gateway .ci/rgw-start.sh starts):
         // buckets for the server's and the CLI's "both stores" tests.
         .target(
@@ -278,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
-                "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport", "CofferS3", "S3TestSupport",
+                "CofferServer", "CofferFormat", "coffer", "Coffer", "CofferAttestation", "AttestationTestSupport", "CofferS3", "S3TestSupport", "BlockingTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ] + serverProducts([
                 ("X509", "swift-certificates"),
@@ -295,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient", "S3TestSupport",
+                "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient", "S3TestSupport", "BlockingTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

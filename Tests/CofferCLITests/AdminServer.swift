@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -26,7 +27,7 @@ final class AdminServer: @unchecked Sendable {
 
     /// Starts a server and waits until `/healthz` answers; nil, with an issue recorded, if the
     /// binary is missing or the server does not come up.
-    static func start(environment extra: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) -> AdminServer? {
+    static func start(environment extra: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) async -> AdminServer? {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             Issue.record("""
                 \(binary.path) is missing: build it with `swift build --product coffer-server` (with the same \
@@ -37,11 +38,11 @@ final class AdminServer: @unchecked Sendable {
         var lastLog = ""
         for _ in 0..<3 {
             guard let server = try? AdminServer(environment: extra) else { continue }
-            if server.waitUntilHealthy() { return server }
+            if await server.waitUntilHealthy() { return server }
             lastLog = server.log()
             // Exited early: most likely another process took the port between probe and start.
             let exited = !server.process.isRunning
-            server.stop()
+            await server.stop()
             if !exited { break }
         }
         Issue.record("coffer-server did not become healthy:\n\(lastLog)", sourceLocation: sourceLocation)
@@ -77,8 +78,18 @@ final class AdminServer: @unchecked Sendable {
         String(decoding: FileManager.default.contents(atPath: folder.appendingPathComponent("server.log").path) ?? Data(), as: UTF8.self)
     }
 
-    /// Stops the server and removes its data.
-    func stop() {
+    /// Stops the server, waits until it has exited and removes its data.
+    func stop() async {
+        await offThePool { [self] in stopNow() }
+    }
+
+    /// ``stop()`` for a `defer`, which cannot wait: the server is sent SIGTERM now, and its exit is
+    /// waited for and its data removed on a thread of its own.
+    func stopInBackground() {
+        Thread { [self] in stopNow() }.start()
+    }
+
+    private func stopNow() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -86,17 +97,21 @@ final class AdminServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func waitUntilHealthy() -> Bool {
+    private func waitUntilHealthy() async -> Bool {
         let deadline = Date().addingTimeInterval(90)
         while Date() < deadline, process.isRunning {
-            if Self.get(url + "/healthz") == 200 { return true }
-            Thread.sleep(forTimeInterval: 0.2)
+            if await Self.get(url + "/healthz") == 200 { return true }
+            try? await Task.sleep(for: .milliseconds(200))
         }
         return false
     }
 
     /// The status of a GET, or nil if nothing answered.
-    static func get(_ address: String) -> Int? {
+    static func get(_ address: String) async -> Int? {
+        await offThePool { getNow(address) }
+    }
+
+    private static func getNow(_ address: String) -> Int? {
         let done = DispatchSemaphore(value: 0)
         let status = AdminBox<Int?>(nil)
         var request = URLRequest(url: URL(string: address)!)

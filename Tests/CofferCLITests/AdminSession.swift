@@ -10,8 +10,8 @@ struct AdminSession {
     let server: AdminServer
 
     /// Nil (with an issue recorded by ``AdminServer/start(sourceLocation:)``) if no server started.
-    init?(environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) {
-        guard let server = AdminServer.start(environment: environment, sourceLocation: sourceLocation) else { return nil }
+    init?(environment: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) async {
+        guard let server = await AdminServer.start(environment: environment, sourceLocation: sourceLocation) else { return nil }
         self.server = server
         cli = CLI()
         cli.write("admin.token", Data((server.token + "\n").utf8))
@@ -21,40 +21,40 @@ struct AdminSession {
     var credentialsPath: String { configFolder + "/credentials.json" }
 
     func finish() {
-        server.stop()
+        server.stopInBackground()
         cli.cleanUp()
     }
 
     @discardableResult
     func coffer(_ arguments: String..., token: String? = nil, server: String? = nil,
-                environment: [String: String] = [:]) throws -> CLI.Result {
-        try coffer(arguments, token: token, server: server, environment: environment)
+                environment: [String: String] = [:]) async throws -> CLI.Result {
+        try await coffer(arguments, token: token, server: server, environment: environment)
     }
 
     @discardableResult
     func coffer(_ arguments: [String], token: String? = nil, server: String? = nil,
-                environment: [String: String] = [:]) throws -> CLI.Result {
+                environment: [String: String] = [:]) async throws -> CLI.Result {
         var merged = ["COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": server ?? "", "COFFER_TOKEN": token ?? ""]
         merged.merge(environment) { $1 }
-        return try cli.run(arguments, environment: merged)
+        return try await cli.run(arguments, environment: merged)
     }
 
     /// `coffer login` with the owner token.
-    func login(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try coffer("login", "--server", server.url, "--token-file", "admin.token")
+    func login(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await coffer("login", "--server", server.url, "--token-file", "admin.token")
         #expect(result.status == 0, "\(result.stderr)", sourceLocation: sourceLocation)
     }
 
     /// `coffer member add` as the logged-in owner, then `coffer invitation accept --new-account`
     /// as the invited person, in a config folder of their own; returns their API token (read from
     /// the credentials file it saved, as the person's other commands would).
-    func invite(_ name: String, role: String, to team: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let added = try ok("member", "add", "--team", team, "--name", name, "--role", role, sourceLocation: sourceLocation)
+    func invite(_ name: String, role: String, to team: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let added = try await ok("member", "add", "--team", team, "--name", name, "--role", role, sourceLocation: sourceLocation)
         let code = added.split(separator: "\n").first { $0.hasPrefix("cfi_") }.map(String.init) ?? ""
         #expect(!code.isEmpty, "\(added)", sourceLocation: sourceLocation)
         cli.write(name + ".code", Data((code + "\n").utf8))
         let folder = configFolder + "-" + name
-        let accepted = try coffer("invitation", "accept", "--code-file", name + ".code", "--new-account", name, "--server", server.url,
+        let accepted = try await coffer("invitation", "accept", "--code-file", name + ".code", "--new-account", name, "--server", server.url,
                                   environment: ["COFFER_CONFIG_DIR": folder])
         #expect(accepted.status == 0, "\(accepted.stderr)", sourceLocation: sourceLocation)
         #expect(!accepted.stdout.contains("cft_"), sourceLocation: sourceLocation)
@@ -64,8 +64,8 @@ struct AdminSession {
 
     /// Runs a command that must succeed (as the logged-in user, or with `token`); returns stdout.
     @discardableResult
-    func ok(_ arguments: String..., token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let result = try cli.run(arguments, environment: [
+    func ok(_ arguments: String..., token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let result = try await cli.run(arguments, environment: [
             "COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": token == nil ? "" : server.url, "COFFER_TOKEN": token ?? "",
         ])
         #expect(result.status == 0, "coffer \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)

@@ -106,9 +106,9 @@ struct BackgroundDownloadTests {
 
     @Test("a cancelled wait leaves the download running; its piece is adopted later (Linux stand-in)")
     func cancelledWaitKeepsDownload() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let sha = try #require(fleet.flowers.sha["classifier"])
         let plain = try #require(fleet.session.cli.read("classifier.coffer"))
         let settings = BackgroundDownloads(identifier: "test.cancel.\(UUID().uuidString)", stagingDirectory: Self.folder("cancel"))
@@ -144,9 +144,9 @@ struct BackgroundDownloadTests {
 
     @Test("a client with background downloads syncs through staged pieces and leaves none behind (Linux stand-in)")
     func clientSyncs() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("background-cache")
         var configuration = try fleet.configuration(cache)
         let staging = Self.folder("client")
@@ -165,9 +165,9 @@ struct BackgroundDownloadTests {
 
     @Test("a redirect to object storage is followed through the background transport, without credentials (Linux stand-in)")
     func followsRedirect() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let hosts = try BlobRedirectTests.Hosts(upstreamPort: fleet.session.server.port)
         defer { hosts.stop() }
         var configuration = try fleet.configuration(fleet.folder("background-redirect"), server: hosts.front.url)

@@ -50,9 +50,9 @@ struct BlobRedirectTests {
     @Test("a sync follows the redirect to the store, which sees no credential; a cut download resumes there with Range",
           arguments: SDKFleet.Transport.allCases)
     func syncAndResumeThroughRedirect(transport: SDKFleet.Transport) async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let hosts = try Hosts(upstreamPort: fleet.session.server.port)
         defer { hosts.stop() }
         // The store cuts every model answer after 50 000 bytes: the first try fails (no retries).
@@ -97,20 +97,20 @@ struct BlobRedirectTests {
     }
 
     @Test("a delta update asks each run of missing chunks through the redirect, with its Range, and opens exactly N+1")
-    func deltaThroughRedirect() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func deltaThroughRedirect() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        let (_, next) = try DeltaSyncTests.versions(fleet)
+        let (_, next) = try await DeltaSyncTests.versions(fleet)
         let cli = fleet.session.cli
         let hosts = try Hosts(upstreamPort: fleet.session.server.port)
         defer { hosts.stop() }
-        try fleet.deploy("n", classifier: "n")
-        #expect(try fleet.sync("edge").status == 0)
-        try fleet.deploy("n1", classifier: "n1")
+        try await fleet.deploy("n", classifier: "n")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await fleet.deploy("n1", classifier: "n1")
         _ = hosts.front.takeLog()
         _ = hosts.store.takeLog()
 
-        let synced = try fleet.sync("edge", server: hosts.front.url)
+        let synced = try await fleet.sync("edge", server: hosts.front.url)
         #expect(synced.status == 0, "\(synced.stderr)")
         let asked = Self.blobGets(hosts.front.takeLog())
         let served = Self.blobGets(hosts.store.takeLog())
@@ -120,7 +120,7 @@ struct BlobRedirectTests {
         #expect(served.allSatisfy { $0.status == 206 && $0.headers["authorization"] == nil })
         try DeltaSyncTests.expectDelta(served.reduce(0) { $0 + $1.bytesOut }, requests: served.count,
                                        from: try #require(cli.read("n.coffer")), to: try #require(cli.read("n1.coffer")))
-        let opened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        let opened = try await cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.stdoutBytes == next)
     }
@@ -128,9 +128,9 @@ struct BlobRedirectTests {
     @Test("a redirect loop, a file: URL and other bytes at the store are refused; nothing is kept; the next access completes",
           arguments: SDKFleet.Transport.allCases)
     func refusedRedirects(transport: SDKFleet.Transport) async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let hosts = try Hosts(upstreamPort: fleet.session.server.port)
         defer { hosts.stop() }
         let cache = fleet.folder("refused-cache")
@@ -185,7 +185,7 @@ struct BlobRedirectTests {
         defer { cli.cleanUp() }
         let bytes = CLI.randomData(100_000)
         cli.write("blob", bytes)
-        guard let origin = RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
+        guard let origin = await RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
         defer { origin.stop() }
         let hosts = try Hosts(upstreamPort: try #require(URL(string: origin.url)?.port))
         defer { hosts.stop() }
@@ -245,9 +245,9 @@ struct BlobRedirectTests {
 
     @Test("coffer blob download follows the redirect without the token; the HEAD and other commands still report one")
     func cliBlobDownload() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let hosts = try Hosts(upstreamPort: fleet.session.server.port)
         defer { hosts.stop() }
         let session = fleet.session
@@ -255,7 +255,7 @@ struct BlobRedirectTests {
         let address = try #require(fleet.flowers.sha["classifier"])
         let sealed = try #require(session.cli.read("classifier.coffer"))
 
-        let result = try session.coffer(["blob", "download", address, "-o", "copy.coffer"], token: token, server: hosts.front.url)
+        let result = try await session.coffer(["blob", "download", address, "-o", "copy.coffer"], token: token, server: hosts.front.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(session.cli.read("copy.coffer") == sealed)
         let asked = Self.blobGets(hosts.front.takeLog())
@@ -269,14 +269,14 @@ struct BlobRedirectTests {
         }
 
         // coffer sync follows it too (the SDK's download).
-        let synced = try fleet.sync("sync-cache", server: hosts.front.url)
+        let synced = try await fleet.sync("sync-cache", server: hosts.front.url)
         #expect(synced.status == 0, "\(synced.stderr)")
         #expect(Self.blobGets(hosts.store.takeLog()).count == 2)
         #expect(Self.blobGets(hosts.front.takeLog()).count == 2)
 
         // A store that serves other bytes: refused by the address, nothing written.
         hosts.store.setRule(Self.damagingBlobs)
-        let other = try session.coffer(["blob", "download", address, "-o", "other.coffer"], token: token, server: hosts.front.url)
+        let other = try await session.coffer(["blob", "download", address, "-o", "other.coffer"], token: token, server: hosts.front.url)
         #expect(other.status == 65, "\(other.stderr)")
         #expect(other.stderr.contains("nothing was written"), "\(other.stderr)")
         #expect(session.cli.read("other.coffer") == nil)
@@ -284,7 +284,7 @@ struct BlobRedirectTests {
         // A loop is refused in one line (exit 76).
         hosts.front.setRule(Self.redirectingBlobs(to: hosts.front.url))
         _ = hosts.front.takeLog()
-        let loop = try session.coffer(["blob", "download", address, "-o", "loop.coffer"], token: token, server: hosts.front.url)
+        let loop = try await session.coffer(["blob", "download", address, "-o", "loop.coffer"], token: token, server: hosts.front.url)
         #expect(loop.status == 76)
         #expect(loop.stderr == "coffer: \(hosts.front.url): the blob request was redirected more than 3 times; not followed (HTTP 307)\n",
                 "\(loop.stderr)")
@@ -294,9 +294,9 @@ struct BlobRedirectTests {
         let elsewhere = hosts.store.url + "/elsewhere"
         hosts.front.setRule { _, _, _, _, _ in .redirect(elsewhere) }
         _ = hosts.store.takeLog()
-        let head = try session.coffer(["blob", "download", address, "-o", "head.coffer"], token: token, server: hosts.front.url)
+        let head = try await session.coffer(["blob", "download", address, "-o", "head.coffer"], token: token, server: hosts.front.url)
         #expect(head.status == 76 && head.stderr.contains("redirects to \(elsewhere)"), "\(head.stderr)")
-        let teams = try session.coffer(["team", "list"], token: token, server: hosts.front.url)
+        let teams = try await session.coffer(["team", "list"], token: token, server: hosts.front.url)
         #expect(teams.status == 76 && teams.stderr.contains("redirects to \(elsewhere)"), "\(teams.stderr)")
         #expect(hosts.store.takeLog().isEmpty)
     }

@@ -35,17 +35,17 @@ struct BlobStreamingTests {
     }
 
     @Test("A large blob from a host that ignores Range: verified, under 64 MiB peak RSS")
-    func largeBlobFromRangeIgnoringHost() throws {
+    func largeBlobFromRangeIgnoringHost() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: MeasuredRun.time), "GNU time measures the peak RSS (apt-get install time)")
         let cli = CLI()
         defer { cli.cleanUp() }
         let address = try Self.makeBlob(at: cli.path("blob"), size: Self.largeSize)
-        guard let host = RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
+        guard let host = await RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
         defer { host.stop() }
         var environment = ProcessInfo.processInfo.environment
         for name in environment.keys where name.hasPrefix("COFFER_") { environment[name] = nil }
         environment["HOME"] = cli.folder.path
-        let result = try MeasuredRun.run(CLI.binary, ["blob", "download", address, "-o", cli.path("copy"), "--server", host.url, "--json"],
+        let result = try await MeasuredRun.run(CLI.binary, ["blob", "download", address, "-o", cli.path("copy"), "--server", host.url, "--json"],
                                          environment: environment, outputIn: cli.folder)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("\"verified\":true") || result.stdout.contains("\"verified\" : true"), "\(result.stdout)")
@@ -57,13 +57,13 @@ struct BlobStreamingTests {
     }
 
     @Test("A range of a blob from a host that ignores Range: cut from the whole, which is verified")
-    func rangeFromRangeIgnoringHost() throws {
+    func rangeFromRangeIgnoringHost() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         let address = try Self.makeBlob(at: cli.path("blob"), size: 20 << 20)
-        guard let host = RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
+        guard let host = await RangeIgnoringHost.start("ignore-range", serving: cli.path("blob")) else { return }
         defer { host.stop() }
-        let result = try cli.run(["blob", "download", address, "-o", "part", "--range", "9000000-17000000", "--server", host.url],
+        let result = try await cli.run(["blob", "download", address, "-o", "part", "--range", "9000000-17000000", "--server", host.url],
                                  environment: ["COFFER_SERVER": ""], terminateAfter: 120)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let whole = try #require(cli.read("blob"))
@@ -85,14 +85,14 @@ struct BlobStreamingTests {
               // How much of a cut body the CLI read before the connection's end varies.
               ("cut", "the answer ended after "),
           ])
-    func hostileBodies(mode: String, complaint: String) throws {
+    func hostileBodies(mode: String, complaint: String) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         let address = try Self.makeBlob(at: cli.path("blob"), size: 1 << 20)
-        guard let host = RangeIgnoringHost.start(mode, serving: cli.path("blob")) else { return }
+        guard let host = await RangeIgnoringHost.start(mode, serving: cli.path("blob")) else { return }
         defer { host.stop() }
         let secret = "cft_secret_" + UUID().uuidString
-        let result = try cli.run(["blob", "download", address, "-o", "out", "--server", host.url],
+        let result = try await cli.run(["blob", "download", address, "-o", "out", "--server", host.url],
                                  environment: ["COFFER_TOKEN": secret], terminateAfter: 120)
         #expect(result.status == 76, "stderr: \(result.stderr)")
         let line = "coffer: unexpected answer from \(host.url) (\(complaint)"
@@ -115,14 +115,14 @@ struct BlobStreamingTests {
     }
 
     @Test("A JSON answer longer than 4 MiB is refused in one line, and the token is not in it")
-    func endlessJSONAnswer() throws {
+    func endlessJSONAnswer() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         try Data(count: 16).write(to: URL(fileURLWithPath: cli.path("blob")))
-        guard let host = RangeIgnoringHost.start("endless", serving: cli.path("blob")) else { return }
+        guard let host = await RangeIgnoringHost.start("endless", serving: cli.path("blob")) else { return }
         defer { host.stop() }
         let secret = "cft_secret_" + UUID().uuidString
-        let result = try cli.run(["team", "list"], environment: ["COFFER_SERVER": host.url, "COFFER_TOKEN": secret], terminateAfter: 120)
+        let result = try await cli.run(["team", "list"], environment: ["COFFER_SERVER": host.url, "COFFER_TOKEN": secret], terminateAfter: 120)
         #expect(result.status == 76, "stderr: \(result.stderr)")
         #expect(result.stderr == "coffer: unexpected answer from \(host.url) (an answer longer than 4 MiB); is it a Coffer server?\n")
         #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret))

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 
@@ -40,35 +41,42 @@ struct CLI {
     func listing() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() }
 
     @discardableResult
-    func run(_ arguments: String..., environment: [String: String] = [:]) throws -> Result {
-        try run(arguments, environment: environment)
+    func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> Result {
+        try await run(arguments, environment: environment)
     }
 
+    /// Runs the binary to its end on a thread of its own once a slot is free (``ProcessSlots``), reading its standard
+    /// output and error at the same time (one read after the other would stall a child that fills the
+    /// second pipe first).
     @discardableResult
     func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil,
-             binary: URL = Self.binary, terminateAfter timeout: Double? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = folder
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        if let timeout {  // a process that should have stopped on its own, but did not
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if process.isRunning { process.terminate() } }
+             binary: URL = Self.binary, terminateAfter timeout: Double? = nil) async throws -> Result {
+        let folder = folder
+        return try await ProcessSlots.shared.run {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.currentDirectoryURL = folder
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            if let timeout {  // a process that should have stopped on its own, but did not
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if process.isRunning { process.terminate() } }
+            }
+            if let interruptAfter {
+                Thread.sleep(forTimeInterval: interruptAfter)
+                process.interrupt()
+            }
+            let errData = PipeReader(err)
+            let outData = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let errBytes = errData.wait()
+            return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                          stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData)
         }
-        if let interruptAfter {
-            Thread.sleep(forTimeInterval: interruptAfter)
-            process.interrupt()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self), stdoutBytes: outData)
     }
 
     static func randomData(_ count: Int) -> Data {

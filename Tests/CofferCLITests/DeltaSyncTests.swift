@@ -11,7 +11,7 @@ import Testing
 struct DeltaSyncTests {
     /// Version N of the classifier (`size` bytes of noise) and N+1: 40 KB rewritten at 60 %, and
     /// a few bytes inserted near the start, which shifts everything after them.
-    static func versions(_ fleet: SDKFleet, size: Int = 8 << 20) throws -> (Data, Data) {
+    static func versions(_ fleet: SDKFleet, size: Int = 8 << 20) async throws -> (Data, Data) {
         let base = CLI.randomData(size)
         var next = base
         let changed = size / 10 * 6
@@ -20,9 +20,9 @@ struct DeltaSyncTests {
         let cli = fleet.session.cli
         cli.write("n.bin", base)
         cli.write("n1.bin", next)
-        try fleet.session.ok("encrypt", "n.bin", "--key", "flowers.modelkey", "--output", "n.coffer", "--quiet")
-        try fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1.coffer", "--quiet")
-        try fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1-v1.coffer", "--quiet",
+        try await fleet.session.ok("encrypt", "n.bin", "--key", "flowers.modelkey", "--output", "n.coffer", "--quiet")
+        try await fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1.coffer", "--quiet")
+        try await fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1-v1.coffer", "--quiet",
                              "--format-version", "1")
         return (base, next)
     }
@@ -80,47 +80,47 @@ struct DeltaSyncTests {
     }
 
     @Test("N → N+1 downloads the changed chunks only and opens exactly N+1; a version 1 N+1 downloads whole")
-    func deltaThroughCountingProxy() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func deltaThroughCountingProxy() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        let (_, next) = try Self.versions(fleet)
+        let (_, next) = try await Self.versions(fleet)
         let cli = fleet.session.cli
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
 
-        try fleet.deploy("n", classifier: "n")
-        #expect(try fleet.sync("edge").status == 0)
-        try fleet.deploy("n1", classifier: "n1")
+        try await fleet.deploy("n", classifier: "n")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await fleet.deploy("n1", classifier: "n1")
         _ = proxy.takeLog()
-        let synced = try fleet.sync("edge", server: proxy.url)
+        let synced = try await fleet.sync("edge", server: proxy.url)
         #expect(synced.status == 0, "\(synced.stderr)")
         let traffic = Self.blobTraffic(proxy)
         // Two changed stretches: a few chunks of 64 KiB–1 MiB each, and the header.
         try Self.expectDelta(traffic.bytes, requests: traffic.requests,
                              from: try #require(cli.read("n.coffer")), to: try #require(cli.read("n1.coffer")))
         #expect(traffic.requests <= 8, "\(traffic.requests) requests")
-        let opened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        let opened = try await cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.stdoutBytes == next)
 
         // The same content sealed as version 1 shares nothing: the whole model travels.
-        try fleet.deploy("n1-v1", classifier: "n1-v1")
+        try await fleet.deploy("n1-v1", classifier: "n1-v1")
         _ = proxy.takeLog()
-        #expect(try fleet.sync("edge", server: proxy.url).status == 0)
+        #expect(try await fleet.sync("edge", server: proxy.url).status == 0)
         let whole = Self.blobTraffic(proxy)
         let wholeSize = try #require(cli.read("n1-v1.coffer")).count
         #expect(whole.bytes >= wholeSize)
-        let reopened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        let reopened = try await cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(reopened.stdoutBytes == next)
     }
 
     @Test("a cached model whose bytes were damaged makes the delta fail its SHA-256; the model is then downloaded whole")
-    func damagedCacheFallsBackToWhole() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func damagedCacheFallsBackToWhole() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        let (_, next) = try Self.versions(fleet)
-        try fleet.deploy("n", classifier: "n")
-        #expect(try fleet.sync("edge").status == 0)
+        let (_, next) = try await Self.versions(fleet)
+        try await fleet.deploy("n", classifier: "n")
+        #expect(try await fleet.sync("edge").status == 0)
         // Flip a byte in the middle of the cached N (a chunk N+1 shares).
         let cached = fleet.folder("edge").path + "/collections/FlowerModels/blobs/" + fleet.flowersSHA("n.coffer") + ".coffer"
         let handle = try #require(FileHandle(forUpdatingAtPath: cached))
@@ -129,10 +129,10 @@ struct DeltaSyncTests {
         try handle.seek(toOffset: 7_500_000)
         try handle.write(contentsOf: Data([byte[0] ^ 0xFF]))
         try handle.close()
-        try fleet.deploy("n1", classifier: "n1")
-        let synced = try fleet.sync("edge")
+        try await fleet.deploy("n1", classifier: "n1")
+        let synced = try await fleet.sync("edge")
         #expect(synced.status == 0, "\(synced.stderr)")
-        let opened = try fleet.session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        let opened = try await fleet.session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(opened.stdoutBytes == next)
     }
 
@@ -141,34 +141,34 @@ struct DeltaSyncTests {
                              "piece-written:3", "blob-verified", "blob-committed", "state-written"]
 
     @Test("killed at every step of a delta update, the cache still opens N; the next sync finishes N+1")
-    func killedMidDelta() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func killedMidDelta() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         // 2 MiB and 64 KiB pieces: every step is reached, and nine kills stay quick. The data and
         // the key are random, so where the chunks fall is too: versions are drawn again until the
         // rewrite leaves shared chunks after it (a second copy step to kill at).
         let cli = fleet.session.cli
-        func draw() throws -> (base: Data, next: Data, copyRuns: Int) {
-            let (base, next) = try Self.versions(fleet, size: 2 << 20)
+        func draw() async throws -> (base: Data, next: Data, copyRuns: Int) {
+            let (base, next) = try await Self.versions(fleet, size: 2 << 20)
             return (base, next, try Self.copyRuns(from: #require(cli.read("n.coffer")), to: #require(cli.read("n1.coffer"))))
         }
-        var drawn = try draw()
-        for _ in 0..<8 where drawn.copyRuns < 2 { drawn = try draw() }
+        var drawn = try await draw()
+        for _ in 0..<8 where drawn.copyRuns < 2 { drawn = try await draw() }
         #expect(drawn.copyRuns >= 2, "eight draws without a second copy step")
         let (base, next) = (drawn.base, drawn.next)
         for point in Self.killPoints {
             let cache = "edge-" + point.replacingOccurrences(of: ":", with: "-")
-            try fleet.deploy("n-\(cache)", classifier: "n")
-            #expect(try fleet.sync(cache).status == 0)
-            try fleet.deploy("n1-\(cache)", classifier: "n1")
-            let killed = try fleet.sync(cache, environment: ["COFFER_TEST_KILL_AT": point, "COFFER_TEST_PIECE_BYTES": "65536"])
+            try await fleet.deploy("n-\(cache)", classifier: "n")
+            #expect(try await fleet.sync(cache).status == 0)
+            try await fleet.deploy("n1-\(cache)", classifier: "n1")
+            let killed = try await fleet.sync(cache, environment: ["COFFER_TEST_KILL_AT": point, "COFFER_TEST_PIECE_BYTES": "65536"])
             #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
-            let opened = try cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            let opened = try await cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
             #expect(opened.status == 0, "\(point): \(opened.stderr)")
             #expect(opened.stdoutBytes == base || (point == "state-written" && opened.stdoutBytes == next), "\(point)")
-            let finished = try fleet.sync(cache)
+            let finished = try await fleet.sync(cache)
             #expect(finished.status == 0, "\(point): \(finished.stderr)")
-            let reopened = try cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            let reopened = try await cli.run("open", "--cache", cache, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
             #expect(reopened.stdoutBytes == next, "\(point)")
             #expect(SDKFleet.names(fleet.folder(cache), "staging").isEmpty, "\(point)")
         }

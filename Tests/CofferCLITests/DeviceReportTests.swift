@@ -14,9 +14,9 @@ struct DeviceReportTests {
 
     @Test("downloaded and opened are reported by themselves, loaded and failed when the app says; the server counts devices and outcomes")
     func reportsAreCounted() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
 
         // Device 1 downloads both models, opens the classifier twice (one `opened`) and says it loaded.
         let cache1 = fleet.folder("device-1")
@@ -54,9 +54,9 @@ struct DeviceReportTests {
 
     @Test("reports queued while the server is unreachable survive a restart: the next client on the cache sends them by itself")
     func queueSurvivesRestart() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("restarting")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         proxy.setRule { _, _, _, _, _ in .forward }
@@ -101,9 +101,9 @@ struct DeviceReportTests {
 
     @Test("503 keeps a batch queued, 422 drops it, and a refusal naming one event drops only that one; the rest is counted")
     func refusalsAndRetries() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("refusals")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 
@@ -30,7 +31,11 @@ struct InputHardeningTests {
     static func run(
         _ cli: CLI, _ arguments: [String], environment: [String: String] = [:],
         executable: URL = CLI.binary, limit: Double = 10
-    ) throws -> Outcome {
+    ) async throws -> Outcome {
+        try await ProcessSlots.shared.run { try runBlocking(cli, arguments, environment: environment, executable: executable, limit: limit) }
+    }
+
+    private static func runBlocking(_ cli: CLI, _ arguments: [String], environment: [String: String], executable: URL, limit: Double) throws -> Outcome {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-hardening-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -73,9 +78,9 @@ struct InputHardeningTests {
     }
 
     /// A small password-based RNCryptor file `name` of `plaintext`, written by `coffer encrypt`.
-    static func makeRNCryptor(_ cli: CLI, _ name: String, plaintext: Data, passphrase: String) throws {
+    static func makeRNCryptor(_ cli: CLI, _ name: String, plaintext: Data, passphrase: String) async throws {
         cli.write(name + ".plain", plaintext)
-        let made = try run(
+        let made = try await run(
             cli, ["encrypt", name + ".plain", "--format", "rncryptor", "--passphrase-env", "P", "-o", name],
             environment: ["P": passphrase])
         #expect(made.status == 0, "\(made.stderr)")
@@ -99,12 +104,12 @@ struct InputHardeningTests {
     ]
 
     @Test("a FIFO as input is refused promptly with exit 66", arguments: fifoCommands)
-    func fifoInputIsRefused(arguments: [String]) throws {
+    func fifoInputIsRefused(arguments: [String]) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         Self.makeFIFO(cli, "pipe")
         cli.write("m.bin", Data("model".utf8))
-        let outcome = try Self.run(cli, arguments, environment: ["P": Self.passphrase])
+        let outcome = try await Self.run(cli, arguments, environment: ["P": Self.passphrase])
         #expect(outcome.status == 66, "\(arguments): \(outcome.stderr)")
         #expect(outcome.stderr.contains("pipe"), "\(outcome.stderr)")
         #expect(outcome.stderr.split(separator: "\n").count == 1, "\(outcome.stderr)")
@@ -122,12 +127,12 @@ struct InputHardeningTests {
     ]
 
     @Test("a folder where a file is needed is refused with exit 66, not 74", arguments: folderCommands)
-    func folderInputIsNoInput(arguments: [String]) throws {
+    func folderInputIsNoInput(arguments: [String]) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         try FileManager.default.createDirectory(atPath: cli.path("folder"), withIntermediateDirectories: false)
         cli.write("folder/inside", Data("x".utf8))
-        let outcome = try Self.run(cli, arguments, environment: ["P": Self.passphrase])
+        let outcome = try await Self.run(cli, arguments, environment: ["P": Self.passphrase])
         #expect(outcome.status == 66, "\(arguments): \(outcome.stderr)")
         #expect(outcome.stderr.contains("folder"), "\(outcome.stderr)")
         #expect(cli.listing() == ["folder"])
@@ -165,13 +170,13 @@ struct InputHardeningTests {
     ]
 
     @Test("a passphrase file loses exactly one final \\n or \\r\\n, never a lone \\r", arguments: lineEndings)
-    func passphraseFileLineEndings(_ ending: LineEnding) throws {
+    func passphraseFileLineEndings(_ ending: LineEnding) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         let plaintext = Data("the plaintext".utf8)
-        try Self.makeRNCryptor(cli, "m.enc", plaintext: plaintext, passphrase: ending.sealedWith)
+        try await Self.makeRNCryptor(cli, "m.enc", plaintext: plaintext, passphrase: ending.sealedWith)
         cli.write("pass", Data(ending.fileContents.utf8))
-        let opened = try Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "pass", "--stdout"])
+        let opened = try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "pass", "--stdout"])
         if ending.matches {
             #expect(opened.status == 0, "\(opened.stderr)")
             #expect(opened.stdout == plaintext)
@@ -182,10 +187,10 @@ struct InputHardeningTests {
     }
 
     @Test("a passphrase file that never ends is refused after 4097 bytes, not read whole")
-    func endlessPassphraseFileIsBounded() throws {
+    func endlessPassphraseFileIsBounded() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        try Self.makeRNCryptor(cli, "m.enc", plaintext: Data("x".utf8), passphrase: Self.passphrase)
+        try await Self.makeRNCryptor(cli, "m.enc", plaintext: Data("x".utf8), passphrase: Self.passphrase)
         Self.makeFIFO(cli, "pass")
         // Held open for writing (read-write, so the open does not wait for a reader) with more than
         // 4096 bytes queued: a reader that wants the end of the file waits forever.
@@ -195,26 +200,26 @@ struct InputHardeningTests {
         let queued = [UInt8](repeating: UInt8(ascii: "a"), count: 8192)
         #expect(queued.withUnsafeBytes { write(writer, $0.baseAddress!, $0.count) } == queued.count)
 
-        let outcome = try Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "pass", "-o", "out"])
+        let outcome = try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "pass", "-o", "out"])
         #expect(outcome.status == 64, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("over 4096 bytes"), "\(outcome.stderr)")
         #expect(!cli.listing().contains("out"))
 
         // The same limit holds for a regular file.
         cli.write("big", Data(repeating: UInt8(ascii: "b"), count: 4097))
-        let big = try Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "big", "-o", "out"])
+        let big = try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "big", "-o", "out"])
         #expect(big.status == 64, "\(big.stderr)")
         cli.write("limit", Data(repeating: UInt8(ascii: "b"), count: 4096))
-        #expect(try Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "limit", "-o", "out"]).status == 65)
+        #expect(try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "limit", "-o", "out"]).status == 65)
     }
 
     @Test("a passphrase from a pipe (process substitution) still works", .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash")))
-    func passphraseFromProcessSubstitution() throws {
+    func passphraseFromProcessSubstitution() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         let plaintext = Data("piped".utf8)
-        try Self.makeRNCryptor(cli, "m.enc", plaintext: plaintext, passphrase: Self.passphrase)
-        let outcome = try Self.run(
+        try await Self.makeRNCryptor(cli, "m.enc", plaintext: plaintext, passphrase: Self.passphrase)
+        let outcome = try await Self.run(
             cli, ["-c", "exec \"$0\" decrypt m.enc --passphrase-file <(printf '%s\\n' \"$P\") --stdout", CLI.binary.path],
             environment: ["P": Self.passphrase], executable: URL(fileURLWithPath: "/bin/bash"))
         #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -224,7 +229,7 @@ struct InputHardeningTests {
     // MARK: RNCryptor key files
 
     @Test("an RNCryptor key file that never ends is refused after 4097 bytes, not read whole")
-    func endlessKeyFileIsBounded() throws {
+    func endlessKeyFileIsBounded() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         cli.write("m.enc", Data([3, 0]) + Data(repeating: 0, count: 80))
@@ -235,16 +240,16 @@ struct InputHardeningTests {
         let queued = [UInt8](repeating: UInt8(ascii: " "), count: 8192)
         #expect(queued.withUnsafeBytes { write(writer, $0.baseAddress!, $0.count) } == queued.count)
 
-        let outcome = try Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "keys", "-o", "out"])
+        let outcome = try await Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "keys", "-o", "out"])
         #expect(outcome.status == 66, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("over 4096 bytes"), "\(outcome.stderr)")
 
         // 128 hex digits padded with whitespace to exactly 4096 bytes are still read.
         let hex = String(repeating: "0f", count: 64)
         cli.write("padded", Data((hex + String(repeating: " ", count: 4096 - hex.count)).utf8))
-        let padded = try Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "padded", "-o", "out"])
+        let padded = try await Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "padded", "-o", "out"])
         #expect(padded.status == 65, "\(padded.stderr)")  // read, then the HMAC does not match
         cli.write("over", Data((hex + String(repeating: " ", count: 4097 - hex.count)).utf8))
-        #expect(try Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "over", "-o", "out"]).status == 66)
+        #expect(try await Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "over", "-o", "out"]).status == 66)
     }
 }

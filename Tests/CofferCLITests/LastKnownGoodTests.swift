@@ -11,17 +11,17 @@ struct LastKnownGoodTests {
 
     @Test("after reportFailure the collection serves the previous models, the updates stream says so, the failed model is refused until another is named")
     func fallBackAfterReportFailure() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         let sha = fleet.flowers.sha
         let (proxy, recorded) = try fleet.manifestRecordingProxy()
         defer { proxy.stop() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("lkg")
         let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
         let spring = try await client.beginAccessing(identifier: "FlowerModels")
         let springManifest = try #require(recorded.last)
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let summer = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(summer.sequence == 2 && summer.entries["FlowerClassifier"]?.sha256 == sha["classifier-large"])
         #expect(summer.fallback == nil)
@@ -54,7 +54,7 @@ struct LastKnownGoodTests {
             }
             #expect(reason == "OutOfMemory: OutOfMemory()", "\(reason)")
             // A newer deployment (a new sequence) that still names it is refused too.
-            if round == 0 { try fleet.deploy("summer-again", classifier: "classifier-large") }
+            if round == 0 { try await fleet.deploy("summer-again", classifier: "classifier-large") }
         }
 
         // Rollback protection keeps its floor: the sequence-1 manifest replayed is refused as older than 2.
@@ -65,27 +65,27 @@ struct LastKnownGoodTests {
         proxy.setRule(SDKFleet.recordingManifests(into: recorded))
 
         // A deployment that names another classifier is adopted, and the record goes.
-        try fleet.deploy("autumn", classifier: "classifier")
+        try await fleet.deploy("autumn", classifier: "classifier")
         let autumn = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(autumn.origin == .server && autumn.fallback == nil, "\(autumn.origin)")
         #expect(autumn.sequence == 4 && autumn.entries["FlowerClassifier"]?.sha256 == sha["classifier"])
         #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/failed.json"))
         // …so the large classifier may come back with a newer deployment.
-        try fleet.activate("summer")
+        try await fleet.activate("summer")
         let back = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(back.origin == .server && back.entries["FlowerClassifier"]?.sha256 == sha["classifier-large"])
     }
 
     @Test("a model that fails its checks when opened is reported failed and the collection falls back by itself")
     func fallBackWhenOpeningFails() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         let sha = fleet.flowers.sha
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("corrupt")
         let client = try CofferClient(configuration: fleet.configuration(cache))
         _ = try await client.beginAccessing(identifier: "FlowerModels")
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let summer = try await client.beginAccessing(identifier: "FlowerModels")
         let large = try #require(summer.entries["FlowerClassifier"])
 

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -89,10 +90,10 @@ final class RangeIgnoringHost: @unchecked Sendable {
     """#
 
     /// Starts the host serving `file`; nil, with an issue recorded, if it does not come up.
-    static func start(_ mode: String, serving file: String, sourceLocation: SourceLocation = #_sourceLocation) -> RangeIgnoringHost? {
+    static func start(_ mode: String, serving file: String, sourceLocation: SourceLocation = #_sourceLocation) async -> RangeIgnoringHost? {
         for _ in 0..<3 {
             guard let host = try? RangeIgnoringHost(mode, serving: file) else { continue }
-            if host.waitUntilListening() { return host }
+            if await offThePool({ host.waitUntilListening() }) { return host }
             host.stop()
         }
         Issue.record("the Python blob host did not come up (is python3 installed?)", sourceLocation: sourceLocation)
@@ -167,7 +168,11 @@ enum MeasuredRun {
 
     static let time = "/usr/bin/time"
 
-    static func run(_ binary: URL, _ arguments: [String], environment: [String: String], outputIn folder: URL) throws -> Result {
+    static func run(_ binary: URL, _ arguments: [String], environment: [String: String], outputIn folder: URL) async throws -> Result {
+        try await ProcessSlots.shared.run { try runBlocking(binary, arguments, environment: environment, outputIn: folder) }
+    }
+
+    private static func runBlocking(_ binary: URL, _ arguments: [String], environment: [String: String], outputIn folder: URL) throws -> Result {
         let outPath = folder.appendingPathComponent("measured.stdout").path
         let errPath = folder.appendingPathComponent("measured.stderr").path
         let peakPath = folder.appendingPathComponent("measured.peak").path

@@ -9,22 +9,22 @@ import Testing
 struct ReportCommandTests {
     @Test("report --loaded and --failed reach the server's counts; --failed falls back, open uses the previous model, sync keeps it; offline, the report is queued")
     func reportLoadedAndFailed() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         let cli = fleet.session.cli
         let sha = fleet.flowers.sha
-        try fleet.deploy("spring", classifier: "classifier")
-        #expect(try fleet.sync("edge").status == 0)
-        try fleet.deploy("summer", classifier: "classifier-large")
-        let synced = AdminSession.object(try fleet.sync("edge", json: true).stdout)
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        let synced = await AdminSession.object(try fleet.sync("edge", json: true).stdout)
         let summerID = try #require(synced["deploymentID"] as? String)
 
-        let loaded = try fleet.report("edge", model: "FlowerStylizer", ["--loaded"])
+        let loaded = try await fleet.report("edge", model: "FlowerStylizer", ["--loaded"])
         #expect(loaded.status == 0, "\(loaded.stderr)")
         #expect(loaded.stderr.isEmpty, "\(loaded.stderr)")
         #expect(loaded.stdout == "Reported FlowerStylizer loaded (deployment \(summerID), sequence 2).\n")
 
-        let failed = try fleet.report("edge", model: "FlowerClassifier", ["--failed", "out of memory in /home/alice/app\u{1B}[31m"])
+        let failed = try await fleet.report("edge", model: "FlowerClassifier", ["--failed", "out of memory in /home/alice/app\u{1B}[31m"])
         #expect(failed.status == 0, "\(failed.stderr)")
         #expect(failed.stderr.isEmpty, "\(failed.stderr)")
         #expect(failed.stdout.hasPrefix("Reported FlowerClassifier failed (deployment \(summerID), sequence 2). The cache fell back to deployment "),
@@ -41,27 +41,27 @@ struct ReportCommandTests {
 
         // The edge box's next open uses the previous classifier; sync keeps it while the server names the failed one.
         #expect(try fleet.cachedModels(fleet.folder("edge"))["FlowerClassifier"] == sha["classifier"])
-        let opened = try cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        let opened = try await cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
         #expect(opened.status == 0 && opened.stdoutBytes == fleet.plain["classifier"], "\(opened.stderr)")
         // The open is queued as a report before the command ends; the next run sends it.
         #expect(SDKFleet.queuedReports(fleet.folder("edge")).map { $0["outcome"] as? String } == ["opened"])
-        let kept = try fleet.sync("edge")
+        let kept = try await fleet.sync("edge")
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(kept.stderr.contains("model FlowerClassifier failed on this device (out of memory in <path> [31m); the last known good is kept"),
                 "\(kept.stderr)")
         #expect(try fleet.cachedModels(fleet.folder("edge"))["FlowerClassifier"] == sha["classifier"])
 
         // Mistakes: one line each.
-        AdminSession.expectFailure(try fleet.report("edge", model: "Nope", ["--loaded"]), 66,
+        await AdminSession.expectFailure(try fleet.report("edge", model: "Nope", ["--loaded"]), 66,
                                    "collection FlowerModels has no model Nope (it has FlowerClassifier, FlowerStylizer)")
-        AdminSession.expectFailure(try fleet.report("nowhere", model: "FlowerClassifier", ["--loaded"]), 66,
+        await AdminSession.expectFailure(try fleet.report("nowhere", model: "FlowerClassifier", ["--loaded"]), 66,
                                    "nowhere holds no synced collection FlowerModels; run coffer sync first")
-        let both = try fleet.report("edge", model: "FlowerClassifier", ["--loaded", "--failed", "x"])
+        let both = try await fleet.report("edge", model: "FlowerClassifier", ["--loaded", "--failed", "x"])
         #expect(both.status == 64 && both.stderr.contains("give --loaded or --failed REASON"), "\(both.stderr)")
 
         // Offline: exit 69, one line, and the report waits in the queue for the next run.
-        fleet.session.server.stop()
-        let offline = try fleet.report("edge", model: "FlowerStylizer", ["--loaded"])
+        await fleet.session.server.stop()
+        let offline = try await fleet.report("edge", model: "FlowerStylizer", ["--loaded"])
         #expect(offline.status == 69, "\(offline.stderr)")
         #expect(offline.stderr.hasPrefix("coffer: the report is queued and will be sent later: the server cannot be reached ("), "\(offline.stderr)")
         #expect(offline.stderr.split(separator: "\n").count == 1 && offline.stdout.isEmpty)
@@ -69,18 +69,18 @@ struct ReportCommandTests {
     }
 
     @Test("a refused report exits 77 (403) with one line and is dropped; the fallback --failed asked for has happened all the same")
-    func refusedReport() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func refusedReport() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
-        #expect(try fleet.sync("edge").status == 0)
-        try fleet.deploy("summer", classifier: "classifier-large")
-        #expect(try fleet.sync("edge").status == 0)
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try await fleet.sync("edge").status == 0)
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? .status(403) : .forward }
 
-        let refused = try fleet.report("edge", model: "FlowerClassifier", ["--failed", "crashed"], server: proxy.url)
+        let refused = try await fleet.report("edge", model: "FlowerClassifier", ["--failed", "crashed"], server: proxy.url)
         #expect(refused.status == 77, "\(refused.stderr)")
         #expect(refused.stderr.hasPrefix("coffer: the server refused the report (HTTP 403 "), "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1)
@@ -91,8 +91,8 @@ struct ReportCommandTests {
     }
 
     @Test("killed at every step of the fallback, the cache serves one whole version, the failed or the previous; the next sync finishes the fallback")
-    func killedMidFallback() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func killedMidFallback() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         let cli = fleet.session.cli
         let sha = fleet.flowers.sha
@@ -100,19 +100,19 @@ struct ReportCommandTests {
                           sha["stylizer"]!: fleet.plain["stylizer"]!]
         let failedVersion = ["FlowerClassifier": sha["classifier-large"]!, "FlowerStylizer": sha["stylizer"]!]
         let previousVersion = ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!]
-        try fleet.deploy("spring", classifier: "classifier")
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("summer", classifier: "classifier-large")
 
         for (index, point) in (CrashPoint.fallback + ["old-removed"]).enumerated() {
             let name = "edge-\(index)"
             let cache = fleet.folder(name)
-            try fleet.activate("spring")
-            #expect(try fleet.sync(name).status == 0, "\(point)")
-            try fleet.activate("summer")
-            #expect(try fleet.sync(name).status == 0, "\(point)")
+            try await fleet.activate("spring")
+            #expect(try await fleet.sync(name).status == 0, "\(point)")
+            try await fleet.activate("summer")
+            #expect(try await fleet.sync(name).status == 0, "\(point)")
             #expect(try fleet.cachedModels(cache) == failedVersion, "\(point)")
 
-            let killed = try fleet.report(name, model: "FlowerClassifier", ["--failed", "out of memory"],
+            let killed = try await fleet.report(name, model: "FlowerClassifier", ["--failed", "out of memory"],
                                           environment: ["COFFER_TEST_KILL_AT": point])
             #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
 
@@ -120,13 +120,13 @@ struct ReportCommandTests {
             let now = try fleet.cachedModels(cache)
             #expect(now == failedVersion || now == previousVersion, "\(point): \(now)")
             for (model, modelSHA) in now {
-                let opened = try cli.run("open", "--cache", name, "--collection", "FlowerModels", model, "--stdout")
+                let opened = try await cli.run("open", "--cache", name, "--collection", "FlowerModels", model, "--stdout")
                 #expect(opened.status == 0, "\(point) \(model): \(opened.stderr)")
                 #expect(opened.stdoutBytes == plainBySHA[modelSHA], "\(point) \(model)")
             }
 
             // The next sync finishes the fallback and refuses the failed model; nothing is left behind.
-            let finished = try fleet.sync(name)
+            let finished = try await fleet.sync(name)
             #expect(finished.status == 0 && finished.stderr.contains("model FlowerClassifier failed on this device"), "\(point): \(finished.stderr)")
             #expect(try fleet.cachedModels(cache) == previousVersion, "\(point)")
             #expect(SDKFleet.names(cache, "blobs") == Set(previousVersion.values.map { $0 + ".coffer" }), "\(point)")
@@ -135,30 +135,30 @@ struct ReportCommandTests {
     }
 
     @Test("killed while an update keeps the previous version, the cache serves the old deployment; the next sync switches and a failure falls back to it")
-    func killedWhileKeepingPrevious() throws {
-        guard let fleet = try SDKFleet() else { return }
+    func killedWhileKeepingPrevious() async throws {
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         let sha = fleet.flowers.sha
         let spring = ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!]
         let summer = ["FlowerClassifier": sha["classifier-large"]!, "FlowerStylizer": sha["stylizer"]!]
-        try fleet.deploy("spring", classifier: "classifier")
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("summer", classifier: "classifier-large")
 
         for (index, point) in ["previous-written", "previous-committed"].enumerated() {
             let name = "keeping-\(index)"
             let cache = fleet.folder(name)
-            try fleet.activate("spring")
-            #expect(try fleet.sync(name).status == 0, "\(point)")
-            try fleet.activate("summer")
-            let killed = try fleet.sync(name, environment: ["COFFER_TEST_KILL_AT": point])
+            try await fleet.activate("spring")
+            #expect(try await fleet.sync(name).status == 0, "\(point)")
+            try await fleet.activate("summer")
+            let killed = try await fleet.sync(name, environment: ["COFFER_TEST_KILL_AT": point])
             #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
             #expect(try fleet.cachedModels(cache) == spring, "\(point)")
-            let opened = try fleet.session.cli.run("open", "--cache", name, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+            let opened = try await fleet.session.cli.run("open", "--cache", name, "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
             #expect(opened.status == 0 && opened.stdoutBytes == fleet.plain["classifier"], "\(point): \(opened.stderr)")
 
-            #expect(try fleet.sync(name).status == 0, "\(point)")
+            #expect(try await fleet.sync(name).status == 0, "\(point)")
             #expect(try fleet.cachedModels(cache) == summer, "\(point)")
-            let failed = try fleet.report(name, model: "FlowerClassifier", ["--failed", "crashed"])
+            let failed = try await fleet.report(name, model: "FlowerClassifier", ["--failed", "crashed"])
             #expect(failed.status == 0 && failed.stdout.contains("The cache fell back to deployment "), "\(point): \(failed.stdout) \(failed.stderr)")
             #expect(try fleet.cachedModels(cache) == spring, "\(point)")
         }

@@ -12,36 +12,36 @@ struct RolloutCommandTests {
 
     @Test("stage a deployment, watch its status, see failing devices halt it, advance and halt another by hand")
     func stagedRollout() async throws {
-        guard let flowers = try DeploymentTests.Flowers(environment: Self.fast) else { return }
+        guard let flowers = try await DeploymentTests.Flowers(environment: Self.fast) else { return }
         defer { flowers.finish() }
         let session = flowers.session
-        try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", "spring",
+        try await session.ok("deployment", "create", "--collection", "FlowerModels", "--name", "spring",
                        "--model", "FlowerClassifier=classifier.coffer", "--model", "FlowerStylizer=stylizer.coffer", "--activate")
         for name in ["summer", "autumn"] {
-            try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,
+            try await session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,
                            "--model", "FlowerClassifier=classifier-large.coffer", "--model", "FlowerStylizer=stylizer.coffer")
         }
 
         // Options checked before anything is sent, and the server's rules in one line.
-        let lone = try session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--halt-at", "5")
+        let lone = try await session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--halt-at", "5")
         #expect(lone.status == 64 && lone.stderr.contains("--stage-hours, --halt-at and --min-reports go with --stages"), "\(lone.stderr)")
-        let words = try session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "1,ten,100")
+        let words = try await session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "1,ten,100")
         #expect(words.status == 64 && words.stderr.contains("--stages takes percentages"), "\(words.stderr)")
-        let short = try session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "10,50")
+        let short = try await session.coffer("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "10,50")
         #expect(short.status != 0 && short.stderr == "coffer: the last stage must be 100 (every device) (HTTP 400 invalid_request)\n", "\(short.stderr)")
 
-        let staged = try session.ok("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "50,100",
+        let staged = try await session.ok("deployment", "activate", "summer", "--collection", "FlowerModels", "--stages", "50,100",
                                     "--stage-hours", "1000", "--halt-at", "10", "--min-reports", "1")
         #expect(staged.hasPrefix("Staged deployment summer of FlowerModels from sequence 2: staged: stage 1 of 2 (50 %), next after 20"), "\(staged)")
         #expect(staged.hasSuffix(" if fewer than 10 % of at least 1 devices fail.\n"), "\(staged)")
-        let status = try session.ok("deployment", "status", "summer", "--collection", "FlowerModels")
+        let status = try await session.ok("deployment", "status", "summer", "--collection", "FlowerModels")
         #expect(status.contains("Stages:    50 % → 100 %; each at least 1000 h; halt at 10 % of at least 1 devices"), "\(status)")
         #expect(status.contains("Devices:   0 reported (0 downloaded, 0 opened, 0 loaded, 0 failed)"), "\(status)")
 
         // One device on the stage fails to load the classifier: the server halts the rollout.
         var onSummer: (device: String, manifest: [String: Any])?
         for index in 0..<24 where onSummer == nil {
-            let manifest = try flowers.manifest("device-\(index)", deviceClass: "phone")
+            let manifest = try await flowers.manifest("device-\(index)", deviceClass: "phone")
             if manifest["sequence"] as? Int == 2, (DeploymentTests.Flowers.models(manifest)["FlowerClassifier"]) == flowers.sha["classifier-large"] {
                 onSummer = ("device-\(index)", manifest)
             }
@@ -52,23 +52,23 @@ struct RolloutCommandTests {
         var halted = [String: Any]()
         for _ in 0..<100 where halted["state"] as? String != "halted" {
             try await Task.sleep(for: .milliseconds(100))
-            halted = AdminSession.object(try session.ok("deployment", "status", "summer", "--collection", "FlowerModels", "--json"))
+            halted = await AdminSession.object(try session.ok("deployment", "status", "summer", "--collection", "FlowerModels", "--json"))
         }
         #expect(halted["state"] as? String == "halted", "\(halted)")
-        let shown = try session.ok("deployment", "show", "summer", "--collection", "FlowerModels")
+        let shown = try await session.ok("deployment", "show", "summer", "--collection", "FlowerModels")
         #expect(shown.contains("Rollout:   halted: 1 of 1 devices failed to load FlowerClassifier: 100 % ≥ 10 %"), "\(shown)")
-        let text = try session.ok("deployment", "status", "summer", "--collection", "FlowerModels")
+        let text = try await session.ok("deployment", "status", "summer", "--collection", "FlowerModels")
         #expect(text.contains("FlowerClassifier  1        1       100 %") && text.contains("1 × out of memory"), "\(text)")
-        let again = try session.coffer("deployment", "advance", "summer", "--collection", "FlowerModels")
+        let again = try await session.coffer("deployment", "advance", "summer", "--collection", "FlowerModels")
         #expect(again.status != 0 && again.stderr == "coffer: deployment summer has no staged rollout running (HTTP 409 conflict)\n", "\(again.stderr)")
 
         // By hand: autumn staged, advanced one stage, halted with a reason.
-        try session.ok("deployment", "activate", "autumn", "--collection", "FlowerModels", "--stages", "10,50,100")
-        let advanced = try session.ok("deployment", "advance", "autumn", "--collection", "FlowerModels")
+        try await session.ok("deployment", "activate", "autumn", "--collection", "FlowerModels", "--stages", "10,50,100")
+        let advanced = try await session.ok("deployment", "advance", "autumn", "--collection", "FlowerModels")
         #expect(advanced.hasPrefix("Deployment autumn of FlowerModels: staged: stage 2 of 3 (50 %)"), "\(advanced)")
-        let stopped = try session.ok("deployment", "halt", "autumn", "--collection", "FlowerModels", "--reason", "labels look wrong")
+        let stopped = try await session.ok("deployment", "halt", "autumn", "--collection", "FlowerModels", "--reason", "labels look wrong")
         #expect(stopped == "Halted the rollout of autumn of FlowerModels: devices get the previous deployment from sequence 6.\n", "\(stopped)")
-        let history = try session.ok("deployment", "history", "--collection", "FlowerModels")
+        let history = try await session.ok("deployment", "history", "--collection", "FlowerModels")
         let kinds = history.split(separator: "\n").dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(2).joined(separator: " ") }
         #expect(kinds == ["halt spring", "stage 50", "stage 10", "halt spring", "stage 50", "activate spring"], "\(history)")
     }

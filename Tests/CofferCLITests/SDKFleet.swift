@@ -22,10 +22,10 @@ struct SDKFleet {
     var session: AdminSession { flowers.session }
     var server: String { session.server.url }
 
-    init?(environment: [String: String] = [:]) throws {
-        guard let flowers = try DeploymentTests.Flowers(environment: environment) else { return nil }
+    init?(environment: [String: String] = [:]) async throws {
+        guard let flowers = try await DeploymentTests.Flowers(environment: environment) else { return nil }
         self.flowers = flowers
-        publicKey = try #require(DeploymentTests.signingKey(flowers.session.server.url))
+        publicKey = try #require(await DeploymentTests.signingKey(flowers.session.server.url))
         var plain: [String: Data] = [:]
         for name in ["classifier", "classifier-large", "stylizer"] { plain[name] = flowers.session.cli.read(name + ".bin") }
         self.plain = plain
@@ -67,19 +67,19 @@ struct SDKFleet {
     }
 
     /// Creates and activates a deployment with `classifier` (a model file name) and the stylizer.
-    func deploy(_ name: String, classifier: String) throws {
-        try session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,
+    func deploy(_ name: String, classifier: String) async throws {
+        try await session.ok("deployment", "create", "--collection", "FlowerModels", "--name", name,
                        "--model", "FlowerClassifier=\(classifier).coffer", "--model", "FlowerStylizer=stylizer.coffer", "--activate")
     }
 
     /// Activates an existing deployment again.
-    func activate(_ name: String) throws {
-        try session.ok("deployment", "activate", name, "--collection", "FlowerModels")
+    func activate(_ name: String) async throws {
+        try await session.ok("deployment", "activate", name, "--collection", "FlowerModels")
     }
 
     /// `coffer sync` for this fleet's app into `cache` (a folder name in the working folder).
-    func sync(_ cache: String, server: String? = nil, environment: [String: String] = [:], json: Bool = false) throws -> CLI.Result {
-        try session.cli.run(["sync", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
+    func sync(_ cache: String, server: String? = nil, environment: [String: String] = [:], json: Bool = false) async throws -> CLI.Result {
+        try await session.cli.run(["sync", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
                              "--public-key", publicKey, "--collection", "FlowerModels", "--cache", cache, "--device-id", "edge-1"]
                             + (json ? ["--json"] : []), environment: environment)
     }
@@ -87,8 +87,8 @@ struct SDKFleet {
     /// `coffer report` for this fleet's app from `cache` (a folder name in the working folder), as
     /// device `edge-1` (the device `sync` uses).
     func report(_ cache: String, model: String, _ outcome: [String], server: String? = nil,
-                environment: [String: String] = [:]) throws -> CLI.Result {
-        try session.cli.run(["report", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
+                environment: [String: String] = [:]) async throws -> CLI.Result {
+        try await session.cli.run(["report", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
                              "--public-key", publicKey, "--collection", "FlowerModels", "--cache", cache, "--device-id", "edge-1",
                              "--model", model] + outcome, environment: environment)
     }
@@ -98,7 +98,7 @@ struct SDKFleet {
     func status(_ deployment: String, until done: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(60)
         while true {
-            let status = AdminSession.object(try session.ok("deployment", "status", deployment, "--collection", "FlowerModels", "--json"))
+            let status = await AdminSession.object(try session.ok("deployment", "status", deployment, "--collection", "FlowerModels", "--json"))
             if done(status) || Date() > deadline { return status }
             try await Task.sleep(nanoseconds: 200_000_000)
         }

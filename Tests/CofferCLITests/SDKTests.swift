@@ -14,9 +14,9 @@ struct SDKTests {
     func firstLaunchUpdateReinstall(store: ServerBlobStore) async throws {
         let (environment, bucket) = try await store.serverEnvironment()
         defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
-        guard let fleet = try SDKFleet(environment: environment) else { return }
+        guard let fleet = try await SDKFleet(environment: environment) else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("app-cache")
         let client = try CofferClient(configuration: fleet.configuration(cache, policy: .useCachedAndUpdateInBackground))
 
@@ -44,7 +44,7 @@ struct SDKTests {
 
         // (b) A new deployment is activated; the next access serves the cache and updates in the background.
         let updates = client.updates(identifier: "FlowerModels")
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let second = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(second.origin == .cache(staleBecause: nil))
         #expect(second.sequence == 1)
@@ -77,9 +77,9 @@ struct SDKTests {
 
     @Test("failed updates are announced on updateFailures with their cause, in the background too; the cache keeps serving")
     func updateFailures() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("failing-cache")
         _ = try await CofferClient(configuration: fleet.configuration(cache)).beginAccessing(identifier: "FlowerModels")
 
@@ -119,9 +119,9 @@ struct SDKTests {
 
     @Test("offline: bundled models with nothing cached, the cache once there is one; the next check replaces the bundled models")
     func offline() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let dead = "http://127.0.0.1:\(try AdminServer.freePort())"
         let cache = fleet.folder("offline-cache")
         let bundledPlain = CLI.randomData(5000)
@@ -184,9 +184,9 @@ struct SDKTests {
     @Test("a cut download resumes with Range; concurrent accesses share one download; an unchanged check is one small 304",
           arguments: SDKFleet.Transport.allCases)
     func resumeShareAndUnchanged(transport: SDKFleet.Transport) async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         // Every model download is cut off after 50 000 bytes (URLSession may try a request again itself).
@@ -246,9 +246,9 @@ struct SDKTests {
     @Test("a host that ignores Range and cuts the whole file short below the resume point fails cleanly; the next access completes",
           arguments: SDKFleet.Transport.allCases)
     func rangeIgnoredAndCut(transport: SDKFleet.Transport) async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         // The first model request is cut after 60 000 bytes, so the retry resumes there with
@@ -284,9 +284,9 @@ struct SDKTests {
 
     @Test("the Progress counts the bytes to download, and cancelling it ends the wait at once; the next access downloads")
     func progressAndCancel() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         let gate = Gate()
@@ -321,16 +321,16 @@ struct SDKTests {
 
     @Test("a corrupted model is refused and the previous collection kept", arguments: SDKFleet.Transport.allCases)
     func corruptedBlob(transport: SDKFleet.Transport) async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         let cache = fleet.folder("corrupt-cache")
         let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url, transport: transport))
         #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 1)
 
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let large = fleet.flowers.sha["classifier-large"]!
         proxy.setRule { method, path, _, _, _ in
             guard method == "GET", path.hasPrefix("/v1/blobs/\(large)") else { return .forward }
@@ -354,9 +354,9 @@ struct SDKTests {
     func refusedManifests() async throws {
         // Manifests live a week here: the replayed older one must be refused for being older, not for
         // having expired, however long a loaded machine takes between the steps (expiry: next test).
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let (proxy, recorded) = try fleet.manifestRecordingProxy()
         defer { proxy.stop() }
         let cache = fleet.folder("manifest-cache")
@@ -380,7 +380,7 @@ struct SDKTests {
 
         // Older: after sequence 2, the recorded sequence-1 manifest is replayed.
         proxy.setRule(SDKFleet.recordingManifests(into: recorded))
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         #expect(try await client.beginAccessing(identifier: "FlowerModels").sequence == 2)
         let second = try #require(recorded.last)
         proxy.setRule { _, path, _, _, _ in path.contains("/manifest") ? .respond(first) : .forward }
@@ -408,9 +408,9 @@ struct SDKTests {
     @Test("an expired manifest is refused and the cache keeps serving, marked expired; a forged 304 does not revive it")
     func expiredManifests() async throws {
         // Manifests live 3 minutes here, so the recorded one expires during the test.
-        guard let fleet = try SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.05"]) else { return }
+        guard let fleet = try await SDKFleet(environment: ["COFFER_MANIFEST_LIFETIME_HOURS": "0.05"]) else { return }
         defer { fleet.finish() }
-        try fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-large")
         let (proxy, recorded) = try fleet.manifestRecordingProxy()
         defer { proxy.stop() }
         let client = try CofferClient(configuration: fleet.configuration(fleet.folder("manifest-cache"), server: proxy.url))
@@ -441,9 +441,9 @@ struct SDKTests {
 
     @Test("an update beyond the cache bound is refused before any download; a manifest for another collection is refused")
     func boundAndOtherCollection() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("bound-cache")
         var bounded = try fleet.configuration(cache)
         bounded.maximumCacheBytes = 100_000
@@ -456,8 +456,8 @@ struct SDKTests {
         #expect(SDKFleet.names(cache, "blobs").isEmpty && SDKFleet.names(cache, "staging").isEmpty)
 
         // OtherModels is asked for; the proxy answers with FlowerModels' (validly signed) manifest.
-        try fleet.session.ok("collection", "create", "OtherModels", "--team", "Flowers", "--models", "FlowerClassifier,FlowerStylizer")
-        try fleet.session.ok("deployment", "create", "--collection", "OtherModels", "--name", "other", "--model", "FlowerClassifier=classifier.coffer",
+        try await fleet.session.ok("collection", "create", "OtherModels", "--team", "Flowers", "--models", "FlowerClassifier,FlowerStylizer")
+        try await fleet.session.ok("deployment", "create", "--collection", "OtherModels", "--name", "other", "--model", "FlowerClassifier=classifier.coffer",
                              "--model", "FlowerStylizer=stylizer.coffer", "--activate")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
@@ -486,9 +486,9 @@ struct SDKTests {
 
     @Test("a delivered key that does not open the model is refused and not kept; a kept key that does not is fetched again")
     func wrongKeys() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
         let cache = fleet.folder("wrong-key-cache")
@@ -528,14 +528,14 @@ struct SDKTests {
 
     @Test("another team's app cannot obtain the key")
     func otherTeam() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
+        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("team-cache")
         _ = try await CofferClient(configuration: fleet.configuration(cache)).beginAccessing(identifier: "FlowerModels")
 
-        try fleet.session.ok("team", "create", "Weeds")
-        let weeds = AdminSession.object(try fleet.session.ok("app", "create", "--team", "Weeds", "--name", "WeedApp", "--platform", "ios", "--json"))
+        try await fleet.session.ok("team", "create", "Weeds")
+        let weeds = await AdminSession.object(try fleet.session.ok("app", "create", "--team", "Weeds", "--name", "WeedApp", "--platform", "ios", "--json"))
         var configuration = try fleet.configuration(cache, policy: .cachedOnly)
         configuration.appID = try #require(weeds["id"] as? String)
         configuration.credential = try #require(weeds["credential"] as? String)

@@ -15,23 +15,23 @@ struct SDKTrustTests {
         let credential: String
     }
 
-    static func otherTenant(_ fleet: SDKFleet) throws -> OtherTenant {
+    static func otherTenant(_ fleet: SDKFleet) async throws -> OtherTenant {
         let session = fleet.session
-        try session.ok("team", "create", "Weeds")
-        let app = AdminSession.object(try session.ok("app", "create", "--team", "Weeds", "--name", "WeedApp", "--platform", "ios", "--json"))
-        try session.ok("key", "create", "--team", "Weeds", "--name", "weeds")
+        try await session.ok("team", "create", "Weeds")
+        let app = AdminSession.object(try await session.ok("app", "create", "--team", "Weeds", "--name", "WeedApp", "--platform", "ios", "--json"))
+        try await session.ok("key", "create", "--team", "Weeds", "--name", "weeds")
         session.cli.write("weed.bin", CLI.randomData(40_000))
-        try session.ok("encrypt", "weed.bin", "--key", "weeds.modelkey", "--output", "weed.coffer", "--quiet")
-        try session.ok("collection", "create", "FlowerModels", "--team", "Weeds", "--models", "FlowerClassifier,FlowerStylizer")
-        try session.ok("deployment", "create", "--team", "Weeds", "--collection", "FlowerModels", "--name", "weeds",
+        try await session.ok("encrypt", "weed.bin", "--key", "weeds.modelkey", "--output", "weed.coffer", "--quiet")
+        try await session.ok("collection", "create", "FlowerModels", "--team", "Weeds", "--models", "FlowerClassifier,FlowerStylizer")
+        try await session.ok("deployment", "create", "--team", "Weeds", "--collection", "FlowerModels", "--name", "weeds",
                        "--model", "FlowerClassifier=weed.coffer", "--model", "FlowerStylizer=weed.coffer", "--activate")
-        try session.ok("app", "update", "--team", "Weeds", try #require(app["id"] as? String), "--collections", "FlowerModels")
-        return OtherTenant(teamID: try teamID("Weeds", session), appID: try #require(app["id"] as? String),
+        try await session.ok("app", "update", "--team", "Weeds", try #require(app["id"] as? String), "--collections", "FlowerModels")
+        return await OtherTenant(teamID: try teamID("Weeds", session), appID: try #require(app["id"] as? String),
                            credential: try #require(app["credential"] as? String))
     }
 
-    static func teamID(_ name: String, _ session: AdminSession) throws -> String {
-        let teams = try JSONSerialization.jsonObject(with: Data(try session.ok("team", "list", "--json").utf8)) as? [[String: Any]]
+    static func teamID(_ name: String, _ session: AdminSession) async throws -> String {
+        let teams = try JSONSerialization.jsonObject(with: Data(try await session.ok("team", "list", "--json").utf8)) as? [[String: Any]]
         return try #require(teams?.first { $0["name"] as? String == name }?["id"] as? String)
     }
 
@@ -42,11 +42,11 @@ struct SDKTrustTests {
 
     @Test("an SDK configured for team T, or that first saw T, refuses a validly signed manifest of team U for a collection of the same name")
     func otherTenantsManifestIsRefused() async throws {
-        guard let fleet = try SDKFleet() else { return }
+        guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try fleet.deploy("spring", classifier: "classifier")
-        let weeds = try Self.otherTenant(fleet)
-        let flowersTeam = try Self.teamID("Flowers", fleet.session)
+        try await fleet.deploy("spring", classifier: "classifier")
+        let weeds = try await Self.otherTenant(fleet)
+        let flowersTeam = try await Self.teamID("Flowers", fleet.session)
         let (proxy, recorded) = try fleet.manifestRecordingProxy()
         defer { proxy.stop() }
 
@@ -113,12 +113,12 @@ struct SDKTrustTests {
         #expect(throws: CofferError.invalidConfiguration("the team ID is not a UUID")) { _ = try CofferClient(configuration: malformed) }
 
         // coffer sync --team-id pins the same way.
-        let refused = try fleet.session.cli.run(
+        let refused = try await fleet.session.cli.run(
             ["sync", "--server", fleet.server, "--app", fleet.flowers.appID, "--credential-file", "app.credential",
              "--public-key", fleet.publicKey, "--collection", "FlowerModels", "--cache", "sync-pinned", "--team-id", weeds.teamID])
         #expect(refused.status != 0 && refused.stderr.contains("signed for team"), "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
-        let accepted = try fleet.session.cli.run(
+        let accepted = try await fleet.session.cli.run(
             ["sync", "--server", fleet.server, "--app", fleet.flowers.appID, "--credential-file", "app.credential",
              "--public-key", fleet.publicKey, "--collection", "FlowerModels", "--cache", "sync-pinned", "--team-id", flowersTeam, "--json"])
         #expect(accepted.status == 0, "\(accepted.stderr)")

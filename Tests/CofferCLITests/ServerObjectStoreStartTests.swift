@@ -21,7 +21,7 @@ struct ServerObjectStoreStartTests {
         ]
         let says = ["secret": "AWS_SECRET_ACCESS_KEY", "bucket": "does not exist", "endpoint": "cannot be reached (AWS_ENDPOINT_URL_S3)"][wrong]!
         for (arguments, status) in [(["serve", "--port", "0"], Int32(1)), (["check"], Int32(78))] {
-            let (result, exists) = try ServerSettingsTests.run(arguments, environment: environment)
+            let (result, exists) = try await ServerSettingsTests.run(arguments, environment: environment)
             #expect(result.status == status, "\(arguments): \(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1 && lines.first?.contains(says) == true && lines.first?.contains("COFFER_BLOB_STORE") == true,

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -41,17 +42,21 @@ struct ServerOperatorTests {
         var output: String { String(decoding: FileManager.default.contents(atPath: log.path) ?? Data(), as: UTF8.self) }
 
         /// Waits until `/healthz` answers; false if the process stopped or 90 s passed.
-        func waitUntilHealthy() -> Bool {
+        func waitUntilHealthy() async -> Bool {
             let deadline = Date().addingTimeInterval(90)
             while Date() < deadline, process.isRunning {
-                if AdminServer.get(url + "/healthz") == 200 { return true }
-                Thread.sleep(forTimeInterval: 0.2)
+                if await AdminServer.get(url + "/healthz") == 200 { return true }
+                try? await Task.sleep(for: .milliseconds(200))
             }
             return false
         }
 
         /// SIGTERM, then its exit status (killed after 30 s).
-        func stop() -> Int32 {
+        func stop() async -> Int32 {
+            await offThePool { [self] in stopNow() }
+        }
+
+        private func stopNow() -> Int32 {
             if process.isRunning { process.terminate() }
             let deadline = Date().addingTimeInterval(30)
             while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
@@ -72,7 +77,11 @@ struct ServerOperatorTests {
     }
 
     /// The body of a GET, or "" when nothing answered.
-    static func body(_ address: String) -> String {
+    static func body(_ address: String) async -> String {
+        await offThePool { bodyNow(address) }
+    }
+
+    private static func bodyNow(_ address: String) -> String {
         let done = DispatchSemaphore(value: 0)
         let box = AdminBox<Data>(Data())
         URLSession.shared.dataTask(with: URL(string: address)!) { data, _, _ in
@@ -84,19 +93,19 @@ struct ServerOperatorTests {
     }
 
     @Test("a first start prints a short greeting: address, dashboard, the token's file (not the token), data folder; no migration lines")
-    func greeting() throws {
+    func greeting() async throws {
         guard Self.binaryExists() else { return }
         let run = try Run()
         defer { run.cleanUp() }
-        let healthy = run.waitUntilHealthy()
+        let healthy = await run.waitUntilHealthy()
         #expect(healthy, "\(run.output)")
         // Per-route histograms from Vapor, through swift-metrics, in /metrics.
-        _ = AdminServer.get(run.url + "/healthz")
-        let metrics = Self.body(run.url + "/metrics")
+        _ = await AdminServer.get(run.url + "/healthz")
+        let metrics = await Self.body(run.url + "/metrics")
         #expect(metrics.contains("http_request_duration_seconds_bucket{method=\"GET\",path=\"/healthz\",status=\"200\",le=\"0.0005\"}"),
                 "\(metrics.prefix(1500))")
         #expect(metrics.contains("coffer_http_requests_total{"))
-        let status = run.stop()
+        let status = await run.stop()
         let output = run.output
         #expect(status == 0, "SIGTERM is a clean stop: \(output)")
         let lines = output.split(separator: "\n")
@@ -113,14 +122,14 @@ struct ServerOperatorTests {
     }
 
     @Test("LOG_LEVEL=warning silences the greeting and migrations; debug shows migrations; --log-level wins over LOG_LEVEL")
-    func logLevel() throws {
+    func logLevel() async throws {
         guard Self.binaryExists() else { return }
         for (arguments, environment, quiet) in [([String](), ["LOG_LEVEL": "warning"], true), (["--log-level", "warning"], ["LOG_LEVEL": "debug"], true),
                                                 ([], ["LOG_LEVEL": "DEBUG"], false)] {
             let run = try Run(arguments, environment: environment)
             defer { run.cleanUp() }
-            #expect(run.waitUntilHealthy(), "\(run.output)")
-            #expect(run.stop() == 0)
+            #expect(await run.waitUntilHealthy(), "\(run.output)")
+            #expect(await run.stop() == 0)
             let output = run.output
             if quiet {
                 // Vapor's serve command prints an empty line on SIGINT/SIGTERM (to clear a ^C).
@@ -133,12 +142,12 @@ struct ServerOperatorTests {
     }
 
     @Test("--log-format json writes one JSON object per line, the greeting's facts as fields")
-    func jsonLines() throws {
+    func jsonLines() async throws {
         guard Self.binaryExists() else { return }
         let run = try Run(["--log-format", "json"], environment: ["COFFER_DEVICE_PORT": "0"])
         defer { run.cleanUp() }
-        #expect(run.waitUntilHealthy(), "\(run.output)")
-        #expect(run.stop() == 0)
+        #expect(await run.waitUntilHealthy(), "\(run.output)")
+        #expect(await run.stop() == 0)
         let lines = run.output.split(separator: "\n")
         #expect(lines.count >= 4)
         var messages: [[String: Any]] = []
@@ -156,28 +165,28 @@ struct ServerOperatorTests {
     }
 
     @Test("a log level or format it does not know stops the start with one line, exit 78")
-    func badLogSettings() throws {
-        try ServerSettingsTests.expectRefused(["serve"], ["LOG_LEVEL": "loud"], naming: "LOG_LEVEL")
-        try ServerSettingsTests.expectRefused(["serve", "--log-format", "xml"], [:], naming: "--log-format")
+    func badLogSettings() async throws {
+        try await ServerSettingsTests.expectRefused(["serve"], ["LOG_LEVEL": "loud"], naming: "LOG_LEVEL")
+        try await ServerSettingsTests.expectRefused(["serve", "--log-format", "xml"], [:], naming: "--log-format")
     }
 
     // MARK: check
 
     /// `coffer-server check` with the data folder `data` and `environment`.
-    static func check(data: String, _ environment: [String: String] = [:], arguments: [String] = []) throws -> CLI.Result {
+    static func check(data: String, _ environment: [String: String] = [:], arguments: [String] = []) async throws -> CLI.Result {
         let cli = CLI()
         defer { cli.cleanUp() }
         var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") || $0.key.hasPrefix("LOG_") }.mapValues { _ in "" }
         clean.merge(environment) { $1 }
         clean["COFFER_DATA_DIR"] = data
-        return try cli.run(["check"] + arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 60)
+        return try await cli.run(["check"] + arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 60)
     }
 
     @Test("check: 0 and a short OK for a fresh folder and for a server's own folder; nothing is created")
-    func checkOK() throws {
+    func checkOK() async throws {
         guard Self.binaryExists() else { return }
         let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
-        let first = try Self.check(data: fresh)
+        let first = try await Self.check(data: fresh)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.hasPrefix("OK: ") && first.stdout.split(separator: "\n").count == 1, "\(first.stdout)")
         #expect(first.stderr.isEmpty, "\(first.stderr)")
@@ -185,21 +194,21 @@ struct ServerOperatorTests {
 
         let run = try Run()
         defer { run.cleanUp() }
-        #expect(run.waitUntilHealthy(), "\(run.output)")
-        #expect(run.stop() == 0)
-        let second = try Self.check(data: run.data)
+        #expect(await run.waitUntilHealthy(), "\(run.output)")
+        #expect(await run.stop() == 0)
+        let second = try await Self.check(data: run.data)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("reachable and migrated"), "\(second.stdout)")
         #expect(second.stdout.contains("master key from \(run.data)/master.key"), "\(second.stdout)")
     }
 
     @Test("check: one line per problem, exit 78, and no secret in what it prints")
-    func checkProblems() throws {
+    func checkProblems() async throws {
         guard Self.binaryExists() else { return }
         let run = try Run()
         defer { run.cleanUp() }
-        #expect(run.waitUntilHealthy(), "\(run.output)")
-        #expect(run.stop() == 0)
+        #expect(await run.waitUntilHealthy(), "\(run.output)")
+        #expect(await run.stop() == 0)
         let masterKey = run.data + "/master.key"
         let keyText = String(decoding: FileManager.default.contents(atPath: masterKey) ?? Data(), as: UTF8.self)
         let token = String(decoding: FileManager.default.contents(atPath: run.data + "/bootstrap-token") ?? Data(), as: UTF8.self)
@@ -210,7 +219,7 @@ struct ServerOperatorTests {
         chmod(run.data + "/bootstrap-token", 0o640)
         let blobFile = run.folder.appendingPathComponent("blobs-file").path
         FileManager.default.createFile(atPath: blobFile, contents: Data("x".utf8))
-        let result = try Self.check(data: run.data, ["COFFER_BLOB_DIR": blobFile])
+        let result = try await Self.check(data: run.data, ["COFFER_BLOB_DIR": blobFile])
         #expect(result.status == 78, "\(result.stdout) \(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 3, "\(result.stderr)")
@@ -223,23 +232,23 @@ struct ServerOperatorTests {
 
         // Another master key than the one that wrapped the stored keys.
         let other = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-        let wrongKey = try Self.check(data: run.data, ["COFFER_MASTER_KEY": other])
+        let wrongKey = try await Self.check(data: run.data, ["COFFER_MASTER_KEY": other])
         #expect(wrongKey.status == 78 && wrongKey.stderr.contains("master key"), "\(wrongKey.stderr)")
         #expect(wrongKey.stderr.split(separator: "\n").count == 1, "\(wrongKey.stderr)")
 
         // A damaged master key file, and then none while the database holds keys.
         try Data("not base64\n".utf8).write(to: URL(fileURLWithPath: masterKey))
-        let damaged = try Self.check(data: run.data)
+        let damaged = try await Self.check(data: run.data)
         #expect(damaged.status == 78 && damaged.stderr.contains("does not hold 32 bytes"), "\(damaged.stderr)")
         try FileManager.default.removeItem(atPath: masterKey)
-        let missing = try Self.check(data: run.data)
+        let missing = try await Self.check(data: run.data)
         #expect(missing.status == 78 && missing.stderr.contains("master.key is missing"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: masterKey), "check created a master key")
 
         // A database that does not answer: named by host and port, never by its password.
         let closedPort = try AdminServer.freePort()
         let password = "pw-" + UUID().uuidString
-        let database = try Self.check(data: run.data, ["COFFER_DATABASE_URL": "postgres://coffer:\(password)@127.0.0.1:\(closedPort)/coffer",
+        let database = try await Self.check(data: run.data, ["COFFER_DATABASE_URL": "postgres://coffer:\(password)@127.0.0.1:\(closedPort)/coffer",
                                                        "COFFER_MASTER_KEY": other])
         #expect(database.status == 78, "\(database.stderr)")
         #expect(database.stderr.contains("cannot use the database (PostgreSQL at 127.0.0.1:\(closedPort)/coffer)"), "\(database.stderr)")
@@ -252,12 +261,12 @@ struct ServerOperatorTests {
 
     @Test("check over PostgreSQL: reachable before and after the first start; a wrong password is named by the server's message, never shown",
           .enabled(if: ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"] != nil))
-    func checkPostgres() throws {
+    func checkPostgres() async throws {
         guard Self.binaryExists() else { return }
         let admin = try #require(ProcessInfo.processInfo.environment["COFFER_TEST_DATABASE_URL"])
         var components = try #require(URLComponents(string: admin))
         let name = "coffer_check_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
-        func psql(_ command: String) throws -> Int32 {
+        @Sendable func psql(_ command: String) throws -> Int32 {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["psql", admin, "-qc", command]
@@ -267,25 +276,25 @@ struct ServerOperatorTests {
             process.waitUntilExit()
             return process.terminationStatus
         }
-        #expect(try psql("CREATE DATABASE \(name)") == 0)
+        #expect(try await offThePool { try psql("CREATE DATABASE \(name)") } == 0)
         defer { _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
         components.path = "/" + name
         let url = try #require(components.string)
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
         let masterKey = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-        let empty = try Self.check(data: data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        let empty = try await Self.check(data: data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
         #expect(empty.status == 0 && empty.stdout.contains("reachable; its tables are created on first start"), "\(empty.stdout) \(empty.stderr)")
 
         let run = try Run(environment: ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
         defer { run.cleanUp() }
-        #expect(run.waitUntilHealthy(), "\(run.output)")
-        #expect(run.stop() == 0)
-        let migrated = try Self.check(data: run.data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
+        #expect(await run.waitUntilHealthy(), "\(run.output)")
+        #expect(await run.stop() == 0)
+        let migrated = try await Self.check(data: run.data, ["COFFER_DATABASE_URL": url, "COFFER_MASTER_KEY": masterKey])
         #expect(migrated.status == 0 && migrated.stdout.contains("reachable and migrated"), "\(migrated.stdout) \(migrated.stderr)")
 
         let password = "wrong-" + UUID().uuidString
         components.password = password
-        let refused = try Self.check(data: run.data, ["COFFER_DATABASE_URL": try #require(components.string), "COFFER_MASTER_KEY": masterKey])
+        let refused = try await Self.check(data: run.data, ["COFFER_DATABASE_URL": try #require(components.string), "COFFER_MASTER_KEY": masterKey])
         #expect(refused.status == 78 && refused.stderr.contains("password authentication failed"), "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         #expect(!refused.stderr.contains(password) && !refused.stdout.contains(password))

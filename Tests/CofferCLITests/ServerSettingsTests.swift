@@ -7,23 +7,23 @@ import Testing
 struct ServerSettingsTests {
     /// Runs `coffer-server ARGUMENTS` in a fresh folder with only `environment`'s COFFER_* variables;
     /// returns the result and whether the data folder it was given exists afterwards.
-    static func run(_ arguments: [String], environment: [String: String]) throws -> (CLI.Result, dataFolderExists: Bool) {
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> (CLI.Result, dataFolderExists: Bool) {
         let cli = CLI()
         defer { cli.cleanUp() }
         var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") }.mapValues { _ in "" }
         clean.merge(environment) { $1 }
         clean["COFFER_DATA_DIR"] = cli.path("data")
-        let result = try cli.run(arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 30)
+        let result = try await cli.run(arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 30)
         return (result, FileManager.default.fileExists(atPath: cli.path("data")))
     }
 
     static func expectRefused(_ arguments: [String], _ environment: [String: String], naming setting: String,
-                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
         guard FileManager.default.isExecutableFile(atPath: AdminServer.binary.path) else {
             Issue.record("\(AdminServer.binary.path) is missing: build it with `swift build --product coffer-server`")
             return
         }
-        let (result, exists) = try run(arguments, environment: environment)
+        let (result, exists) = try await run(arguments, environment: environment)
         #expect(result.status == 78, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "one line, not: \(result.stderr)", sourceLocation: sourceLocation)
@@ -35,25 +35,25 @@ struct ServerSettingsTests {
     }
 
     @Test("COFFER_PORT=80a stops the server with one line naming COFFER_PORT, before the data folder exists")
-    func portWithLetters() throws {
-        try Self.expectRefused(["serve"], ["COFFER_PORT": "80a"], naming: "COFFER_PORT")
+    func portWithLetters() async throws {
+        try await Self.expectRefused(["serve"], ["COFFER_PORT": "80a"], naming: "COFFER_PORT")
     }
 
     @Test("a bad flag is named as the flag, by the same rule")
-    func badFlags() throws {
-        try Self.expectRefused(["serve", "--port", "70000"], [:], naming: "--port")
-        try Self.expectRefused(["serve", "--device-port=-1"], [:], naming: "--device-port")
-        try Self.expectRefused(["collect-blobs", "--grace-hours", "nan"], [:], naming: "--grace-hours")
+    func badFlags() async throws {
+        try await Self.expectRefused(["serve", "--port", "70000"], [:], naming: "--port")
+        try await Self.expectRefused(["serve", "--device-port=-1"], [:], naming: "--device-port")
+        try await Self.expectRefused(["collect-blobs", "--grace-hours", "nan"], [:], naming: "--grace-hours")
     }
 
     @Test("a weak bootstrap token is refused at start, and never printed")
-    func weakBootstrapToken() throws {
-        try Self.expectRefused(["serve"], ["COFFER_BOOTSTRAP_TOKEN": "cft_hunter2hunter2"], naming: "COFFER_BOOTSTRAP_TOKEN")
+    func weakBootstrapToken() async throws {
+        try await Self.expectRefused(["serve"], ["COFFER_BOOTSTRAP_TOKEN": "cft_hunter2hunter2"], naming: "COFFER_BOOTSTRAP_TOKEN")
     }
 
     @Test("other subcommands read the settings the same way")
-    func otherSubcommands() throws {
-        try Self.expectRefused(["public-key"], ["COFFER_MASTER_KEY": "not-a-key"], naming: "COFFER_MASTER_KEY")
-        try Self.expectRefused(["public-key"], ["COFFER_DATABASE_URL": "postgres://:secret-password@/db"], naming: "COFFER_DATABASE_URL")
+    func otherSubcommands() async throws {
+        try await Self.expectRefused(["public-key"], ["COFFER_MASTER_KEY": "not-a-key"], naming: "COFFER_MASTER_KEY")
+        try await Self.expectRefused(["public-key"], ["COFFER_DATABASE_URL": "postgres://:secret-password@/db"], naming: "COFFER_DATABASE_URL")
     }
 }

@@ -17,15 +17,15 @@ struct UploadMemoryTests {
         let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
         defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
         // Room for exactly one upload's parts (8 MiB × 5).
-        guard let session = AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "41943040"]) { $1 }) else { return }
+        guard let session = await AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "41943040"]) { $1 }) else { return }
         defer { session.finish() }
-        try session.login()
-        try session.ok("team", "create", "Flowers")
-        try session.ok("key", "generate", "--name", "k")
+        try await session.login()
+        try await session.ok("team", "create", "Flowers")
+        try await session.ok("key", "generate", "--name", "k")
         session.cli.write("model.bin", CLI.randomData(1 << 20))
         session.cli.write("slow.bin", CLI.randomData(4 << 20))
-        try session.ok("encrypt", "model.bin", "--key", "k.modelkey", "--quiet")
-        try session.ok("encrypt", "slow.bin", "--key", "k.modelkey", "--quiet")
+        try await session.ok("encrypt", "model.bin", "--key", "k.modelkey", "--quiet")
+        try await session.ok("encrypt", "slow.bin", "--key", "k.modelkey", "--quiet")
         let sealed = try #require(session.cli.read("model.bin.coffer"))
         let slow = try #require(session.cli.read("slow.bin.coffer"))
 
@@ -35,7 +35,7 @@ struct UploadMemoryTests {
                                   body: slow, sent: 1 << 20)
         var refused: CLI.Result?
         for _ in 0..<100 {
-            let attempt = try session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
+            let attempt = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
             if attempt.stderr.contains("uploads_busy") {
                 refused = attempt
                 break
@@ -55,7 +55,7 @@ struct UploadMemoryTests {
         held.close()
         var stored = false
         for _ in 0..<100 where !stored {
-            let attempt = try session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
+            let attempt = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
             stored = attempt.status == 0
             if !stored {
                 #expect(attempt.stderr.contains("uploads_busy"), "\(attempt.stderr)")
@@ -64,7 +64,7 @@ struct UploadMemoryTests {
         }
         #expect(stored, "the memory of a cut upload never came back")
         let address = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
-        #expect(try session.ok("blob", "download", address, "--output", "copy.coffer").contains("SHA-256 verified"))
+        #expect(try await session.ok("blob", "download", address, "--output", "copy.coffer").contains("SHA-256 verified"))
         #expect(session.cli.read("copy.coffer") == sealed)
     }
 }

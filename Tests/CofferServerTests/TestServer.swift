@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferServer
 import Foundation
 import S3TestSupport
@@ -100,12 +101,15 @@ enum PostgresDatabases {
             throw TestFailure("COFFER_TEST_DATABASE_URL is not one postgres:// URL (\(admin.count) characters)")
         }
         let name = "coffer_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("psql could not create database \(name)") }
+        let status = try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        guard status == 0 else { throw TestFailure("psql could not create database \(name)") }
         components.path = "/" + name
         return components.string!
     }

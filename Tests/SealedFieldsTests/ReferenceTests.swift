@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Crypto
 import Foundation
 import GRDB
@@ -22,31 +23,34 @@ extension SealedFields {
         }
 
         @Test(.enabled(if: pythonWithCryptography, "needs python3 with the cryptography package (CI installs it)"))
-        func pythonReaderOpensValuesAndChecksNoncesAndIndexes() throws {
+        func pythonReaderOpensValuesAndChecksNoncesAndIndexes() async throws {
             let dir = try TemporaryDirectory()
             let dbQueue = try DatabaseQueue(path: dir.path("ref.sqlite"))
-            try dbQueue.write { try Item.createTable($0) }
+            try await dbQueue.write { try Item.createTable($0) }
             let raw = SymmetricKey(size: .bits256)
             let store = try SealedFieldsStore(dbQueue, key: .rawKey(raw))
             let item = Item(name: "Crème brûlée", identifier: "REF-42")
-            try dbQueue.write { try item.insert($0) }
+            try await dbQueue.write { try item.insert($0) }
             try store.rotate()
-            var renamed = item
-            renamed.name = "Tarte Tatin"  // name on key 2, identifier still on key 1
-            try dbQueue.write { try renamed.update($0) }
+            let renamed = { var renamed = item; renamed.name = "Tarte Tatin"; return renamed }()  // name on key 2, identifier on key 1
+            try await dbQueue.write { try renamed.update($0) }
             try dbQueue.close()
 
             func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", Self.script.path, dir.path("ref.sqlite"), raw.withUnsafeBytes { hex($0) },
-                                 "item", hex(withUnsafeBytes(of: item.id.uuid) { Array($0) }), "name", "identifier", "creationDate"]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let arguments = ["python3", Self.script.path, dir.path("ref.sqlite"), raw.withUnsafeBytes { hex($0) },
+                             "item", hex(withUnsafeBytes(of: item.id.uuid) { Array($0) }), "name", "identifier", "creationDate"]
+            let (status, output) = try await ProcessSlots.shared.run {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = arguments
+                let out = Pipe()
+                process.standardOutput = out
+                try process.run()
+                let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return (process.terminationStatus, output)
+            }
+            #expect(status == 0)
             #expect(output == "name=Tarte Tatin\nidentifier=REF-42\ncreationDate=2023-11-14 22:13:20.000\n")
         }
     }
