@@ -113,10 +113,17 @@ TOKEN = ("401", "403", "429")
 BODY = ("413", "415")
 BODY_METHODS = ("post", "put", "patch", "delete")
 
+# Every operation: 503 `busy` with `Retry-After` when no database connection came free within the
+# pool's timeout (an overloaded server, not a broken request).
+BUSY = "503"
+
 def op(operation_id, summary, responses, request=None, auth="token", errors=(), query=(), retry_after=(), description=None):
     """One operation; see the module's docstring."""
     statuses = COMMON + (TOKEN if auth == "token" else ()) + tuple(errors)
     assert set(retry_after) <= set(statuses), f"{operation_id}: retry_after names a status it does not answer"
+    if BUSY not in statuses:
+        statuses += (BUSY,)
+        retry_after = tuple(retry_after) + (BUSY,)
     operation = {"operationId": operation_id, "summary": summary,
                  "responses": {**responses, **{status: RETRY_LATER if status in retry_after else ERROR for status in statuses}}}
     if description is not None:

@@ -62,6 +62,9 @@ struct DashboardErrorMiddleware: AsyncMiddleware {
             return (.serviceUnavailable, "The model store did not answer", "The server could not reach its blob store. The server's log says why; try again later.")
         case is DecodingError:
             return (.badRequest, "The form needs a correction", "A form field is missing or not valid.")
+        case _ where DatabaseBusy.matches(error):
+            logger.warning("no database connection came free in time; answered 503")
+            return (.serviceUnavailable, "The server is busy", "Nothing went wrong with this request; the server had too much to do at once. Try again in a moment.")
         case _ where UniqueViolation.matches(error):
             return (.conflict, "That cannot be done now", "Another request stored the same name at the same time. Reload the page and try again.")
         default:

@@ -56,6 +56,10 @@ struct APIErrorMiddleware: Middleware {
             return (.serviceUnavailable, ErrorBody(error: "blob_store_unavailable", reason: "the blob store did not answer as expected; try again"), [:])
         case is DecodingError:
             return (.badRequest, ErrorBody(error: "invalid_request", reason: "the request body is not the expected JSON"), [:])
+        case _ where DatabaseBusy.matches(error):
+            logger.warning("no database connection came free in time; answered 503 busy")
+            return (.serviceUnavailable, ErrorBody(error: "busy", reason: "the server is busy; retry shortly"),
+                    ["Retry-After": String(DatabaseBusy.retryAfterSeconds)])
         case _ where UniqueViolation.matches(error):
             // A handler that knows the name says so (``UniqueViolation/asConflict(_:_:)``); this is
             // the fallback for the rest, and never quotes the database's message.

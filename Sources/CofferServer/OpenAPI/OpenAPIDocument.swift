@@ -1799,6 +1799,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -1817,6 +1820,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -1835,6 +1841,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -1853,6 +1862,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -2017,6 +2029,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Collections of every team of the caller"
@@ -2088,6 +2103,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/RetryLater"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -2127,6 +2145,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [
@@ -2193,6 +2214,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -2339,6 +2363,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Join the invitation's team with the caller's account"
@@ -2418,6 +2445,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -2456,6 +2486,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Revoke a model key (developer of its team)"
@@ -2480,6 +2513,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "security": [],
@@ -2517,6 +2553,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Teams of the caller"
@@ -2616,6 +2655,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Create a team; the caller becomes its owner"
@@ -2657,6 +2699,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Apps (viewer)"
@@ -2826,6 +2871,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Register an app; its credential is returned once (developer)"
@@ -2866,6 +2914,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Revoke an app (developer)"
@@ -2994,6 +3045,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Choose the collections an app's devices may read (replacing the ones it had), its attestation policy, or both (developer)"
@@ -3044,6 +3098,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Rotate an app's credential; the new one is returned once (developer)"
@@ -3094,6 +3151,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Audit log, newest first (viewer)"
@@ -3241,6 +3301,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Record what is inside an uploaded sealed model, at most 256 KiB (developer)"
@@ -3282,6 +3345,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Collections (viewer)"
@@ -3368,6 +3434,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Create a collection (developer)"
@@ -3409,6 +3478,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "A collection (viewer)"
@@ -3453,6 +3525,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Activation history, newest first (viewer)"
@@ -3497,6 +3572,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Deployments (viewer)"
@@ -3590,6 +3668,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Create a draft deployment from uploaded blobs (developer)"
@@ -3634,6 +3715,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "A deployment (viewer)"
@@ -3704,6 +3788,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Edit a draft: models replace the named defaults, rules replace all rules (developer)"
@@ -3779,6 +3866,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Make it the active deployment for every device at once, or, with stages, stage by stage (developer)"
@@ -3833,6 +3923,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Move its staged rollout to the next stage now, whatever the gates say (developer)"
@@ -3886,6 +3979,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Archive a deployment that is not active (developer)"
@@ -3984,6 +4080,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Clone into a new draft, with edits (developer)"
@@ -4059,6 +4158,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Halt its staged rollout: every device gets the previous deployment again (developer)"
@@ -4103,6 +4205,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Where its rollout stands and how its devices fare (viewer)"
@@ -4182,6 +4287,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Add a model name (developer)"
@@ -4235,6 +4343,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Remove a model name the active deployment does not use (developer)"
@@ -4285,6 +4396,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Re-activate the deployment that was active before the current one (developer)"
@@ -4326,6 +4440,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Invitations and their state, never their codes (owner)"
@@ -4412,6 +4529,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Make an invitation; its code is returned once (owner)"
@@ -4455,6 +4575,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Revoke a pending invitation (owner)"
@@ -4496,6 +4619,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Model keys, without material (viewer)"
@@ -4570,6 +4696,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Create a model key; its .modelkey file is returned once (developer)"
@@ -4611,6 +4740,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Members (viewer)"
@@ -4705,6 +4837,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Change a member's role (200), or invite a name that is not a member (201: the invitation's code, shown once) (owner)"
@@ -4748,6 +4883,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Remove a member (owner)"
@@ -4784,6 +4922,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "The caller's API tokens"
@@ -4850,6 +4991,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Create an API token (its value is returned once)"
@@ -4887,6 +5031,9 @@ enum OpenAPIDocument {
      },
      "429": {
       "$ref": "#/components/responses/Error"
+     },
+     "503": {
+      "$ref": "#/components/responses/RetryLater"
      }
     },
     "summary": "Revoke one of the caller's tokens"
