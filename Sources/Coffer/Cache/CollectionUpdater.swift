@@ -105,12 +105,13 @@ struct CollectionUpdater: Sendable {
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
-        try await download(next, current: current, progress: progress)
+        try await download(next, current: current, lock: lock, progress: progress)
         if let current, current.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
            failed?.failedModel(in: current.manifest) == nil {
             // The last known good: best effort, a cache without it only cannot fall back.
             try? cache.keepAsPrevious(current)
         }
+        try Self.confirm(lock)
         do {
             try cache.writeState(next)
             if var failed {
@@ -153,7 +154,7 @@ struct CollectionUpdater: Sendable {
     }
 
     /// Downloads every model of `next` not yet in `blobs/`, checks the bound first.
-    private func download(_ next: CacheState, current: CacheState?, progress: DownloadProgress) async throws(SyncFailure) {
+    private func download(_ next: CacheState, current: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) {
         let missing = next.blobs.filter { !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
         let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
@@ -175,6 +176,7 @@ struct CollectionUpdater: Sendable {
             try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha), cachedModels: cachedModels,
                                     skipped: { progress.lessToDownload($0) }) { progress.add($0) }
             CrashPoint.reach("blob-verified")
+            try Self.confirm(lock)
             do {
                 try cache.commitBlob(sha)
             } catch {
@@ -182,6 +184,15 @@ struct CollectionUpdater: Sendable {
             }
             CrashPoint.reach("blob-committed")
             await reportDownloaded(sha, of: next.manifest)
+        }
+    }
+
+    /// Stops an update whose cache folder was removed while it ran (``FileLock/isStillNamed()``):
+    /// another client may have made a new folder of that name and be updating it under a lock of
+    /// its own, and this update's part file and renames would land in that client's work.
+    private static func confirm(_ lock: FileLock) throws(SyncFailure) {
+        guard lock.isStillNamed() else {
+            throw .cache("the cache folder was removed while this update ran; nothing more was written to it")
         }
     }
 

@@ -11,29 +11,51 @@ import Darwin
 /// An exclusive `flock` on a file, so that two processes (an app and its extension, or two
 /// `coffer sync` runs) never update one collection at once. Released by ``release()`` or when the
 /// process ends, however it ends.
+///
+/// A lock is only as good as the file it is on: if the file is removed (the app's "clear storage",
+/// a user deleting the cache folder) while it is held, the next client creates a new file and locks
+/// that, and both hold "the" lock. So a lock is taken only on the file its path names once it is held
+/// (one removed while this client waited is opened again), and a holder asks ``isStillNamed()``
+/// before each step that writes into the folder: false means another client may own it now.
 final class FileLock: @unchecked Sendable {
     private let descriptor: Int32
+    private let path: String
 
-    private init(descriptor: Int32) { self.descriptor = descriptor }
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
 
     /// Waits (polling, cancellably) until the lock on `path` is held.
     static func acquire(_ path: String) async throws -> FileLock {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                let code = errno
-                close(fd)
-                throw IOFailure(operation: .open, path: path, errno: code)
+        while true {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    let code = errno
+                    close(fd)
+                    throw IOFailure(operation: .open, path: path, errno: code)
+                }
+                do {
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                } catch {
+                    close(fd)
+                    throw error
+                }
             }
-            do {
-                try await Task.sleep(nanoseconds: 50_000_000)
-            } catch {
-                close(fd)
-                throw error
-            }
+            let lock = FileLock(descriptor: fd, path: path)
+            if lock.isStillNamed() { return lock }
+            lock.release()  // removed (or replaced) while this client waited: lock what is there now
         }
-        return FileLock(descriptor: fd)
+    }
+
+    /// Whether `path` still names the file this lock is on: false once the file (or its folder)
+    /// was removed or replaced, when another client may hold a lock on a new file of that name.
+    func isStillNamed() -> Bool {
+        var held = stat(), named = stat()
+        guard fstat(descriptor, &held) == 0, lstat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     /// Releases the lock.
