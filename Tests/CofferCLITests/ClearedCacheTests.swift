@@ -39,22 +39,11 @@ struct ClearedCacheTests {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         try await fleet.deploy("summer", classifier: "classifier-large")
-        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
-        defer { proxy.stop() }
-        let gate = Gate()
-        defer { gate.open() }
-        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .hold(gate) : .forward }
         let cache = fleet.folder("cleared-cache")
-
         // The old client's update holds the lock, its download held back by the proxy.
-        let old = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        let result = ResultBox()
-        let progress = old.beginAccessing(identifier: "FlowerModels") { result.set($0) }
-        // Once the manifest is verified, under the lock, the Progress knows the bytes to come.
-        let sizes = Int64(["classifier-large", "stylizer"].map { fleet.session.cli.read($0 + ".coffer")?.count ?? 0 }.reduce(0, +))
-        let deadline = Date().addingTimeInterval(600)
-        while progress.totalUnitCount != sizes, Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
-        try #require(progress.totalUnitCount == sizes)
+        let held = try await HeldDownload(fleet, cache: cache)
+        defer { held.finish() }
+        try #require(held.progress.totalUnitCount == held.total)
 
         // Storage cleared; a new client (the app after the clear) updates the same folder directly.
         try FileManager.default.removeItem(at: cache)
@@ -63,11 +52,8 @@ struct ClearedCacheTests {
         #expect(fresh.origin == .server)
 
         // The old update goes on only now: it finds its folder gone and stops.
-        gate.open()
-        let outcome = try await SDKFleet.within(600) { () async -> Result<ModelCollection, any Error>? in
-            while result.get() == nil { try? await Task.sleep(nanoseconds: 20_000_000) }
-            return result.get()
-        }
+        held.gate.open()
+        let outcome = try await held.outcome()
         // The app still gets the models: the new client's, from the cache, stale for that reason.
         let served = try #require(try outcome?.get())
         #expect(served.origin.isStale { if case .cache(let reason) = $0 { reason.contains("removed while this update ran") } else { false } },

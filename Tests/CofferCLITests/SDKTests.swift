@@ -287,34 +287,22 @@ struct SDKTests {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
         try await fleet.deploy("summer", classifier: "classifier-large")
-        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
-        defer { proxy.stop() }
-        let gate = Gate()
-        defer { gate.open() }
-        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .hold(gate) : .forward }
         let cache = fleet.folder("cancel-cache")
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        let result = ResultBox()
-        let progress = client.beginAccessing(identifier: "FlowerModels") { result.set($0) }
-        let sizes = ["classifier-large", "stylizer"].map { fleet.session.cli.read($0 + ".coffer")?.count ?? 0 }.reduce(0, +)
+        let held = try await HeldDownload(fleet, cache: cache)
+        defer { held.finish() }
+        let (client, progress) = (held.client, held.progress)
         // Once the manifest is verified, the Progress knows the bytes to come; none has come yet.
-        // (Generous deadlines: on a loaded machine the test process's threads may be busy for long.)
-        let deadline = Date().addingTimeInterval(600)
-        while progress.totalUnitCount != Int64(sizes), Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
-        #expect(progress.totalUnitCount == Int64(sizes))
+        #expect(progress.totalUnitCount == held.total)
         #expect(progress.completedUnitCount == 0)
         // Cancelled while the models are held back: only a working cancellation ends it without them.
         progress.cancel()
-        let outcome = try await SDKFleet.within(600) { () async -> Result<ModelCollection, any Error>? in
-            while result.get() == nil { try? await Task.sleep(nanoseconds: 20_000_000) }
-            return result.get()
-        }
+        let outcome = try await held.outcome()
         #expect(throws: CofferError.collectionUnavailable(identifier: "FlowerModels", cause: .cancelled)) { try outcome?.get() }
         #expect(SDKFleet.names(cache, "blobs").isEmpty)
         #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/state.json"))
 
-        gate.open()
-        proxy.setRule { _, _, _, _, _ in .forward }
+        held.gate.open()
+        held.proxy.setRule { _, _, _, _, _ in .forward }
         let collection = try await client.beginAccessing(identifier: "FlowerModels")
         #expect(collection.origin == .server && collection.sequence == 1)
     }
