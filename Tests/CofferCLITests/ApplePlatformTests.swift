@@ -15,10 +15,11 @@ struct ApplePlatformTests {
     func placement() {
         for platform in [StoragePlacement.Platform.iOS, .watchOS, .visionOS] {
             let placement = StoragePlacement.choose(for: platform, bundleIdentifier: "com.example.app", sandboxed: false)
-            #expect(placement == StoragePlacement(base: .applicationSupport, folders: ["Coffer"], excludedFromBackup: true, keychainService: "coffer"))
+            #expect(placement == StoragePlacement(base: .applicationSupport, folders: ["Coffer"], excludedFromBackup: true,
+                                                  readableAfterFirstUnlock: true, keychainService: "coffer"))
         }
         let tv = StoragePlacement.choose(for: .tvOS, bundleIdentifier: "com.example.tv", sandboxed: false)
-        #expect(tv.base == .caches && tv.folders == ["Coffer"] && tv.excludedFromBackup)
+        #expect(tv.base == .caches && tv.folders == ["Coffer"] && tv.excludedFromBackup && tv.readableAfterFirstUnlock)
         let sandboxed = StoragePlacement.choose(for: .macOS, bundleIdentifier: "com.example.mac", sandboxed: true)
         #expect(sandboxed.folders == ["Coffer"] && sandboxed.keychainService == "coffer")
         // Outside the sandbox two apps must not share a folder or a Keychain service.
@@ -27,6 +28,8 @@ struct ApplePlatformTests {
         #expect(one.folders == ["com.example.one", "Coffer"] && one.keychainService == "coffer.com.example.one")
         #expect(one.folders != two.folders && one.keychainService != two.keychainService)
         #expect(one.excludedFromBackup)
+        // macOS has no protection classes to choose (sandboxed or not).
+        #expect(!one.readableAfterFirstUnlock && !sandboxed.readableAfterFirstUnlock)
         // No usable bundle identifier (a command-line tool, or one that cannot name a folder).
         for identifier in [nil, "", "..", "a/b"] as [String?] {
             let tool = StoragePlacement.choose(for: .macOS, bundleIdentifier: identifier, sandboxed: false)

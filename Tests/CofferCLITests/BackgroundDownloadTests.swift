@@ -80,6 +80,16 @@ struct BackgroundDownloadTests {
         #expect(StagedPieces.resumedContentRange(asked: "bytes=0-18446744073709551615", contentRange: "bytes 1-18446744073709551615/*", fileSize: 0) == nil)
     }
 
+    @Test("resume data is kept only for a task that was not redirected (a presigned target expires)")
+    func resumeDataAfterRedirect() throws {
+        let blob = try #require(URL(string: "https://models.example.com/v1/device/blobs/abc"))
+        let presigned = try #require(URL(string: "https://bucket.example.net/blobs/abc?X-Amz-Expires=300"))
+        #expect(BackgroundTransport.keepsResumeData(asked: blob, answering: blob))
+        #expect(!BackgroundTransport.keepsResumeData(asked: blob, answering: presigned))
+        #expect(!BackgroundTransport.keepsResumeData(asked: blob, answering: nil))
+        #expect(!BackgroundTransport.keepsResumeData(asked: nil, answering: nil))
+    }
+
     @Test("a piece finished while the app was not running is adopted without a request (Linux stand-in)")
     func adoptsStagedPiece() async throws {
         let settings = BackgroundDownloads(identifier: "test.adopt.\(UUID().uuidString)", stagingDirectory: Self.folder("adopt"))

@@ -52,15 +52,17 @@ struct CollectionCache: Sendable {
     func blobPath(_ sha256: String) -> String { blobsFolder + "/" + sha256 + ".coffer" }
     func partPath(_ sha256: String) -> String { stagingFolder + "/" + sha256 + ".part" }
 
-    /// Creates the folders (0700); on Apple platforms the cache root is kept out of backups.
+    /// Creates the folders (0700); on Apple platforms the cache root is kept out of backups, and
+    /// where there are data protection classes the folders stay writable after the first unlock.
     func prepare() throws {
         let collections = (folder as NSString).deletingLastPathComponent
-        try FileKeyStore.makePrivateFolder(collections)
-        for path in [folder, blobsFolder, stagingFolder] { try FileKeyStore.makePrivateFolder(path) }
+        let folders = [collections, folder, blobsFolder, stagingFolder]
+        for path in folders { try FileKeyStore.makePrivateFolder(path) }
         #if canImport(Darwin)
-        if StoragePlacement.current.excludedFromBackup {
-            StoragePlacement.excludeFromBackup(URL(fileURLWithPath: (collections as NSString).deletingLastPathComponent, isDirectory: true))
-        }
+        let placement = StoragePlacement.current
+        let root = (collections as NSString).deletingLastPathComponent
+        if placement.excludedFromBackup { StoragePlacement.excludeFromBackup(URL(fileURLWithPath: root, isDirectory: true)) }
+        if placement.readableAfterFirstUnlock { for path in [root] + folders { StoragePlacement.protectUntilFirstUnlock(path) } }
         #endif
     }
 

@@ -12,7 +12,10 @@ import Foundation
 ///   system may purge (models are then downloaded again).
 ///
 /// The cache is always excluded from backups: models are gigabytes the server can send again,
-/// sealed with keys a restored device must fetch anyway.
+/// sealed with keys a restored device must fetch anyway. On the platforms with data protection
+/// classes its folders are `completeUntilFirstUserAuthentication`, whatever the app's default
+/// class: they hold only sealed bytes, and an app whose default is `complete` could otherwise not
+/// update (nor move a finished background download in) while the device is locked.
 struct StoragePlacement: Equatable, Sendable {
     /// The Apple platforms the SDK builds for.
     enum Platform: Sendable { case iOS, macOS, tvOS, watchOS, visionOS }
@@ -25,6 +28,9 @@ struct StoragePlacement: Equatable, Sendable {
     let folders: [String]
     /// Whether the cache root is marked `isExcludedFromBackup`.
     let excludedFromBackup: Bool
+    /// Whether the cache's folders are given the data protection class
+    /// `completeUntilFirstUserAuthentication` (the platforms that have classes; not macOS).
+    let readableAfterFirstUnlock: Bool
     /// The default Keychain service of ``KeychainKeyStore``.
     let keychainService: String
 
@@ -36,6 +42,7 @@ struct StoragePlacement: Equatable, Sendable {
             base: platform == .tvOS ? .caches : .applicationSupport,
             folders: (separate.map { [$0] } ?? []) + ["Coffer"],
             excludedFromBackup: true,
+            readableAfterFirstUnlock: platform != .macOS,
             keychainService: KeychainQuery.defaultService(bundleIdentifier: separate))
     }
 
@@ -84,6 +91,14 @@ struct StoragePlacement: Equatable, Sendable {
         values.isExcludedFromBackup = true
         var url = root
         try? url.setResourceValues(values)
+    }
+
+    /// Gives `folder` the protection class `completeUntilFirstUserAuthentication`, which files
+    /// made in it afterwards take too; a failure leaves the app's default class.
+    static func protectUntilFirstUnlock(_ folder: String) {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        try? FileManager.default.setAttributes([.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication], ofItemAtPath: folder)
+        #endif
     }
     #endif
 }

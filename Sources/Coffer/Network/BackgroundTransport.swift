@@ -133,6 +133,15 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         }
     }
 
+    /// Whether an interrupted task's resume data is worth keeping: only when the task was not
+    /// redirected. Resume data replays the request being answered, and a redirect's target (a
+    /// presigned object-storage URL) expires within minutes; the URL the SDK asked for redirects
+    /// to a fresh one, so a redirected piece starts again from there.
+    static func keepsResumeData(asked: URL?, answering: URL?) -> Bool {
+        guard let asked else { return false }
+        return asked == answering
+    }
+
     /// How many finished pieces requests have adopted so far.
     var adoptedPieces: Int { lock.withLock { adopted } }
 
@@ -179,7 +188,10 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         guard let key = task.taskDescription else { return }
         if let error {
             #if canImport(Darwin)
-            if let resume = (error as? URLError)?.downloadTaskResumeData { pieces.storeResumeData(resume, key: key) }
+            if let resume = (error as? URLError)?.downloadTaskResumeData,
+               Self.keepsResumeData(asked: task.originalRequest?.url, answering: task.currentRequest?.url) {
+                pieces.storeResumeData(resume, key: key)
+            }
             #endif
             wake(key, error: error)
         } else if pieces.piece(key) == nil {

@@ -53,6 +53,11 @@ struct StagedPieces: Sendable {
     func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
         try FileKeyStore.makePrivateFolder(folder.path)
+        #if canImport(Darwin)
+        // Pieces often finish while the device is locked: an app whose default protection class
+        // is `complete` could not write the head then (the body is sealed bytes either way).
+        if StoragePlacement.current.readableAfterFirstUnlock { StoragePlacement.protectUntilFirstUnlock(folder.path) }
+        #endif
         var headers: [String: String] = [:]
         for name in Self.keptHeaders { headers[name] = response.value(forHTTPHeaderField: name) }
         if response.statusCode == 206, let asked, let contentRange = headers["Content-Range"],
@@ -86,6 +91,11 @@ struct StagedPieces: Sendable {
     func storeWithoutBody(_ response: HTTPURLResponse, key: String) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
         try FileKeyStore.makePrivateFolder(folder.path)
+        #if canImport(Darwin)
+        // Pieces often finish while the device is locked: an app whose default protection class
+        // is `complete` could not write the head then (the body is sealed bytes either way).
+        if StoragePlacement.current.readableAfterFirstUnlock { StoragePlacement.protectUntilFirstUnlock(folder.path) }
+        #endif
         let empty = folder.appendingPathComponent(key + ".empty")
         try AtomicOutput.write(Data(), to: empty.path, replacing: true)
         try store(empty, response: response, key: key)

@@ -199,7 +199,11 @@ extension ContainerHeader {
 
     /// Names are valid UTF-8 with no "/" or NUL, and are neither "." nor "..".
     static func decodeName(_ bytes: ArraySlice<UInt8>) throws -> String {
-        guard let name = String(validating: bytes, as: UTF8.self) else {
+        // Decoding replaces invalid UTF-8 with U+FFFD, so valid input is exactly what reads back.
+        // (`String(validating:as:)` would say it directly, but needs iOS 18 / macOS 15, above the
+        // SDK's floors.)
+        let name = String(decoding: bytes, as: UTF8.self)
+        guard name.utf8.elementsEqual(bytes) else {
             throw ContainerError.malformedHeader("original name is not valid UTF-8")
         }
         guard isValidName(name) else { throw ContainerError.malformedHeader("original name is not a plain file name") }
