@@ -1,19 +1,7 @@
 import CofferFormat
-#if canImport(CryptoKit)
-@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
-#else
-import Crypto
-#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// Downloads one sealed model into a part file, resuming where an earlier try stopped.
@@ -70,7 +58,7 @@ struct BlobFetcher: Sendable {
             let next = delta.next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
             delta = next.state
             if case .copy(let path, let offset, let count) = next.step {
-                if !copy(count, from: path, at: offset, into: writer) { delta = .whole }
+                if await !copy(count, from: path, at: offset, into: writer) { delta = .whole }
                 CrashPoint.reach("chunks-copied")
                 continue
             }
@@ -118,22 +106,14 @@ struct BlobFetcher: Sendable {
 
     /// Copies `count` sealed bytes of a cached container into the part file; false if the cached
     /// file cannot be read (the rest is then downloaded).
-    private func copy(_ count: UInt64, from path: String, at offset: UInt64, into writer: PartWriter) -> Bool {
+    private func copy(_ count: UInt64, from path: String, at offset: UInt64, into writer: PartWriter) async -> Bool {
         guard let file = try? PositionalFile(readingAt: path) else { return false }
-        var done: UInt64 = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while done < count {
-            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(UInt64(buffer.count), count - done))])
-            do {
-                try file.readExactly(into: piece, at: offset + done)
-                try writer.append(UnsafeRawBufferPointer(piece))
-            } catch {
-                return false
-            }
-            done += UInt64(piece.count)
+        do {
+            try await writer.appendCopy(count, from: file, at: offset)
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 
     /// Where the piece that starts at `start` ends (exclusive): at the next multiple of
@@ -200,133 +180,4 @@ struct BlobFetcher: Sendable {
             throw .server(.unreachable("the answer ended after \(writer.offset.subtractingSaturated(start)) of \(expectedEnd - start) bytes"))
         }
     }
-}
-
-/// The part file of one download: where the next byte goes, and the hash so far.
-///
-/// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes.
-final class PartWriter: @unchecked Sendable {
-    /// A body that cannot be the bytes asked for.
-    struct Refusal: Error { let failure: SyncFailure }
-
-    private let lock = NSLock()
-    private let file: PositionalFile
-    private let path: String
-    private let expectedSize: UInt64
-    private var hasher = SHA256()
-    private var written: UInt64 = 0
-    private var checked = false
-    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-    private var pendingCount = 0
-
-    deinit { pending.deallocate() }
-
-    /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
-    init(path: String, expectedSize: UInt64) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-        file = PositionalFile(adopting: fd, path: path)
-        self.path = path
-        self.expectedSize = expectedSize
-        let existing = try file.size()
-        if existing > expectedSize { try file.truncate(to: 0) }
-        let keep = existing > expectedSize ? 0 : existing
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while written < keep {
-            // An update cancelled as the app's background time runs out must let go of the lock soon.
-            if Task.isCancelled { throw CancellationError() }
-            let count = Int(min(UInt64(buffer.count), keep - written))
-            try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
-            hasher.update(data: buffer[..<count])
-            written += UInt64(count)
-        }
-    }
-
-    var offset: UInt64 { lock.withLock { written } }
-
-    /// A new request starts: its answer is checked again on its first bytes.
-    func beginPiece() { lock.withLock { checked = false } }
-
-    /// Writes a piece of the answer to `bytes=first-last`, checking on the first piece that the
-    /// answer is those bytes (206 with a matching Content-Range, or the whole file as 200).
-    func accept(_ data: Data, response: HTTPURLResponse, first: UInt64, last: UInt64, total: UInt64) throws {
-        try lock.withLock {
-            if !checked {
-                switch response.statusCode {
-                case 206:
-                    guard let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
-                          range.start == first, range.end == last, range.total == nil || range.total == total
-                    else { throw Refusal(failure: .server(.unreachable("the server did not send the bytes \(first)-\(last) asked for"))) }
-                case 200:
-                    // A server that ignores Range sends everything: start again from the first byte.
-                    hasher = SHA256()
-                    written = 0
-                    pendingCount = 0
-                    try file.truncate(to: 0)
-                default:
-                    throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
-                }
-                checked = true
-            }
-            let limit = response.statusCode == 200 ? total : last + 1
-            guard written + UInt64(data.count) <= limit else {
-                throw Refusal(failure: .server(.unreachable("the server sent more bytes than asked for")))
-            }
-            try data.withUnsafeBytes { try store($0) }
-        }
-    }
-
-    /// Appends bytes that did not come from the server (a delta update's copied chunks).
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
-        try lock.withLock {
-            guard written + UInt64(bytes.count) <= expectedSize else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
-            try store(bytes)
-        }
-    }
-
-    /// The first `count` bytes written (all of them are, when this is asked).
-    func prefix(_ count: Int) throws -> [UInt8] {
-        try lock.withLock {
-            try flushPending()
-            return try file.read(count: count, at: 0)
-        }
-    }
-
-    /// Hashes `bytes` and appends them, gathered into 1 MiB writes (the lock is held).
-    private func store(_ bytes: UnsafeRawBufferPointer) throws {
-        hasher.update(bufferPointer: bytes)
-        if pendingCount + bytes.count > pending.count { try flushPending() }
-        if bytes.count > pending.count {
-            try file.write(bytes, at: written)
-        } else {
-            UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
-            pendingCount += bytes.count
-        }
-        written += UInt64(bytes.count)
-    }
-
-    /// Writes the gathered bytes to the file.
-    func flush() throws {
-        try lock.withLock { try flushPending() }
-    }
-
-    private func flushPending() throws {
-        guard pendingCount > 0 else { return }
-        try file.write(UnsafeRawBufferPointer(rebasing: pending[..<pendingCount]), at: written - UInt64(pendingCount))
-        pendingCount = 0
-    }
-
-    /// The SHA-256 of everything written, as lowercase hex.
-    func finish() -> String {
-        lock.withLock { hasher.finalize().hexString }
-    }
-
-    func synchronize() throws {
-        try flush()
-        try file.synchronize()
-    }
-
-    /// Removes the file (its bytes were refused).
-    func discard() { unlink(path) }
-
 }

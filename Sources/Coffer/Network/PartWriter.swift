@@ -1,0 +1,176 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
+import Crypto
+#endif
+import CofferFormat
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The part file of one download: where the next byte goes, and the hash so far.
+///
+/// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes.
+final class PartWriter: @unchecked Sendable {
+    /// A body that cannot be the bytes asked for.
+    struct Refusal: Error { let failure: SyncFailure }
+
+    private let lock = NSLock()
+    private let file: PositionalFile
+    private let path: String
+    private let expectedSize: UInt64
+    private var hasher = SHA256()
+    private var written: UInt64 = 0
+    private var checked = false
+    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    private var pendingCount = 0
+
+    deinit { pending.deallocate() }
+
+    /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
+    init(path: String, expectedSize: UInt64) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+        file = PositionalFile(adopting: fd, path: path)
+        self.path = path
+        self.expectedSize = expectedSize
+        var existing = try file.size()
+        if existing > expectedSize { try file.truncate(to: 0) }
+        // A delta update killed while copying a run may leave holes (``RunCopy`` writes blocks
+        // out of order): only the bytes before the first hole were surely written.
+        let filled = Self.writtenPrefix(file.descriptor, size: existing)
+        if filled < existing {
+            try file.truncate(to: filled)
+            existing = filled
+        }
+        let keep = existing > expectedSize ? 0 : existing
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while written < keep {
+            // An update cancelled as the app's background time runs out must let go of the lock soon.
+            if Task.isCancelled { throw CancellationError() }
+            let count = Int(min(UInt64(buffer.count), keep - written))
+            try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
+            hasher.update(data: buffer[..<count])
+            written += UInt64(count)
+        }
+    }
+
+    var offset: UInt64 { lock.withLock { written } }
+
+    /// A new request starts: its answer is checked again on its first bytes.
+    func beginPiece() { lock.withLock { checked = false } }
+
+    /// Writes a piece of the answer to `bytes=first-last`, checking on the first piece that the
+    /// answer is those bytes (206 with a matching Content-Range, or the whole file as 200).
+    func accept(_ data: Data, response: HTTPURLResponse, first: UInt64, last: UInt64, total: UInt64) throws {
+        try lock.withLock {
+            if !checked {
+                switch response.statusCode {
+                case 206:
+                    guard let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
+                          range.start == first, range.end == last, range.total == nil || range.total == total
+                    else { throw Refusal(failure: .server(.unreachable("the server did not send the bytes \(first)-\(last) asked for"))) }
+                case 200:
+                    // A server that ignores Range sends everything: start again from the first byte.
+                    hasher = SHA256()
+                    written = 0
+                    pendingCount = 0
+                    try file.truncate(to: 0)
+                default:
+                    throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
+                }
+                checked = true
+            }
+            let limit = response.statusCode == 200 ? total : last + 1
+            guard written + UInt64(data.count) <= limit else {
+                throw Refusal(failure: .server(.unreachable("the server sent more bytes than asked for")))
+            }
+            try data.withUnsafeBytes { try store($0) }
+        }
+    }
+
+    /// Appends `count` bytes of `source` from `offset` (a delta update's copied chunks), copied
+    /// and hashed on two threads (``RunCopy``). Nothing else may write meanwhile; on a failure
+    /// the offset stays where it was.
+    func appendCopy(_ count: UInt64, from source: PositionalFile, at offset: UInt64) async throws {
+        let (start, hash) = try lock.withLock { () throws -> (UInt64, SHA256) in
+            guard count <= expectedSize - written else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
+            try flushPending()
+            return (written, hasher)
+        }
+        let updated = try await RunCopy.copy(count, from: source, at: offset, to: file, at: start, hashing: hash)
+        lock.withLock {
+            hasher = updated
+            written = start + count
+        }
+    }
+
+    /// How many bytes of the open file `descriptor` surely hold what was written: all of them,
+    /// unless it has a hole (a delta update killed mid-run) below `size`. The page where the hole
+    /// begins may end in zeros that were never written, so the answer is the last whole MiB below
+    /// the hole (a file system that cannot report holes reports none).
+    static func writtenPrefix(_ descriptor: Int32, size: UInt64) -> UInt64 {
+        #if canImport(Darwin)
+        let seekHole = SEEK_HOLE
+        #else
+        let seekHole: Int32 = 4 // SEEK_HOLE on Linux and Android; Glibc's module hides it behind _GNU_SOURCE
+        #endif
+        let hole = lseek(descriptor, 0, seekHole)
+        guard hole >= 0, UInt64(hole) < size else { return size }
+        return hole == 0 ? 0 : (UInt64(hole) - 1) / (1 << 20) * (1 << 20)
+    }
+
+    /// The first `count` bytes written (all of them are, when this is asked).
+    func prefix(_ count: Int) throws -> [UInt8] {
+        try lock.withLock {
+            try flushPending()
+            return try file.read(count: count, at: 0)
+        }
+    }
+
+    /// Hashes `bytes` and appends them, gathered into 1 MiB writes (the lock is held).
+    private func store(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher.update(bufferPointer: bytes)
+        if pendingCount + bytes.count > pending.count { try flushPending() }
+        if bytes.count > pending.count {
+            try file.write(bytes, at: written)
+        } else {
+            UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
+            pendingCount += bytes.count
+        }
+        written += UInt64(bytes.count)
+    }
+
+    /// Writes the gathered bytes to the file.
+    func flush() throws {
+        try lock.withLock { try flushPending() }
+    }
+
+    private func flushPending() throws {
+        guard pendingCount > 0 else { return }
+        try file.write(UnsafeRawBufferPointer(rebasing: pending[..<pendingCount]), at: written - UInt64(pendingCount))
+        pendingCount = 0
+    }
+
+    /// The SHA-256 of everything written, as lowercase hex.
+    func finish() -> String {
+        lock.withLock { hasher.finalize().hexString }
+    }
+
+    func synchronize() throws {
+        try flush()
+        try file.synchronize()
+    }
+
+    /// Removes the file (its bytes were refused).
+    func discard() { unlink(path) }
+
+}
