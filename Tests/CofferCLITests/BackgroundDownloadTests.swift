@@ -205,8 +205,28 @@ struct BackgroundDownloadTests {
         #expect(CofferClient.handleEventsForBackgroundURLSession(settings.identifier) { called += 1 })
         #expect(called == 0)
         BackgroundSessions.eventsDelivered(settings.identifier)
-        BackgroundSessions.eventsDelivered(settings.identifier)
         #expect(called == 1)
+        // A later delivery with no handler waiting calls nothing now (and is remembered, below).
+        BackgroundSessions.eventsDelivered(settings.identifier, now: Date(timeIntervalSince1970: 1_000))
+        #expect(called == 1)
+        // The app delegate's handler arriving after its session already delivered (the client made
+        // the session at launch, before UIKit called the delegate) is called at once, not lost.
+        var late = 0
+        #expect(BackgroundSessions.handleEvents(settings.identifier, now: Date(timeIntervalSince1970: 1_005)) { late += 1 })
+        #expect(late == 1)
+        // Only once: the next handler waits for its own events.
+        var next = 0
+        #expect(BackgroundSessions.handleEvents(settings.identifier, now: Date(timeIntervalSince1970: 1_006)) { next += 1 })
+        #expect(next == 0)
+        BackgroundSessions.eventsDelivered(settings.identifier, now: Date(timeIntervalSince1970: 1_010))
+        #expect(next == 1)
+        // A delivery long before a handler is about other events: that handler waits.
+        BackgroundSessions.eventsDelivered(settings.identifier, now: Date(timeIntervalSince1970: 2_000))
+        var stale = 0
+        #expect(BackgroundSessions.handleEvents(settings.identifier, now: Date(timeIntervalSince1970: 2_000 + BackgroundSessions.earlyDeliveryWindow + 1)) { stale += 1 })
+        #expect(stale == 0)
+        BackgroundSessions.eventsDelivered(settings.identifier)
+        #expect(stale == 1)
     }
 
     static func folder(_ name: String) -> URL {
