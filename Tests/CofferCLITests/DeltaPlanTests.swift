@@ -44,4 +44,33 @@ struct DeltaPlanTests {
         #expect(whole.runs.count == 1 && whole.localBytes() == 0)
         #expect(whole.run(containing: header.sealedLength) == nil)
     }
+
+    @Test("a header that names a chunk table longer than the bound is not read before verification: the download goes on whole")
+    func oversizedTable() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-plan-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (cachedPath, _) = try Self.sealed(Self.noise(1 << 20), "cached", in: folder)
+        let (_, header) = try Self.sealed(Self.noise(1 << 20), "new", in: folder)
+        // Whoever answers for the blob rewrites the fields: a plaintext of 2^40 bytes in 2^32 - 1
+        // chunks (a table of ~154 GB), and names the container's size to match the manifest's.
+        var bytes = header.encoded()
+        let plaintext: UInt64 = 1 << 40, chunks: UInt32 = .max
+        for i in 0..<8 { bytes[16 + i] = UInt8(truncatingIfNeeded: plaintext >> (56 - 8 * UInt64(i))) }
+        for i in 0..<4 { bytes[56 + i] = UInt8(truncatingIfNeeded: chunks >> (24 - 8 * UInt32(i))) }
+        let preamble = try #require(try ContainerHeader.preamble(from: bytes))
+        #expect(preamble.headerLength > DeltaState.maximumHeaderLength)
+
+        let part = folder.appendingPathComponent("new.part").path
+        // The part file holds the probe's 64 KiB, as after the first request.
+        try Data(bytes + [UInt8](repeating: 0, count: Int(BlobFetcher.headerProbe) - bytes.count)).write(to: URL(fileURLWithPath: part))
+        let writer = try PartWriter(path: part, expectedSize: preamble.sealedLength)
+        let next = DeltaState.learningHeader.next(at: writer.offset, size: preamble.sealedLength, writer: writer,
+                                                  cachedModels: [cachedPath], skipped: { _ in })
+        guard case .whole = next.state, case .download(let end) = next.step else {
+            Issue.record("the delta went on learning a \(preamble.headerLength)-byte header: \(next)")
+            return
+        }
+        #expect(end == preamble.sealedLength)
+    }
 }

@@ -16,6 +16,12 @@ enum DeltaState: Sendable {
     /// Copy or download each run of the plan.
     case planned(DeltaPlan)
 
+    /// The longest header a delta reads into memory (16 MiB: a chunk table of about 466,000
+    /// chunks, a model of over 100 GiB at the average chunk size). The header is read before the
+    /// container can be verified, so whoever answers for the blob could otherwise name a table as
+    /// long as the model; a longer one is downloaded whole, as any other.
+    static let maximumHeaderLength = 16 << 20
+
     /// What to do at the current offset.
     enum Step: Sendable {
         /// Download up to (not including) `end`, in pieces.
@@ -43,7 +49,7 @@ enum DeltaState: Sendable {
             if start < probe { return (self, .download(end: probe)) }
             guard let prefix = try? writer.prefix(Int(min(start, UInt64(ContainerHeader.maximumLength)))),
                   let preamble = try? ContainerHeader.preamble(from: prefix),
-                  preamble.version >= 2, preamble.sealedLength == size
+                  preamble.version >= 2, preamble.sealedLength == size, preamble.headerLength <= Self.maximumHeaderLength
             else { return (.whole, .download(end: size)) }
             if start < UInt64(preamble.headerLength) { return (self, .download(end: UInt64(preamble.headerLength))) }
             guard let bytes = try? writer.prefix(preamble.headerLength), let header = try? ContainerHeader(parsing: bytes),

@@ -170,8 +170,13 @@ extension ContainerHeader {
                 guard cursor.remaining == 0 else {
                     throw ContainerError.malformedHeader("fields length field disagrees with its fields")
                 }
-                // chunkCount < 2^32, so the table's length fits easily in 64 bits.
-                headerLength = length + Int(chunkCount) * ChunkTable.entryLength + ContainerHeader.macLength
+                // chunkCount < 2^32, so the table's length fits easily in 64 bits; where `Int` has 32
+                // (watchOS) a header that long cannot be held, and is refused instead of trapping.
+                let total = UInt64(length) + chunkCount * UInt64(ChunkTable.entryLength) + UInt64(ContainerHeader.macLength)
+                guard let fitting = Int(exactly: total) else {
+                    throw ContainerError.malformedHeader("a chunk table of \(chunkCount) entries is too large for this platform")
+                }
+                headerLength = fitting
             }
             // ≤ 2^38 + 2^48 + 2^36: no overflow.
             sealedLength = UInt64(headerLength) + plaintextLength + chunkCount * UInt64(ContainerHeader.tagLength)
