@@ -56,13 +56,12 @@ struct CollectionCache: Sendable {
     /// where there are data protection classes the folders stay writable after the first unlock.
     func prepare() throws {
         let collections = (folder as NSString).deletingLastPathComponent
-        let folders = [collections, folder, blobsFolder, stagingFolder]
-        for path in folders { try FileKeyStore.makePrivateFolder(path) }
+        for path in [collections, folder, blobsFolder, stagingFolder] { try StoragePlacement.makeSealedFolder(path) }
         #if canImport(Darwin)
         let placement = StoragePlacement.current
         let root = (collections as NSString).deletingLastPathComponent
         if placement.excludedFromBackup { StoragePlacement.excludeFromBackup(URL(fileURLWithPath: root, isDirectory: true)) }
-        if placement.readableAfterFirstUnlock { for path in [root] + folders { StoragePlacement.protectUntilFirstUnlock(path) } }
+        if placement.readableAfterFirstUnlock { StoragePlacement.protectUntilFirstUnlock(root) }
         #endif
     }
 

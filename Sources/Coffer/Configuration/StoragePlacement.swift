@@ -52,6 +52,16 @@ struct StoragePlacement: Equatable, Sendable {
         return identifier
     }
 
+    /// Makes `path` one of the SDK's private folders (0700) for sealed bytes: the cache's and the
+    /// background staging folder. Where there are data protection classes it is
+    /// `completeUntilFirstUserAuthentication`, so files made in it can be written while locked.
+    static func makeSealedFolder(_ path: String) throws {
+        try FileKeyStore.makePrivateFolder(path)
+        #if canImport(Darwin)
+        if current.readableAfterFirstUnlock { protectUntilFirstUnlock(path) }
+        #endif
+    }
+
     #if canImport(Darwin)
     /// The platform this build runs on.
     static var currentPlatform: Platform {

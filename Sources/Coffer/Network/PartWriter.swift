@@ -42,16 +42,15 @@ final class PartWriter: @unchecked Sendable {
         file = PositionalFile(adopting: fd, path: path)
         self.path = path
         self.expectedSize = expectedSize
-        var existing = try file.size()
-        if existing > expectedSize { try file.truncate(to: 0) }
+        var keep = try file.size()
         // A delta update killed while copying a run may leave holes (``RunCopy`` writes blocks
-        // out of order): only the bytes before the first hole were surely written.
-        let filled = Self.writtenPrefix(file.descriptor, size: existing)
-        if filled < existing {
+        // out of order): only the bytes before the first hole were surely written. A file longer
+        // than the model is no earlier try of it.
+        let filled = keep > expectedSize ? 0 : Self.writtenPrefix(file.descriptor, size: keep)
+        if filled < keep {
             try file.truncate(to: filled)
-            existing = filled
+            keep = filled
         }
-        let keep = existing > expectedSize ? 0 : existing
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while written < keep {
             // An update cancelled as the app's background time runs out must let go of the lock soon.

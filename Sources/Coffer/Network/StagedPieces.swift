@@ -52,12 +52,8 @@ struct StagedPieces: Sendable {
     /// ``resumedContentRange(asked:contentRange:fileSize:)``).
     func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
-        try FileKeyStore.makePrivateFolder(folder.path)
-        #if canImport(Darwin)
-        // Pieces often finish while the device is locked: an app whose default protection class
-        // is `complete` could not write the head then (the body is sealed bytes either way).
-        if StoragePlacement.current.readableAfterFirstUnlock { StoragePlacement.protectUntilFirstUnlock(folder.path) }
-        #endif
+        // Pieces often finish while the device is locked (see ``StoragePlacement/makeSealedFolder(_:)``).
+        try StoragePlacement.makeSealedFolder(folder.path)
         var headers: [String: String] = [:]
         for name in Self.keptHeaders { headers[name] = response.value(forHTTPHeaderField: name) }
         if response.statusCode == 206, let asked, let contentRange = headers["Content-Range"],
@@ -90,12 +86,7 @@ struct StagedPieces: Sendable {
     /// answer without one) as `key`'s piece with an empty body.
     func storeWithoutBody(_ response: HTTPURLResponse, key: String) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
-        try FileKeyStore.makePrivateFolder(folder.path)
-        #if canImport(Darwin)
-        // Pieces often finish while the device is locked: an app whose default protection class
-        // is `complete` could not write the head then (the body is sealed bytes either way).
-        if StoragePlacement.current.readableAfterFirstUnlock { StoragePlacement.protectUntilFirstUnlock(folder.path) }
-        #endif
+        try StoragePlacement.makeSealedFolder(folder.path)
         let empty = folder.appendingPathComponent(key + ".empty")
         try AtomicOutput.write(Data(), to: empty.path, replacing: true)
         try store(empty, response: response, key: key)
@@ -122,7 +113,7 @@ struct StagedPieces: Sendable {
 
     /// Keeps the system's resume data of `key`'s interrupted download.
     func storeResumeData(_ data: Data, key: String) {
-        guard Self.isKey(key), (try? FileKeyStore.makePrivateFolder(folder.path)) != nil else { return }
+        guard Self.isKey(key), (try? StoragePlacement.makeSealedFolder(folder.path)) != nil else { return }
         try? AtomicOutput.write(data, to: path(key, "resume").path, replacing: true)
     }
 
