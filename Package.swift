@@ -190,6 +190,8 @@ let package = Package(
             name: "SealedFields",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
+                // SQLite's C API, for reading sealed values in place (BorrowedValue).
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["SealedFields"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

@@ -3,7 +3,7 @@ import GRDB
 @testable import SealedFields
 import Testing
 
-/// `init(row:)` decodes a fetched row without rebuilding it (``OpenedRowDecoder``) when the record uses
+/// `init(row:)` decodes a fetched row without rebuilding it (``OpenedRow`` as its decoder) when the record uses
 /// GRDB's default keys, and rebuilds it otherwise. Both must give what GRDB gives for the plain row:
 /// the same values for every kind of column, the same refusals, whatever the query's spelling.
 extension SealedFields {

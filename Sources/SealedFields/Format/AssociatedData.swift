@@ -24,23 +24,73 @@ struct AssociatedData: Sendable {
     }
 
     /// Appends one identity field (its length, then the value as ``PlainValue``) without making the
-    /// encoded value first: the read path does this for every row.
+    /// encoded value first.
     static func appendIdentityField(_ value: DatabaseValue, to bytes: inout [UInt8]) {
         switch value.storage {
         case .blob(let data):
-            appendLength(1 + data.count, to: &bytes)
-            bytes.append(4)
-            data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            data.withUnsafeBytes { appendIdentityField(tag: PlainValue.blobTag, $0, to: &bytes) }
         case .string(let string):
             var string = string
-            string.withUTF8 { utf8 in
-                appendLength(1 + utf8.count, to: &bytes)
-                bytes.append(3)
-                bytes.append(contentsOf: utf8)
-            }
+            string.withUTF8 { appendIdentityField(tag: PlainValue.textTag, UnsafeRawBufferPointer($0), to: &bytes) }
         default:
             appendField(PlainValue.encode(value), to: &bytes)
         }
+    }
+
+    /// Appends the identity field of a value read in place (see ``BorrowedValue``); `.missing` and
+    /// `.null` are the caller's to refuse.
+    static func appendIdentityField(_ value: BorrowedValue, to bytes: inout [UInt8]) {
+        switch value {
+        case .missing, .null: appendField(PlainValue.encode(.null), to: &bytes)
+        case .integer(let value): appendField(PlainValue.encode(value.databaseValue), to: &bytes)
+        case .real(let value): appendField(PlainValue.encode(value.databaseValue), to: &bytes)
+        case .text(let utf8): appendIdentityField(tag: PlainValue.textTag, utf8, to: &bytes)
+        case .blob(let blob): appendIdentityField(tag: PlainValue.blobTag, blob, to: &bytes)
+        case .owned(let value): appendIdentityField(value, to: &bytes)
+        }
+    }
+
+    /// Appends the identity field of a TEXT or BLOB value from its bytes (`tag` says which).
+    static func appendIdentityField(tag: UInt8, _ value: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        appendLength(1 + value.count, to: &bytes)
+        bytes.append(tag)
+        bytes.append(contentsOf: value)
+    }
+
+    /// Writes the identity field of a value read in place into `buffer` at `offset`, and moves
+    /// `offset` past it; false, with nothing written, when the field does not fit (or is not one a
+    /// statement row gives: the caller then assembles the fields in an array).
+    static func writeIdentityField(_ value: BorrowedValue, into buffer: UnsafeMutableRawBufferPointer, at offset: inout Int) -> Bool {
+        switch value {
+        case .integer(let value):
+            return withUnsafeBytes(of: UInt64(bitPattern: value).bigEndian) {
+                writeField(tag: PlainValue.integerTag, $0, into: buffer, at: &offset)
+            }
+        case .real(let value):
+            return withUnsafeBytes(of: value.bitPattern.bigEndian) {
+                writeField(tag: PlainValue.realTag, $0, into: buffer, at: &offset)
+            }
+        case .text(let utf8):
+            return writeField(tag: PlainValue.textTag, utf8, into: buffer, at: &offset)
+        case .blob(let blob):
+            return writeField(tag: PlainValue.blobTag, blob, into: buffer, at: &offset)
+        case .missing, .null, .owned:
+            return false
+        }
+    }
+
+    /// Writes `length ‖ tag ‖ body` (the length counts the tag) if it fits.
+    private static func writeField(
+        tag: UInt8, _ body: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer, at offset: inout Int
+    ) -> Bool {
+        // Counted so that no sum can overflow: body.count is at most what SQLite holds.
+        guard body.count < buffer.count, 5 + body.count <= buffer.count - offset else { return false }
+        let length = UInt32(1 + body.count).bigEndian
+        withUnsafeBytes(of: length) { UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + 4]).copyMemory(from: $0) }
+        buffer[offset + 4] = tag
+        UnsafeMutableRawBufferPointer(rebasing: buffer[(offset + 5)...]).copyMemory(from: body)
+        offset += 5 + body.count
+        return true
     }
 
     private static func appendLength(_ count: Int, to bytes: inout [UInt8]) {

@@ -7,22 +7,31 @@ import GRDB
 /// Layout: one tag byte (0 NULL, 1 INTEGER, 2 REAL, 3 TEXT, 4 BLOB), then for INTEGER 8 bytes big-endian,
 /// for REAL the IEEE 754 bit pattern as 8 bytes big-endian, for TEXT its UTF-8 bytes, for BLOB its bytes.
 enum PlainValue {
+    /// The tag of an INTEGER value.
+    static let integerTag: UInt8 = 1
+    /// The tag of a REAL value.
+    static let realTag: UInt8 = 2
+    /// The tag of a TEXT value.
+    static let textTag: UInt8 = 3
+    /// The tag of a BLOB value.
+    static let blobTag: UInt8 = 4
+
     static func encode(_ value: DatabaseValue) -> [UInt8] {
         switch value.storage {
         case .null:
             return [0]
         case .int64(let int):
-            return [1] + bigEndianBytes(UInt64(bitPattern: int))
+            return [integerTag] + bigEndianBytes(UInt64(bitPattern: int))
         case .double(let double):
-            return [2] + bigEndianBytes(double.bitPattern)
+            return [realTag] + bigEndianBytes(double.bitPattern)
         case .string(let string):
             var bytes = [UInt8]()
             bytes.reserveCapacity(string.utf8.count + 1)
-            bytes.append(3)
+            bytes.append(textTag)
             bytes.append(contentsOf: string.utf8)
             return bytes
         case .blob(let data):
-            var bytes = [UInt8](repeating: 4, count: 1)
+            var bytes = [UInt8](repeating: blobTag, count: 1)
             bytes.append(contentsOf: data)
             return bytes
         }
@@ -36,13 +45,13 @@ enum PlainValue {
             switch tag {
             case 0 where body.isEmpty:
                 return .null
-            case 1 where body.count == 8:
+            case integerTag where body.count == 8:
                 return Int64(bitPattern: bigEndian(body)).databaseValue
-            case 2 where body.count == 8:
+            case realTag where body.count == 8:
                 return Double(bitPattern: bigEndian(body)).databaseValue
-            case 3:
+            case textTag:
                 return validUTF8(body)?.databaseValue
-            case 4:
+            case blobTag:
                 return Data(body).databaseValue
             default:
                 return nil

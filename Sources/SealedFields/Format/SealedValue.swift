@@ -32,10 +32,13 @@ enum SealedValue {
     /// The key version a blob names, or nil when the blob is not a SealedFields ciphertext of a known format.
     static func keyVersion(of blob: Data) -> UInt32? {
         // Read in place: subscripting a `Data` byte by byte is slow, and this runs for every value read.
-        blob.withUnsafeBytes { raw in
-            guard raw.count >= minimumCount, raw[0] == formatVersion, raw[1] == algorithmAESGCMDerivedNonce else { return nil }
-            return UInt32(raw[2]) << 24 | UInt32(raw[3]) << 16 | UInt32(raw[4]) << 8 | UInt32(raw[5])
-        }
+        blob.withUnsafeBytes { keyVersion(of: $0) }
+    }
+
+    /// The key version named by bytes read in place (see the `Data` form).
+    static func keyVersion(of raw: UnsafeRawBufferPointer) -> UInt32? {
+        guard raw.count >= minimumCount, raw[0] == formatVersion, raw[1] == algorithmAESGCMDerivedNonce else { return nil }
+        return UInt32(raw[2]) << 24 | UInt32(raw[3]) << 16 | UInt32(raw[4]) << 8 | UInt32(raw[5])
     }
 
     /// Seals `plaintext`. The same plaintext, key, table, column and identity give the same bytes, so that
@@ -59,30 +62,29 @@ enum SealedValue {
 
     /// Opens a blob whose key version is `key.version`; throws `CryptoKitError` when it does not authenticate.
     static func open(_ blob: Data, with key: DataKey, associatedData: AssociatedData) throws -> Data {
-        try open(blob, with: key, prefix: associatedData.bytes, identityFields: [])
+        try blob.withUnsafeBytes { try open($0, with: key, prefix: associatedData.bytes, identityFields: UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
     /// Opens a blob bound to `prefix ‖ identityFields` (then the blob's header). The blob's bytes are
-    /// read in place, once, and the associated data is assembled in a temporary buffer (on the stack
-    /// unless it is large): the read path does this for every value.
-    static func open(_ blob: Data, with key: DataKey, prefix: [UInt8], identityFields: [UInt8]) throws -> Data {
-        try blob.withUnsafeBytes { raw in
-            guard raw.count >= minimumCount else { throw CryptoKitError.incorrectParameterSize }
-            // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
-            let box = try AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: raw[headerCount...]))
-            let count = prefix.count + identityFields.count + headerCount
-            return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { aad in
-                let afterPrefix = prefix.withUnsafeBytes {
-                    aad.copyBytes(from: $0)
-                    return $0.count
-                }
-                let afterIdentity = identityFields.withUnsafeBytes {
-                    UnsafeMutableRawBufferPointer(rebasing: aad[afterPrefix...]).copyBytes(from: $0)
-                    return afterPrefix + $0.count
-                }
-                UnsafeMutableRawBufferPointer(rebasing: aad[afterIdentity...]).copyBytes(from: raw[..<headerCount])
-                return try AES.GCM.open(box, using: key.value, authenticating: UnsafeRawBufferPointer(aad))
+    /// read in place, once (the read path passes SQLite's own, see ``BorrowedValue``), and the
+    /// associated data is assembled in a temporary buffer (on the stack unless it is large): the read
+    /// path does this for every value.
+    static func open(
+        _ raw: UnsafeRawBufferPointer, with key: DataKey, prefix: [UInt8], identityFields: UnsafeRawBufferPointer
+    ) throws -> Data {
+        guard raw.count >= minimumCount else { throw CryptoKitError.incorrectParameterSize }
+        // nonce ‖ ciphertext ‖ tag is AES-GCM's combined layout.
+        let box = try AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: raw[headerCount...]))
+        let count = prefix.count + identityFields.count + headerCount
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { aad in
+            let afterPrefix = prefix.withUnsafeBytes {
+                aad.copyBytes(from: $0)
+                return $0.count
             }
+            UnsafeMutableRawBufferPointer(rebasing: aad[afterPrefix...]).copyMemory(from: identityFields)
+            let afterIdentity = afterPrefix + identityFields.count
+            UnsafeMutableRawBufferPointer(rebasing: aad[afterIdentity...]).copyBytes(from: raw[..<headerCount])
+            return try AES.GCM.open(box, using: key.value, authenticating: UnsafeRawBufferPointer(aad))
         }
     }
 }

@@ -15,7 +15,7 @@ extension SealedRecord where Self: Decodable {
     ///
     /// With GRDB's default keys the fetched row is not copied: the columns that are not sealed are
     /// read straight from the statement as GRDB reads them, and the sealed ones are decoded from their
-    /// opened values (``OpenedRowDecoder``). With another column decoding strategy the row is rebuilt
+    /// opened values (the ``OpenedRow`` is the decoder). With another column decoding strategy the row is rebuilt
     /// with its sealed columns opened, then decoded.
     public init(row: Row) throws {
         let table = SealedTable.of(Self.self)
@@ -28,7 +28,7 @@ extension SealedRecord where Self: Decodable {
             self = try DecoderCapture<Self>.record(from: row)
             return
         }
-        self = try Self(from: OpenedRowDecoder(opened: opened))
+        self = try Self(from: opened)
     }
 }
 

@@ -14,14 +14,19 @@ final class SealedTable: Sendable {
     /// `sealedColumns` lower-cased (as GRDB compares column names), in the same order.
     let lowercasedSealedColumns: [String]
 
-    private static let cache = LockedValue<[ObjectIdentifier: SealedTable]>([:])
+    /// The tables made so far, by record type. A list: an app has a few sealed record types, and
+    /// comparing a few identifiers costs less than hashing one, which every record read does.
+    private static let cache = LockedValue<[(type: ObjectIdentifier, table: SealedTable)]>([])
 
     static func of<Record: SealedRecord>(_ type: Record.Type) -> SealedTable {
-        if let table = cache.get()[ObjectIdentifier(type)] { return table }
+        let id = ObjectIdentifier(type)
+        if let table = cache.read({ $0.first { $0.type == id }?.table }) { return table }
         let table = SealedTable(
             name: Record.databaseTableName, sealedColumns: Record.sealedColumns,
             identityColumns: Record.sealedIdentityColumns, blindIndexColumns: Record.blindIndexColumns)
-        cache.update { $0[ObjectIdentifier(type)] = table }
+        cache.update { tables in
+            if !tables.contains(where: { $0.type == id }) { tables.append((id, table)) }
+        }
         return table
     }
 
@@ -49,15 +54,48 @@ final class SealedTable: Sendable {
         try identity { row.hasColumn($0) ? row[$0] as DatabaseValue : nil }
     }
 
-    /// ``AssociatedData/identityFields(_:)`` of a fetched row, read with GRDB's untyped subscript.
+    /// ``AssociatedData/identityFields(_:)`` of a fetched row, read in place (``BorrowedValue``).
     func identityFields(of row: Row) throws -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for column in identityColumns {
-            guard let value = row[column] else { throw SealedFieldsError.missingIdentity(table: name, column: column) }
-            AssociatedData.appendIdentityField(value.databaseValue, to: &bytes)
+            let value = try identityValue(column, of: row)
+            AssociatedData.appendIdentityField(value, to: &bytes)
         }
         return bytes
+    }
+
+    /// Calls `body` with ``identityFields(of:)`` assembled in a buffer on the stack: the read path
+    /// does this for every row, and an array was an allocation per row. An identity too long for
+    /// the buffer is assembled in an array instead.
+    func withIdentityFields<Result>(of row: Row, _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result {
+        try withUnsafeTemporaryAllocation(byteCount: Self.identityBufferSize, alignment: 1) { buffer in
+            var count = 0
+            for column in identityColumns {
+                let value = try identityValue(column, of: row)
+                guard AssociatedData.writeIdentityField(value, into: buffer, at: &count) else {
+                    return try identityFields(of: row).withUnsafeBytes(body)
+                }
+            }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// The bytes ``withIdentityFields(of:_:)`` keeps on the stack: a UUID or integer identity takes
+    /// 13 to 21 of them, and a short text identity fits as well.
+    static let identityBufferSize = 256
+
+    /// One identity value of a fetched row, which must be present and not NULL.
+    private func identityValue(_ column: String, of row: Row) throws -> BorrowedValue {
+        let value = try row.decode(BorrowedValue.self, forColumn: column)
+        switch value {
+        case .missing, .null:
+            throw SealedFieldsError.missingIdentity(table: name, column: column)
+        case .owned(let owned) where owned.isNull:
+            throw SealedFieldsError.missingIdentity(table: name, column: column)
+        default:
+            return value
+        }
     }
 
     /// Replaces the plain values of sealed columns in `container` by ciphertexts, and fills blind indexes.
@@ -80,7 +118,7 @@ final class SealedTable: Sendable {
         values.reserveCapacity(row.count)
         for (column, value) in row { values[column] = value }
         for opened in opened.columns {
-            let (column, value) = (opened.name, opened.value)
+            let (column, value) = (sealedColumns[opened.index], opened.value)
             // The row spells the column as the query did; it is usually the declared spelling.
             let key = values.keys.contains(column) ? column
                 : values.keys.first { $0.caseInsensitiveCompare(column) == .orderedSame } ?? column

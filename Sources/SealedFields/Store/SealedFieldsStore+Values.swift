@@ -30,26 +30,32 @@ extension SealedFieldsStore {
         _ stored: DatabaseValue, prefix: [UInt8], identityFields: [UInt8], table: String, column: String
     ) throws -> DatabaseValue {
         guard case .blob(let blob) = stored.storage else { throw SealedFieldsError.notSealed(table: table, column: column) }
-        var key: DataKey?
-        return try open(
-            sealed: blob, prefix: prefix, identityFields: identityFields, key: &key, table: table, column: column)
+        return try blob.withUnsafeBytes { sealed in
+            var kept: DataKey?
+            let key = try key(forSealed: sealed, kept: &kept, table: table, column: column)
+            return try identityFields.withUnsafeBytes { identity in
+                try open(sealed: sealed, with: key, prefix: prefix, identityFields: identity, table: table, column: column)
+            }
+        }
     }
 
-    /// Opens the bytes of a stored ciphertext (see ``open(_:prefix:identityFields:table:column:)``).
+    /// The data key that sealed a stored ciphertext, by the key version the ciphertext names.
     ///
-    /// `key` keeps the data key of the row's previous value: a row's values usually share one.
+    /// `kept` keeps the data key of the row's previous value: a row's values usually share one.
+    func key(forSealed blob: UnsafeRawBufferPointer, kept: inout DataKey?, table: String, column: String) throws -> DataKey {
+        guard let version = SealedValue.keyVersion(of: blob) else { throw SealedFieldsError.notSealed(table: table, column: column) }
+        if let key = kept, key.version == version { return key }
+        let key = try keyring.key(version: version)
+        kept = key
+        return key
+    }
+
+    /// Opens the bytes of a stored ciphertext with the data key ``key(forSealed:kept:table:column:)``
+    /// found for them (see ``open(_:prefix:identityFields:table:column:)``).
     func open(
-        sealed blob: Data, prefix: [UInt8], identityFields: [UInt8], key kept: inout DataKey?,
+        sealed blob: UnsafeRawBufferPointer, with key: DataKey, prefix: [UInt8], identityFields: UnsafeRawBufferPointer,
         table: String, column: String
     ) throws -> DatabaseValue {
-        guard let version = SealedValue.keyVersion(of: blob) else { throw SealedFieldsError.notSealed(table: table, column: column) }
-        let key: DataKey
-        if let kept, kept.version == version {
-            key = kept
-        } else {
-            key = try keyring.key(version: version)
-            kept = key
-        }
         let plaintext: Data
         do {
             plaintext = try SealedValue.open(blob, with: key, prefix: prefix, identityFields: identityFields)

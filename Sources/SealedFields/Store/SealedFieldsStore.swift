@@ -113,6 +113,8 @@ final class LockedValue<Value>: @unchecked Sendable {
     private var value: Value
     init(_ value: Value) { self.value = value }
     func get() -> Value { lock.locked { value } }
+    /// What `body` reads of the value, without copying the value out (a dictionary's lookup, say).
+    func read<Result>(_ body: (Value) -> Result) -> Result { lock.locked { body(value) } }
     func set(_ newValue: Value) { lock.locked { value = newValue } }
     func update(_ body: (inout Value) -> Void) { lock.locked { body(&value) } }
 }
