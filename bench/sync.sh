@@ -7,6 +7,8 @@
 # Time: from `coffer sync` starting with an empty cache (manifest, download, SHA-256, switch) through
 # `coffer open --output` (key fetch, decryption) to the decrypted file, against `curl` downloading
 # the same sealed blob from the same server to the same file system. Target (issue 5): <= 1.5x curl.
+# Also `coffer sync --open --output` (issue 15): one process that decrypts while it downloads and
+# writes the plaintext once the download is verified, against the same curl.
 # Bytes: an unchanged check (`coffer sync` with the cache current) through a counting TCP proxy,
 # both directions. Target: < 2 KiB, no model bytes.
 # Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries.
@@ -54,6 +56,8 @@ sync_to() { # $1 server URL, $2 cache
 
 curl_times=()
 coffer_times=()
+stream_times=()
+sync_times=()
 for run in $(seq "$runs"); do
   rm -f curl.out
   start=$(now)
@@ -69,9 +73,25 @@ for run in $(seq "$runs"); do
   end=$(now)
   coffer_times+=($(( (end - start) / 1000 )))
   cmp -s plain.out model.bin || { echo "bench: coffer open gave other bytes" >&2; exit 1; }
+
+  rm -rf cache plain.out
+  start=$(now)
+  coffer sync --server "$server" --app "$app_id" --credential-file app.credential --public-key "$public_key" \
+    --collection Models --cache cache --device-id bench-1 --open Big --output plain.out > /dev/null
+  end=$(now)
+  stream_times+=($(( (end - start) / 1000 )))
+  cmp -s plain.out model.bin || { echo "bench: coffer sync --open gave other bytes" >&2; exit 1; }
+
+  rm -rf cache
+  start=$(now)
+  sync_to "$server" cache
+  end=$(now)
+  sync_times+=($(( (end - start) / 1000 )))
 done
 curl_us=$(median "${curl_times[@]}")
 coffer_us=$(median "${coffer_times[@]}")
+stream_us=$(median "${stream_times[@]}")
+sync_us=$(median "${sync_times[@]}")
 
 # The unchanged check, through a proxy that counts every byte both ways.
 proxy_port=$(free_port)
@@ -106,8 +126,11 @@ sleep 0.3
 check_bytes=$(cat proxy.bytes)
 
 ratio=$(python3 -c "print(f'{$coffer_us / $curl_us:.2f}')")
+stream_ratio=$(python3 -c "print(f'{$stream_us / $curl_us:.2f}')")
 printf 'model: %d MiB sealed, %d run(s), medians\n' "$model_mib" "$runs"
 printf 'curl download:                 %8.1f ms\n' "$(python3 -c "print($curl_us / 1000)")"
 printf 'coffer sync + open (plaintext): %8.1f ms  = %sx curl (target <= 1.5x)\n' "$(python3 -c "print($coffer_us / 1000)")" "$ratio"
+printf 'coffer sync --open (one pass):  %8.1f ms  = %sx curl (target <= 1.5x)\n' "$(python3 -c "print($stream_us / 1000)")" "$stream_ratio"
+printf 'coffer sync alone (sealed):     %8.1f ms  = %sx curl (for reference)\n' "$(python3 -c "print($sync_us / 1000)")" "$(python3 -c "print(f'{$sync_us / $curl_us:.2f}')")"
 printf 'unchanged check:               %8d bytes both ways (target < 2048, no model bytes)\n' "$check_bytes"
 [ "$check_bytes" -lt 2048 ] || { echo "bench: the unchanged check moved $check_bytes bytes" >&2; exit 1; }

@@ -72,5 +72,12 @@ struct DeltaPlanTests {
             return
         }
         #expect(end == preamble.sealedLength)
+
+        // A follower that decrypts the download as it comes reads the header the same way: it
+        // declines, where reading the header would have allocated the table.
+        let progress = PartProgress()
+        progress.advance(to: BlobFetcher.headerProbe)
+        let source = GrowingPartSource(file: try PositionalFile(readingAt: part), progress: progress, length: preamble.sealedLength)
+        #expect(try ModelFollower.header(of: source) == nil)
     }
 }

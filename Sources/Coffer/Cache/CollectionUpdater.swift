@@ -23,6 +23,8 @@ struct CollectionUpdater: Sendable {
     var reporter: Reporter? = nil
     /// Hears of a fallback a crash had interrupted and this update finished (the state switched to).
     var finishedFallback: (@Sendable (CacheState) -> Void)? = nil
+    /// Decrypts one model while it downloads, if this update downloads it (``ModelFollower``).
+    var follower: ModelFollower? = nil
 
     /// What an update did.
     enum Outcome: Sendable {
@@ -173,7 +175,12 @@ struct CollectionUpdater: Sendable {
             // The models this cache holds may share chunks with the new one (a delta update).
             let cachedModels = (current?.blobs.keys.sorted() ?? []).filter { cache.hasBlob($0, size: current?.blobs[$0]?.size ?? -1) }
                 .map(cache.blobPath)
+            // The follower reads the part file as it grows; whatever happens, it hears the end.
+            let follower = self.follower.flatMap { next.manifest.models[$0.modelName]?.sha256 == sha ? $0 : nil }
+            follower?.start(entry, partPath: cache.partPath(sha))
+            defer { follower?.progress.close() }
             try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha), cachedModels: cachedModels,
+                                    following: follower?.progress,
                                     skipped: { progress.lessToDownload($0) }) { progress.add($0) }
             CrashPoint.reach("blob-verified")
             try Self.confirm(lock)
@@ -183,6 +190,7 @@ struct CollectionUpdater: Sendable {
                 throw .cache("\(error)")
             }
             CrashPoint.reach("blob-committed")
+            follower?.markVerified()
             await reportDownloaded(sha, of: next.manifest)
         }
     }

@@ -82,6 +82,12 @@ public final class CofferClient: Sendable {
     /// Throws ``CofferError/collectionUnavailable(identifier:cause:)`` when nothing can be served,
     /// ``CofferError/invalidConfiguration(_:)`` for a bad identifier.
     public func beginAccessing(identifier: String, progress: Foundation.Progress? = nil) async throws -> ModelCollection {
+        try await beginAccessing(identifier: identifier, progress: progress, following: nil)
+    }
+
+    /// ``beginAccessing(identifier:progress:)``; when it waits for an update, `follower` follows
+    /// the download of its model (``ModelFollower``).
+    func beginAccessing(identifier: String, progress: Foundation.Progress?, following follower: ModelFollower?) async throws -> ModelCollection {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
         let cached = cache.loadState(publicKey: configuration.publicKey)
         let collection: ModelCollection
@@ -96,7 +102,7 @@ public final class CofferClient: Sendable {
                 try await update(cache, progress: shared)
             }
         default:
-            collection = try await latest(cache, progress: progress)
+            collection = try await latest(cache, progress: progress, following: follower)
         }
         await hub.retain(collection)
         return collection
@@ -161,10 +167,11 @@ public final class CofferClient: Sendable {
     // MARK: internals
 
     /// Asks the server; on failure, the cache, then the bundled models.
-    private func latest(_ cache: CollectionCache, progress: Foundation.Progress?) async throws -> ModelCollection {
+    private func latest(_ cache: CollectionCache, progress: Foundation.Progress?, following follower: ModelFollower?) async throws -> ModelCollection {
         do {
+            // An update already under way for another caller is joined: its download is not followed.
             let outcome = try await hub.update(cache.identifier, progress: progress) { [self] shared async throws(SyncFailure) in
-                try await update(cache, progress: shared)
+                try await update(cache, progress: shared, following: follower)
             }
             return collection(outcome.state, cache: cache, origin: .server)
         } catch {
@@ -178,16 +185,20 @@ public final class CofferClient: Sendable {
     }
 
     /// One update, announced to listeners when it switched the collection or failed.
-    private func update(_ cache: CollectionCache, progress: DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome {
+    private func update(_ cache: CollectionCache, progress: DownloadProgress, following follower: ModelFollower? = nil)
+        async throws(SyncFailure) -> CollectionUpdater.Outcome
+    {
         do {
-            return try await updateOnce(cache, progress: progress)
+            return try await updateOnce(cache, progress: progress, following: follower)
         } catch {
             if error.cause != .cancelled { failureListeners.announce(error.cause, to: cache.identifier) }
             throw error
         }
     }
 
-    private func updateOnce(_ cache: CollectionCache, progress: DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome {
+    private func updateOnce(_ cache: CollectionCache, progress: DownloadProgress, following follower: ModelFollower?)
+        async throws(SyncFailure) -> CollectionUpdater.Outcome
+    {
         let deviceID: String
         do {
             deviceID = try keys.deviceID()
@@ -199,7 +210,7 @@ public final class CofferClient: Sendable {
                                         inUse: { await hub.models(inUseBy: cache.identifier) }, reporter: reporter,
                                         finishedFallback: { [self] in
                                             listeners.announce(collection($0, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
-                                        })
+                                        }, follower: follower)
         let outcome = try await updater.run(progress: progress)
         if case .updated(let state) = outcome {
             listeners.announce(collection(state, cache: cache, origin: .server), to: cache.identifier)

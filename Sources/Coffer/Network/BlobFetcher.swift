@@ -34,7 +34,10 @@ struct BlobFetcher: Sendable {
     /// same key, or downloaded with one Range request per run of missing chunks. `skipped` hears
     /// the bytes that will be copied instead of downloaded. If the result does not have the
     /// manifest's SHA-256 (a damaged cached file), the model is downloaded whole once more.
+    /// `following` hears how far the part file's bytes reach, for a reader that decrypts it as it
+    /// grows (``ModelFollower``); it is told when the file starts again.
     func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String, cachedModels: [String] = [],
+               following: PartProgress? = nil,
                skipped: @escaping @Sendable (UInt64) -> Void = { _ in },
                progress: @escaping @Sendable (UInt64) -> Void) async throws(SyncFailure) {
         let size = UInt64(entry.size)
@@ -46,6 +49,7 @@ struct BlobFetcher: Sendable {
         } catch {
             throw .cache("cannot write \(partPath): \(error)")
         }
+        if let following { writer.attach(following) }
         progress(writer.offset)
         var delta = cachedModels.isEmpty ? DeltaState.whole : DeltaState.learningHeader
         if case .whole = delta, let background = api.pieceTransport as? BackgroundTransport {

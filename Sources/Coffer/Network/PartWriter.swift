@@ -32,6 +32,8 @@ final class PartWriter: @unchecked Sendable {
     private var checked = false
     private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
     private var pendingCount = 0
+    /// A reader following the download (``GrowingPartSource``), told how far the bytes on disk reach.
+    private var progress: PartProgress?
 
     deinit { pending.deallocate() }
 
@@ -64,6 +66,19 @@ final class PartWriter: @unchecked Sendable {
 
     var offset: UInt64 { lock.withLock { written } }
 
+    /// From now on `progress` hears how far the bytes on disk reach, and whether the file starts again.
+    func attach(_ progress: PartProgress) {
+        lock.withLock {
+            self.progress = progress
+            publish()
+        }
+    }
+
+    /// Tells the follower how far the bytes on disk reach (the lock is held).
+    private func publish() {
+        progress?.advance(to: written - UInt64(pendingCount))
+    }
+
     /// A new request starts: its answer is checked again on its first bytes.
     func beginPiece() { lock.withLock { checked = false } }
 
@@ -82,6 +97,7 @@ final class PartWriter: @unchecked Sendable {
                     hasher = SHA256()
                     written = 0
                     pendingCount = 0
+                    progress?.rewind()
                     try file.truncate(to: 0)
                 default:
                     throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
@@ -109,6 +125,7 @@ final class PartWriter: @unchecked Sendable {
         lock.withLock {
             hasher = updated
             written = start + count
+            publish()
         }
     }
 
@@ -141,11 +158,13 @@ final class PartWriter: @unchecked Sendable {
         if pendingCount + bytes.count > pending.count { try flushPending() }
         if bytes.count > pending.count {
             try file.write(bytes, at: written)
+            written += UInt64(bytes.count)
+            publish()
         } else {
             UnsafeMutableRawBufferPointer(rebasing: pending[pendingCount...]).copyMemory(from: bytes)
             pendingCount += bytes.count
+            written += UInt64(bytes.count)
         }
-        written += UInt64(bytes.count)
     }
 
     /// Writes the gathered bytes to the file.
@@ -157,6 +176,7 @@ final class PartWriter: @unchecked Sendable {
         guard pendingCount > 0 else { return }
         try file.write(UnsafeRawBufferPointer(rebasing: pending[..<pendingCount]), at: written - UInt64(pendingCount))
         pendingCount = 0
+        publish()
     }
 
     /// The SHA-256 of everything written, as lowercase hex.
@@ -170,6 +190,9 @@ final class PartWriter: @unchecked Sendable {
     }
 
     /// Removes the file (its bytes were refused).
-    func discard() { unlink(path) }
+    func discard() {
+        lock.withLock { progress?.rewind() }
+        unlink(path)
+    }
 
 }

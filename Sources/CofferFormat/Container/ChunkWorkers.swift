@@ -27,6 +27,15 @@ enum ChunkWorkers {
     ) throws {
         let threads = Int(min(UInt64(buffers.count), chunkCount))
         guard threads > 0 else { return }
+        if threads == 1 {
+            // On the caller's thread, in order: a caller that waits for its chunks to arrive (a
+            // download followed as it comes) must not hold a thread of Dispatch's pool.
+            for index in 0..<chunkCount {
+                try Cancellation.check()
+                try body(buffers[0], index)
+            }
+            return
+        }
         let failure = FirstFailure()
         DispatchQueue.concurrentPerform(iterations: threads) { worker in
             let buffer = buffers[worker]

@@ -25,7 +25,16 @@ extension SealedModel {
         }
 
         /// Opens a container given as random-access bytes.
-        public init(_ input: some PlaintextSource, using key: KeyMaterial) throws {
+        public convenience init(_ input: some PlaintextSource, using key: KeyMaterial) throws {
+            try self.init(input, using: key, checkingLastChunk: true)
+        }
+
+        /// Opens a container given as random-access bytes; with `checkingLastChunk` false, the last
+        /// chunk is not read until it is decrypted, so that a container still arriving (a download
+        /// decrypted as it comes, whose reads wait for their bytes) can be opened from its header.
+        /// Truncation and extension are then found only by the last chunk's decryption: a caller
+        /// that passes false must release no plaintext before every chunk has been decrypted.
+        public init(_ input: some PlaintextSource, using key: KeyMaterial, checkingLastChunk: Bool) throws {
             let header = try SealedModel.readHeader(from: input)
             guard input.length == header.sealedLength else {
                 throw ContainerError.lengthMismatch(expected: header.sealedLength, actual: input.length)
@@ -41,6 +50,7 @@ extension SealedModel {
             self.input = input
             self.cipher = ChunkCipher(keys: keys, header: header)
             self.layout = header.layout
+            guard checkingLastChunk else { return }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.largestChunkLength + ContainerHeader.tagLength, alignment: 64)
             defer { buffer.deallocate() }
             _ = try openChunk(header.chunkCount - 1, using: buffer)

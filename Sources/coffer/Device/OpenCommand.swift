@@ -59,30 +59,10 @@ struct OpenCommand: NetworkCommand {
                 guard !reader.isFolder else { throw CLIFailure(.usage, "model \(model) is a folder; write it with --output PATH") }
                 try reader.stream { try StandardOutput.write($0) }
             } else if let output {
-                try write(entry, reader, to: output)
+                try DecryptedOutput.write(reader, to: AtomicOutput(finalPath: output, replacing: force))
             }
         } catch let error as CofferError {
             throw CLIFailure(error)
-        }
-    }
-
-    /// Writes the model to `path`, whole or not at all.
-    private func write(_ entry: ModelCollection.Entry, _ reader: ModelReader, to path: String) throws {
-        let atomic = try AtomicOutput(finalPath: path, replacing: force)
-        do {
-            if reader.isFolder {
-                let unpacker = try TreeUnpacker(destination: atomic.temporaryPath, expectedLength: reader.length)
-                try reader.stream { piece in try piece.withUnsafeBytes { try unpacker.consume($0) } }
-                try unpacker.finish()
-            } else {
-                let file = try atomic.createFile(mode: 0o600)
-                try reader.decrypt(to: file)
-                try file.synchronize()
-            }
-            try atomic.commit()
-        } catch {
-            atomic.discard()
-            throw error
         }
     }
 }

@@ -18,6 +18,10 @@ struct SyncCommand: NetworkCommand {
             coffer open decrypts one. The credential is read from --credential-file, \
             --credential or COFFER_APP_CREDENTIAL and kept in DIR/keys (0600) for coffer open.
 
+            With --open MODEL --output PATH, that model is also decrypted to PATH (0600, as coffer \
+            open writes it); when this sync downloads it, it is decrypted while it downloads and \
+            PATH appears only once the whole model matched the manifest's SHA-256.
+
             Example:
               coffer sync --server https://models.example.com --app APP_ID \\
                 --credential-file app.credential --public-key KEY \\
@@ -30,6 +34,20 @@ struct SyncCommand: NetworkCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    @Option(help: ArgumentHelp("Also decrypt this model of the collection to --output.", valueName: "MODEL"))
+    var open: String?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where --open writes the decrypted model.", valueName: "PATH"))
+    var output: String?
+
+    @Flag(help: "With --open, replace PATH if it exists.")
+    var force = false
+
+    func validate() throws {
+        guard (open == nil) == (output == nil) else { throw ValidationError("give --open MODEL and --output PATH together") }
+        guard open != nil || !force else { throw ValidationError("--force goes with --open MODEL --output PATH") }
+    }
+
     func run() async throws {
         let secret = try connection.device.resolvedCredential()
         let cacheURL = connection.cacheURL
@@ -38,15 +56,23 @@ struct SyncCommand: NetworkCommand {
         let settings = connection.settings(attributes: Dictionary(attributes.queryItems.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }))
         var configuration = try settings.configuration(cache: cacheURL, credential: secret)
         configuration.updatePolicy = .waitForLatest
+        // An existing PATH is refused (without --force) before anything is downloaded.
+        let destination = try output.map { try AtomicOutput(finalPath: $0, replacing: force) }
         let collection: ModelCollection
         do {
             // The configuration is checked (a plain http:// server elsewhere is refused, say)
             // before anything, the credential above all, is saved.
             let client = try CofferClient(configuration: configuration)
             try settings.save(cacheURL, credential: secret)
-            collection = try await client.beginAccessing(identifier: connection.collection)
-        } catch let error as CofferError {
-            throw CLIFailure(error)
+            if let open, let destination {
+                collection = try await Self.syncAndOpen(open, into: destination, client: client, collection: connection.collection)
+            } else {
+                collection = try await client.beginAccessing(identifier: connection.collection)
+            }
+        } catch {
+            destination?.discard()
+            if let error = error as? CofferError { throw CLIFailure(error) }
+            throw error
         }
         let report = SyncReport(collection)
         if case .cache(let cause?) = collection.origin {
@@ -60,6 +86,31 @@ struct SyncCommand: NetworkCommand {
 }
 
 extension SyncCommand {
+    /// Syncs and writes `model` into `destination`: decrypted while it downloads when this sync
+    /// downloads a file model (into the destination's private temporary file, committed only once
+    /// the SDK verified the download), else opened from the cache as `coffer open` does.
+    static func syncAndOpen(_ model: String, into destination: AtomicOutput, client: CofferClient, collection identifier: String)
+        async throws -> ModelCollection
+    {
+        let (collection, followed) = try await client.beginAccessing(identifier: identifier, following: model) { _, isFolder in
+            isFolder ? nil : try destination.createFile(mode: 0o600)
+        }
+        if let file = followed as? PositionalFile {
+            try file.synchronize()
+            try destination.commit()
+            return collection
+        }
+        guard let entry = collection.entries[model] else {
+            let names = collection.entries.keys.sorted().joined(separator: ", ")
+            throw CLIFailure(.noInput, "collection \(identifier) has no model \(model) (it has \(names))")
+        }
+        // Whatever a follow that did not finish wrote is dropped; the cache's copy is decrypted anew.
+        destination.discard()
+        let fresh = try AtomicOutput(finalPath: destination.finalPath, replacing: destination.replacing)
+        try DecryptedOutput.write(try await entry.reader(), to: fresh)
+        return collection
+    }
+
     /// The server could not be reached or is failing, or the cache keeps its last known good models
     /// after a failure: serving the cache is the expected outcome.
     static func isUnreachable(_ cause: UnavailableCause) -> Bool {
