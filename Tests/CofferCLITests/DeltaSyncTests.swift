@@ -114,6 +114,31 @@ struct DeltaSyncTests {
         #expect(reopened.stdoutBytes == next)
     }
 
+    @Test("a delta update is followed as it is assembled: the model opened while it downloads is exactly N+1")
+    func deltaFollowedWhileAssembled() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let (base, next) = try await Self.versions(fleet)
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let client = try CofferClient(configuration: fleet.configuration(fleet.folder("delta-follow"), server: proxy.url))
+        try await fleet.deploy("n", classifier: "n")
+        let (_, first) = try await client.beginAccessing(identifier: "FlowerModels", opening: "FlowerClassifier")
+        #expect(first == base)
+        try await fleet.deploy("n1", classifier: "n1")
+        _ = proxy.takeLog()
+        let (collection, sink) = try await client.beginAccessing(identifier: "FlowerModels", following: "FlowerClassifier") { length, _ in
+            StreamingOpenTests.Collecting(count: Int(length))
+        }
+        #expect(collection.entries["FlowerClassifier"]?.sha256 == fleet.flowersSHA("n1.coffer"))
+        let followed = try #require(sink as? StreamingOpenTests.Collecting, "the delta was not followed")
+        #expect(followed.data == next)
+        // It was a delta: the changed chunks travelled, not the model.
+        let traffic = Self.blobTraffic(proxy)
+        try Self.expectDelta(traffic.bytes, requests: traffic.requests,
+                             from: try #require(fleet.session.cli.read("n.coffer")), to: try #require(fleet.session.cli.read("n1.coffer")))
+    }
+
     @Test("a cached model whose bytes were damaged makes the delta fail its SHA-256; the model is then downloaded whole")
     func damagedCacheFallsBackToWhole() async throws {
         guard let fleet = try await SDKFleet() else { return }
