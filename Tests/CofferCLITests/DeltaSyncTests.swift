@@ -127,7 +127,7 @@ struct DeltaSyncTests {
         #expect(first == base)
         try await fleet.deploy("n1", classifier: "n1")
         _ = proxy.takeLog()
-        let (collection, sink) = try await client.beginAccessing(identifier: "FlowerModels", following: "FlowerClassifier") { length, _ in
+        let (collection, _, sink) = try await client.beginAccessing(identifier: "FlowerModels", following: "FlowerClassifier") { length, _ in
             StreamingOpenTests.Collecting(count: Int(length))
         }
         #expect(collection.entries["FlowerClassifier"]?.sha256 == fleet.flowersSHA("n1.coffer"))

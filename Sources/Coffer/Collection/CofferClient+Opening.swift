@@ -21,18 +21,18 @@ extension CofferClient {
         async throws -> (collection: ModelCollection, model: Data)
     {
         // A folder model is a packed tree here too, as Entry.data() gives it.
-        let (collection, sink) = try await beginAccessing(identifier: identifier, following: modelName, progress: progress) { length, _ in
+        let (collection, entry, sink) = try await beginAccessing(identifier: identifier, following: modelName, progress: progress) { length, _ in
             Int(exactly: length).map { DataSink(count: $0) }
         }
         if let data = (sink as? DataSink)?.take() { return (collection, data) }
-        guard let entry = collection.entries[modelName] else { throw Self.noSuchModel(modelName, in: collection) }
         return (collection, try await entry.data())
     }
 
     /// ``beginAccessing(identifier:progress:)``, following the download of `modelName` into the
     /// sink `makeSink` gives once the model's plaintext length (and whether it is a folder) is
-    /// known (nil: not followed). The sink returned holds the whole verified model; nil when the
-    /// model was not decrypted while downloading (open it from the collection then).
+    /// known (nil: not followed). Returns the collection, its entry `modelName` (the collection
+    /// having none is ``CofferError/modelInvalid(name:reason:)``), and the sink when it holds the
+    /// whole verified model; nil when the model was not decrypted while downloading (open the entry then).
     ///
     /// Until this returns a sink, what `makeSink`'s sink received is unverified and must be
     /// dropped: for callers in this package (the CLI's `coffer sync --open`) that write it to a
@@ -40,15 +40,15 @@ extension CofferClient {
     package func beginAccessing(
         identifier: String, following modelName: String, progress: Foundation.Progress? = nil,
         into makeSink: @escaping @Sendable (_ plaintextLength: UInt64, _ isFolder: Bool) throws -> (any RandomAccessSink)?
-    ) async throws -> (collection: ModelCollection, sink: (any RandomAccessSink)?) {
+    ) async throws -> (collection: ModelCollection, entry: ModelCollection.Entry, sink: (any RandomAccessSink)?) {
         let follower = ModelFollower(modelName: modelName, keys: keys, makeSink: makeSink)
         let collection = try await beginAccessing(identifier: identifier, progress: progress, following: follower)
         let sink = await follower.finish()
         guard let entry = collection.entries[modelName] else { throw Self.noSuchModel(modelName, in: collection) }
         // The collection served may not be the update's (a later model failed, the cache was served).
-        guard let sink, entry.isSealed, entry.sha256 != nil, entry.sha256 == follower.sha256 else { return (collection, nil) }
+        guard let sink, entry.isSealed, entry.sha256 != nil, entry.sha256 == follower.sha256 else { return (collection, entry, nil) }
         if let source = entry.source { await opened(entry, source: source) }
-        return (collection, sink)
+        return (collection, entry, sink)
     }
 
     private static func noSuchModel(_ name: String, in collection: ModelCollection) -> CofferError {

@@ -92,17 +92,13 @@ extension SyncCommand {
     static func syncAndOpen(_ model: String, into destination: AtomicOutput, client: CofferClient, collection identifier: String)
         async throws -> ModelCollection
     {
-        let (collection, followed) = try await client.beginAccessing(identifier: identifier, following: model) { _, isFolder in
+        let (collection, entry, followed) = try await client.beginAccessing(identifier: identifier, following: model) { _, isFolder in
             isFolder ? nil : try destination.createFile(mode: 0o600)
         }
         if let file = followed as? PositionalFile {
             try file.synchronize()
             try destination.commit()
             return collection
-        }
-        guard let entry = collection.entries[model] else {
-            let names = collection.entries.keys.sorted().joined(separator: ", ")
-            throw CLIFailure(.noInput, "collection \(identifier) has no model \(model) (it has \(names))")
         }
         // Whatever a follow that did not finish wrote is dropped; the cache's copy is decrypted anew.
         destination.discard()
