@@ -67,17 +67,17 @@ struct ReportFieldError: Error {
 
 extension ReportBatch.Event {
     func checked(now: Date) throws(ReportFieldError) -> DeviceReport {
-        guard (8...64).contains(id.utf8.count), id.utf8.allSatisfy(Self.isIDByte) else {
+        guard (8...64).contains(id.utf8.count), Self.all(id, Self.isIDByte) else {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
-        guard (1...200).contains(deviceID.utf8.count), !deviceID.utf8.contains(UInt8(ascii: "|")), Self.isPrintable(deviceID) else {
+        guard (1...200).contains(deviceID.utf8.count), Self.all(deviceID, { $0 != UInt8(ascii: "|") }), Self.isPrintable(deviceID) else {
             throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control, format or line-separator characters")
         }
         guard (1...100).contains(collection.utf8.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
         guard let deploymentID = UUID(hexText: deployment) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
         guard (1...100).contains(model.utf8.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy(Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard sha256.utf8.count == 64, Self.all(sha256, Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
         guard let outcome = ReportOutcome(rawValue: outcome) else { throw ReportFieldError("outcome must be downloaded, opened, loaded or failed") }
         if let reason {
             guard outcome == .failed else { throw ReportFieldError("reason goes only with a failed outcome") }
@@ -93,6 +93,12 @@ extension ReportBatch.Event {
                             model: model, sha256: sha256, outcome: outcome, reason: reason, at: date)
     }
 
+    /// Whether every byte of `text` passes `test`, read in place (a batch checks a hundred fields).
+    private static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.allSatisfy(test) }
+    }
+
     private static func isIDByte(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
     }
@@ -103,7 +109,7 @@ extension ReportBatch.Event {
     /// would disguise what the dashboard and the CLI show (the targeting text's rule).
     private static func isPrintable(_ text: String) -> Bool {
         // Printable ASCII (the usual text) has none of them; every ASCII one is below 0x20 or 0x7F.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        if all(text, { $0 >= 0x20 && $0 < 0x7F }) { return true }
         return TargetingText.firstForbidden(in: text) == nil
     }
 }

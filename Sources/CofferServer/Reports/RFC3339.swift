@@ -7,7 +7,12 @@ enum RFC3339 {
     /// The time, or nil for anything that is not exactly `YYYY-MM-DD(T|t)HH:MM:SS[.F+](Z|z|±HH:MM)`
     /// with a real date (years 1970 to 9999, no leap second).
     static func date(_ text: some StringProtocol) -> Date? {
-        let bytes = Array(text.utf8)
+        // A native string's bytes are read in place; others are copied first.
+        if let date = text.utf8.withContiguousStorageIfAvailable({ date(bytes: $0) }) { return date }
+        return Array(text.utf8).withUnsafeBufferPointer { date(bytes: $0) }
+    }
+
+    private static func date(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 20, bytes.count <= 40 else { return nil }
         func number(_ start: Int, _ count: Int) -> Int? {
             var value = 0

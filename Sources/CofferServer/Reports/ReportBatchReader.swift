@@ -63,7 +63,7 @@ struct ReportBatchReader {
         func set(_ field: inout String?, _ name: StaticString, _ key: Key, _ reader: inout ReportBatchReader) throws(ReportFieldError) -> Bool {
             guard key.is(name) else { return false }
             guard field == nil else { throw ReportFieldError("\(name) is given twice") }
-            field = try reader.string("\(name)")
+            field = try reader.string(name.description)
             return true
         }
         try object { reader, key throws(ReportFieldError) in
@@ -103,7 +103,10 @@ struct ReportBatchReader {
         let bytes: ArraySlice<UInt8>
 
         func `is`(_ name: StaticString) -> Bool {
-            name.withUTF8Buffer { expected in bytes.elementsEqual(expected) }
+            guard bytes.count == name.utf8CodeUnitCount else { return false }
+            return name.withUTF8Buffer { expected in
+                bytes.withUnsafeBufferPointer { given in memcmp(given.baseAddress!, expected.baseAddress!, expected.count) == 0 }
+            }
         }
     }
 
@@ -151,14 +154,14 @@ struct ReportBatchReader {
     private func high(_ range: Range<Int>) -> UInt8 { bytes[range].reduce(0, |) }
 
     /// A JSON string, unescaped and checked as UTF-8.
-    private mutating func string(_ what: String) throws(ReportFieldError) -> String {
-        guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what) must be a string") }
+    private mutating func string(_ what: @autoclosure () -> String) throws(ReportFieldError) -> String {
+        guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what()) must be a string") }
         // The usual string has no escape: one scan to its end; ASCII (the usual text) needs no UTF-8 check.
         let start = index
         if scanPlain() {
             defer { index += 1 }
             if high(start..<index) < 0x80 { return String(decoding: bytes[start..<index], as: UTF8.self) }
-            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
+            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what()) is not UTF-8") }
             return text
         }
         var out = Array(bytes[start..<index])
@@ -166,7 +169,7 @@ struct ReportBatchReader {
             guard let byte = take() else { throw ReportFieldError("a string is cut short") }
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: out, as: UTF8.self) else { throw ReportFieldError("\(what) is not UTF-8") }
+                guard let text = String(validating: out, as: UTF8.self) else { throw ReportFieldError("\(what()) is not UTF-8") }
                 return text
             case UInt8(ascii: "\\"):
                 guard let escape = take() else { throw ReportFieldError("a string is cut short") }
@@ -178,10 +181,10 @@ struct ReportBatchReader {
                 case UInt8(ascii: "r"): out.append(0x0D)
                 case UInt8(ascii: "t"): out.append(0x09)
                 case UInt8(ascii: "u"): out.append(contentsOf: try unicodeEscape())
-                default: throw ReportFieldError("\(what) has an unknown escape")
+                default: throw ReportFieldError("\(what()) has an unknown escape")
                 }
             case 0..<0x20:
-                throw ReportFieldError("\(what) has a raw control character")
+                throw ReportFieldError("\(what()) has a raw control character")
             default:
                 out.append(byte)
             }

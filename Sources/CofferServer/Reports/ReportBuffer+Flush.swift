@@ -21,8 +21,9 @@ extension ReportBuffer {
             do {
                 try await database.writeTransaction { db in
                     guard let sql = db as? any SQLDatabase else { return }
-                    try await Self.writeDevices(pending.devices, on: sql)
-                    try await Self.writeEvents(pending.events, on: sql)
+                    var ids = ReportRowIDs(now: now)
+                    try await Self.writeDevices(pending.devices, ids: &ids, on: sql)
+                    try await Self.writeEvents(pending.events, ids: &ids, on: sql)
                 }
             } catch {
                 restore(pending)
@@ -36,13 +37,13 @@ extension ReportBuffer {
         return touched
     }
 
-    private static func writeDevices(_ devices: [DeviceKey: DeviceState], on sql: any SQLDatabase) async throws {
+    private static func writeDevices(_ devices: [DeviceKey: DeviceState], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
         let rows = Array(devices)
         for start in stride(from: 0, to: rows.count, by: 500) {
             let insert = sql.insert(into: ReportTables.devices)
                 .columns("id", "deployment_id", "model", "device_id", "outcomes", "stage", "first_at", "first_hour", "last_at")
             for (key, device) in rows[start..<min(start + 500, rows.count)] {
-                insert.values(SQLBind(UUID()), SQLBind(key.deploymentID), SQLBind(key.model), SQLBind(key.deviceID),
+                insert.values(SQLBind(ids.next()), SQLBind(key.deploymentID), SQLBind(key.model), SQLBind(key.deviceID),
                               SQLBind(device.outcomes), SQLBind(device.stage), SQLBind(device.first),
                               SQLBind(Int64((device.first.timeIntervalSince1970 / 3600).rounded(.down))), SQLBind(device.last))
             }
@@ -53,13 +54,13 @@ extension ReportBuffer {
         }
     }
 
-    private static func writeEvents(_ events: [Event], on sql: any SQLDatabase) async throws {
+    private static func writeEvents(_ events: [Event], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
         for start in stride(from: 0, to: events.count, by: 500) {
             let insert = sql.insert(into: ReportTables.events)
                 .columns("id", "app_id", "event_id", "deployment_id", "model", "device_id", "outcome", "reason", "sequence", "at", "received_at")
             for event in events[start..<min(start + 500, events.count)] {
                 let report = event.report
-                insert.values(SQLBind(UUID()), SQLBind(event.appID), SQLBind(report.eventID), SQLBind(report.deploymentID),
+                insert.values(SQLBind(ids.next()), SQLBind(event.appID), SQLBind(report.eventID), SQLBind(report.deploymentID),
                               SQLBind(report.model), SQLBind(report.deviceID), SQLBind(report.outcome.rawValue), SQLBind(report.reason),
                               SQLBind(report.sequence), SQLBind(report.at), SQLBind(event.receivedAt))
             }

@@ -17,6 +17,11 @@ final class ReportBuffer: Sendable {
         let deploymentID: UUID
         let model: String
         let deviceID: String
+
+        /// Whether `report` is about this device, model and deployment.
+        func matches(_ report: DeviceReport) -> Bool {
+            deploymentID == report.deploymentID && model == report.model && deviceID == report.deviceID
+        }
     }
 
     struct DeviceState: Sendable {
@@ -30,6 +35,12 @@ final class ReportBuffer: Sendable {
         mutating func merge(outcome bit: Int, at: Date) {
             outcomes |= bit
             last = max(last, at)
+        }
+
+        /// Adds what a later batch reported (`first` and `stage` stay this state's).
+        mutating func merge(_ other: DeviceState) {
+            outcomes |= other.outcomes
+            last = max(last, other.last)
         }
     }
 
@@ -56,16 +67,10 @@ final class ReportBuffer: Sendable {
     /// Event IDs remembered per generation; two generations are kept.
     static let remembered = 250_000
 
-    /// An event ID of an app.
-    private struct SeenKey: Hashable {
-        let appID: UUID
-        let eventID: String
-    }
-
     private struct State {
         var pending = Pending()
-        var seen: Set<SeenKey> = []
-        var seenBefore: Set<SeenKey> = []
+        var seen: Set<ReportEventKey> = []
+        var seenBefore: Set<ReportEventKey> = []
         var prunedAt = Date.distantPast
     }
 
@@ -75,41 +80,69 @@ final class ReportBuffer: Sendable {
 
     /// Adds `reports` of app `appID`; returns how many were new and how many repeated an event ID
     /// already seen, or nil (nothing added) when the buffer is full.
+    ///
+    /// Everything that can be is done before the lock: each event ID's key, and the batch's events
+    /// grouped by device (a batch is usually one device's, for one or two models), so that under
+    /// the lock each event costs two lookups of a 16-byte key and each device one of its
+    /// outcome set.
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
-        let stages = Dictionary(Set(reports.map(\.deploymentID)).map { ($0, stage($0)) }, uniquingKeysWith: { first, _ in first })
-        var retired: Set<SeenKey> = []
-        let answer: (accepted: Int, duplicates: Int)? = state.withLockedValue { state in
+        let keys = reports.map { ReportEventKey(appID: appID, eventID: $0.eventID) }
+        let groups = DeviceGroup.grouping(reports, stage: stage)
+        var accepted = [Bool](repeating: false, count: reports.count)
+        let answer: Int? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
-            var accepted = 0
-            for report in reports {
-                let seenKey = SeenKey(appID: appID, eventID: report.eventID)
-                guard !state.seenBefore.contains(seenKey) else { continue }
-                if state.seen.count >= Self.remembered, !state.seen.contains(seenKey) {
-                    // The oldest generation is freed after the lock, on another thread, and the new one
-                    // has its room from the start: a quarter of a million event IDs freed, or rehashed
-                    // while the set grows, under the lock took milliseconds from every request behind it.
-                    retired = state.seenBefore
+            var count = 0
+            for (index, key) in keys.enumerated() {
+                guard !state.seenBefore.contains(key) else { continue }
+                if state.seen.count >= Self.remembered, !state.seen.contains(key) {
+                    // Keys are 16 bytes with nothing to release: dropping a generation is one free.
                     state.seenBefore = state.seen
                     state.seen = Set(minimumCapacity: Self.remembered)
                 }
                 // One hash of the key: inserting says whether it was there.
-                guard state.seen.insert(seenKey).inserted else { continue }
-                accepted += 1
-                if report.outcome == .failed { state.pending.events.append(Event(appID: appID, report: report, receivedAt: now)) }
-                let key = DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID)
-                let stage = stages[report.deploymentID] ?? 100
-                // Changed in place: one hash of the key whether the device is new or not.
-                state.pending.devices[key, default: DeviceState(outcomes: 0, stage: stage, first: report.at, last: report.at)]
-                    .merge(outcome: report.outcome.bit, at: report.at)
+                guard state.seen.insert(key).inserted else { continue }
+                accepted[index] = true
+                count += 1
+                if reports[index].outcome == .failed {
+                    state.pending.events.append(Event(appID: appID, report: reports[index], receivedAt: now))
+                }
             }
-            return (accepted, reports.count - accepted)
+            for group in groups {
+                var merged: DeviceState?
+                for index in group.members where accepted[index] {
+                    let report = reports[index]
+                    if merged == nil { merged = DeviceState(outcomes: 0, stage: group.stage, first: report.at, last: report.at) }
+                    merged!.merge(outcome: report.outcome.bit, at: report.at)
+                }
+                guard let merged else { continue }
+                // Changed in place: one hash of the key whether the device is new or not.
+                state.pending.devices[group.key, default: merged].merge(merged)
+            }
+            return count
         }
-        if !retired.isEmpty {
-            let released = retired
-            retired = []
-            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(released) {} }
+        return answer.map { ($0, reports.count - $0) }
+    }
+
+    /// The events of a batch that report on one device and model of one deployment.
+    private struct DeviceGroup {
+        let key: DeviceKey
+        let stage: Int
+        var members: [Int]
+
+        /// `reports` grouped, in the order their first events come; `stage` asked once a deployment.
+        static func grouping(_ reports: [DeviceReport], stage: (UUID) -> Int) -> [DeviceGroup] {
+            var groups: [DeviceGroup] = []
+            for (index, report) in reports.enumerated() {
+                if let at = groups.firstIndex(where: { $0.key.matches(report) }) {
+                    groups[at].members.append(index)
+                } else {
+                    let known = groups.first { $0.key.deploymentID == report.deploymentID }?.stage
+                    groups.append(DeviceGroup(key: DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID),
+                                              stage: known ?? stage(report.deploymentID), members: [index]))
+                }
+            }
+            return groups
         }
-        return answer
     }
 
     /// Takes everything pending, leaving nothing.

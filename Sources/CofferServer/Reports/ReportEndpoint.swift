@@ -70,7 +70,7 @@ struct ReportEndpoint: Sendable {
             guard let target = targets.cachedTarget(report.deploymentID) else { return nil }
             known[report.deploymentID] = target
         }
-        if let wait = perApp.acquire("app:\(app.id)") { throw Self.tooMany(wait) }
+        if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
         for (index, report) in request.reports.enumerated() {
             try Self.check(known[report.deploymentID], of: report, index: index, app: app)
         }
@@ -82,7 +82,7 @@ struct ReportEndpoint: Sendable {
     /// row a minute per app).
     func answer(_ request: Request, on db: any Database) async throws -> ReportAnswer {
         let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
-        if let wait = perApp.acquire("app:\(app.id)") { throw Self.tooMany(wait) }
+        if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
         for (index, report) in request.reports.enumerated() where !app.collections.contains(report.collection) {
             try await refusals.record(.init(teamID: app.teamID, action: "device.report", actor: "app:\(app.id)",
                                             target: String(report.collection.prefix(100)), reason: "collection_not_bound",
@@ -109,8 +109,9 @@ struct ReportEndpoint: Sendable {
     /// Each device's budget, then the buffer (503 when full), then the metrics.
     private func accept(_ request: Request, app: AppCredentials.App) throws -> ReportAnswer {
         let reports = request.reports
+        let devicePrefix = "device:" + app.id.lowercaseHexText + ":"
         for (device, count) in Dictionary(reports.map { ($0.deviceID, 1) }, uniquingKeysWith: +) {
-            if let wait = perDevice.acquire("device:\(app.id):\(device)", cost: count) { throw Self.tooMany(wait) }
+            if let wait = perDevice.acquire(devicePrefix + device, cost: count) { throw Self.tooMany(wait) }
         }
         guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), now: request.now) else {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
