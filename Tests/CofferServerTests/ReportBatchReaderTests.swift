@@ -20,8 +20,9 @@ struct ReportBatchReaderTests {
     }
 
     static func mirror(_ event: ReportBatch.Event) -> Mirror.Event {
-        Mirror.Event(id: event.id, deviceID: event.deviceID, collection: event.collection, sequence: event.sequence, deployment: event.deployment,
-                     model: event.model, sha256: event.sha256, outcome: event.outcome, reason: event.reason, at: event.at)
+        Mirror.Event(id: event.id.string, deviceID: event.deviceID.string, collection: event.collection.string, sequence: event.sequence,
+                     deployment: event.deployment.string, model: event.model.string, sha256: event.sha256.string, outcome: event.outcome.string,
+                     reason: event.reason?.string, at: event.at.string)
     }
 
     static let texts = ["plain", "", "quote \" and \\ backslash / slash", "tab\tnew\nline\u{1}", "é ü 中文 😀 \u{202E}rtl", "\u{FEFF}bom", String(repeating: "x", count: 300)]
@@ -99,7 +100,7 @@ struct ReportBatchReaderTests {
             do { _ = try ReportBatchReader.events(in: Array(body.utf8)) } catch { #expect(error.reason.contains(reason), "\(error.reason) ∌ \(reason)") }
         }
         #expect((try? ReportBatchReader.events(in: Array("{\"events\":[\(event)]}".utf8)))?.count == 1)
-        #expect((try? ReportBatchReader.events(in: Array("{\"events\":[\(event.replacingOccurrences(of: "\"d\"", with: "\"\u{E9}\\u00e9\\ud83d\\ude00\""))]}".utf8)))?.first?.deviceID == "éé😀")
+        #expect((try? ReportBatchReader.events(in: Array("{\"events\":[\(event.replacingOccurrences(of: "\"d\"", with: "\"\u{E9}\\u00e9\\ud83d\\ude00\""))]}".utf8)))?.first?.deviceID.string == "éé😀")
     }
 
     @Test("RFC 3339 times read as Foundation reads them; impossible dates are refused")

@@ -8,7 +8,6 @@ struct DeviceReport: Sendable {
     let sequence: Int64
     let deploymentID: UUID
     let model: String
-    let sha256: String
     let outcome: ReportOutcome
     let reason: String?
     let at: Date
@@ -17,18 +16,18 @@ struct DeviceReport: Sendable {
 /// The body of `POST /v1/device/reports` as sent (read by ``ReportBatchReader``): at most
 /// ``maximumEvents`` events. Nothing of it is used before ``reports(now:)`` has checked every event.
 struct ReportBatch: Sendable {
-    /// One event as sent.
+    /// One event as sent: its strings' bytes, read by ``ReportBatch/Event/checked(now:)``.
     struct Event: Sendable {
-        let id: String
-        let deviceID: String
-        let collection: String
+        let id: ReportText
+        let deviceID: ReportText
+        let collection: ReportText
         let sequence: Int64
-        let deployment: String
-        let model: String
-        let sha256: String
-        let outcome: String
-        let reason: String?
-        let at: String
+        let deployment: ReportText
+        let model: ReportText
+        let sha256: ReportText
+        let outcome: ReportText
+        let reason: ReportText?
+        let at: ReportText
     }
 
     static let maximumEvents = 100
@@ -66,37 +65,35 @@ struct ReportFieldError: Error {
 }
 
 extension ReportBatch.Event {
+    /// The event checked, its fields read from their bytes: Strings are made only of what a report
+    /// keeps (the event and device IDs, the collection, the model, a reason).
     func checked(now: Date) throws(ReportFieldError) -> DeviceReport {
-        guard (8...64).contains(id.utf8.count), Self.all(id, Self.isIDByte) else {
+        guard (8...64).contains(id.count), id.allBytes(Self.isIDByte) else {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
-        guard (1...200).contains(deviceID.utf8.count), Self.all(deviceID, { $0 != UInt8(ascii: "|") }), Self.isPrintable(deviceID) else {
+        guard (1...200).contains(deviceID.count), deviceID.allBytes({ $0 != UInt8(ascii: "|") }), Self.isPrintable(deviceID) else {
             throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control, format or line-separator characters")
         }
-        guard (1...100).contains(collection.utf8.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
+        guard (1...100).contains(collection.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
-        guard let deploymentID = UUID(hexText: deployment) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
-        guard (1...100).contains(model.utf8.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
-        guard sha256.utf8.count == 64, Self.all(sha256, Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
-        guard let outcome = ReportOutcome(rawValue: outcome) else { throw ReportFieldError("outcome must be downloaded, opened, loaded or failed") }
+        guard let deploymentID = deployment.withBytes({ UUID(hexBytes: $0) }) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
+        guard (1...100).contains(model.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
+        guard sha256.count == 64, sha256.allBytes(Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard let outcome = ReportOutcome.allCases.first(where: { outcome.bytes.elementsEqual($0.rawValue.utf8) }) else {
+            throw ReportFieldError("outcome must be downloaded, opened, loaded or failed")
+        }
         if let reason {
             guard outcome == .failed else { throw ReportFieldError("reason goes only with a failed outcome") }
-            guard reason.utf8.count <= ReportBatch.maximumReason, Self.isPrintable(reason) else {
+            guard reason.count <= ReportBatch.maximumReason, Self.isPrintable(reason) else {
                 throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control, format or line-separator characters")
             }
         }
-        guard let date = RFC3339.date(at) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
+        guard let date = at.withBytes({ RFC3339.date(bytes: $0) }) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
             throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
-        return DeviceReport(eventID: id, deviceID: deviceID, collection: collection, sequence: sequence, deploymentID: deploymentID,
-                            model: model, sha256: sha256, outcome: outcome, reason: reason, at: date)
-    }
-
-    /// Whether every byte of `text` passes `test`, read in place (a batch checks a hundred fields).
-    private static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
-        var text = text
-        return text.withUTF8 { $0.allSatisfy(test) }
+        return DeviceReport(eventID: id.string, deviceID: deviceID.string, collection: collection.string, sequence: sequence,
+                            deploymentID: deploymentID, model: model.string, outcome: outcome, reason: reason?.string, at: date)
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {
@@ -107,9 +104,9 @@ extension ReportBatch.Event {
 
     /// No control, format (bidirectional overrides among them) or line-separator characters: they
     /// would disguise what the dashboard and the CLI show (the targeting text's rule).
-    private static func isPrintable(_ text: String) -> Bool {
+    private static func isPrintable(_ text: ReportText) -> Bool {
         // Printable ASCII (the usual text) has none of them; every ASCII one is below 0x20 or 0x7F.
-        if all(text, { $0 >= 0x20 && $0 < 0x7F }) { return true }
-        return TargetingText.firstForbidden(in: text) == nil
+        if text.allBytes({ $0 >= 0x20 && $0 < 0x7F }) { return true }
+        return TargetingText.firstForbidden(in: text.string) == nil
     }
 }

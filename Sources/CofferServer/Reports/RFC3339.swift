@@ -12,7 +12,8 @@ enum RFC3339 {
         return Array(text.utf8).withUnsafeBufferPointer { date(bytes: $0) }
     }
 
-    private static func date(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    /// The time written in `bytes`, as ``date(_:)`` reads it.
+    static func date(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count >= 20, bytes.count <= 40 else { return nil }
         func number(_ start: Int, _ count: Int) -> Int? {
             var value = 0

@@ -56,14 +56,14 @@ struct ReportBatchReader {
     }
 
     private mutating func event() throws(ReportFieldError) -> ReportBatch.Event {
-        var id, deviceID, collection, deployment, model, sha256, outcome, reason, at: String?
+        var id, deviceID, collection, deployment, model, sha256, outcome, reason, at: ReportText?
         var sequence: Int64?
         var reasonIsNull = false
         /// Stores a string field if `key` names it, refusing one given twice.
-        func set(_ field: inout String?, _ name: StaticString, _ key: Key, _ reader: inout ReportBatchReader) throws(ReportFieldError) -> Bool {
+        func set(_ field: inout ReportText?, _ name: StaticString, _ key: Key, _ reader: inout ReportBatchReader) throws(ReportFieldError) -> Bool {
             guard key.is(name) else { return false }
             guard field == nil else { throw ReportFieldError("\(name) is given twice") }
-            field = try reader.string(name.description)
+            field = try reader.text(name.description)
             return true
         }
         try object { reader, key throws(ReportFieldError) in
@@ -80,12 +80,12 @@ struct ReportBatchReader {
                 sequence = try reader.integer()
             } else if key.is("reason") {
                 guard reason == nil, !reasonIsNull else { throw ReportFieldError("reason is given twice") }
-                if reader.literal("null") { reasonIsNull = true } else { reason = try reader.string("reason") }
+                if reader.literal("null") { reasonIsNull = true } else { reason = try reader.text("reason") }
             } else {
                 try reader.skipValue(depth: 3)
             }
         }
-        func required(_ value: String?, _ name: String) throws(ReportFieldError) -> String {
+        func required(_ value: ReportText?, _ name: String) throws(ReportFieldError) -> ReportText {
             guard let value else { throw ReportFieldError("\(name) is missing") }
             return value
         }
@@ -140,7 +140,7 @@ struct ReportBatchReader {
             return Key(bytes: bytes[start..<index - 1])
         }
         index = quote
-        return Key(bytes: ArraySlice(try string("a key").utf8))
+        return Key(bytes: try text("a key").bytes)
     }
 
     /// Moves to the first quote, backslash or control byte of a string's text (the opening quote
@@ -154,23 +154,23 @@ struct ReportBatchReader {
     private func high(_ range: Range<Int>) -> UInt8 { bytes[range].reduce(0, |) }
 
     /// A JSON string, unescaped and checked as UTF-8.
-    private mutating func string(_ what: @autoclosure () -> String) throws(ReportFieldError) -> String {
+    private mutating func text(_ what: @autoclosure () -> String) throws(ReportFieldError) -> ReportText {
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what()) must be a string") }
         // The usual string has no escape: one scan to its end; ASCII (the usual text) needs no UTF-8 check.
         let start = index
         if scanPlain() {
             defer { index += 1 }
-            if high(start..<index) < 0x80 { return String(decoding: bytes[start..<index], as: UTF8.self) }
-            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw ReportFieldError("\(what()) is not UTF-8") }
-            return text
+            if high(start..<index) < 0x80 { return ReportText(bytes, start..<index) }
+            guard String(validating: bytes[start..<index], as: UTF8.self) != nil else { throw ReportFieldError("\(what()) is not UTF-8") }
+            return ReportText(bytes, start..<index)
         }
         var out = Array(bytes[start..<index])
         while true {
             guard let byte = take() else { throw ReportFieldError("a string is cut short") }
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: out, as: UTF8.self) else { throw ReportFieldError("\(what()) is not UTF-8") }
-                return text
+                guard String(validating: out, as: UTF8.self) != nil else { throw ReportFieldError("\(what()) is not UTF-8") }
+                return ReportText(out, out.indices)
             case UInt8(ascii: "\\"):
                 guard let escape = take() else { throw ReportFieldError("a string is cut short") }
                 switch escape {
@@ -242,7 +242,7 @@ struct ReportBatchReader {
         guard depth <= Self.maximumDepth else { throw ReportFieldError("the body is nested too deep") }
         skipSpace()
         switch peek() {
-        case UInt8(ascii: "\"")?: _ = try string("a value")
+        case UInt8(ascii: "\"")?: _ = try text("a value")
         case UInt8(ascii: "{")?: try object { reader, _ throws(ReportFieldError) in try reader.skipValue(depth: depth + 1) }
         case UInt8(ascii: "[")?:
             index += 1

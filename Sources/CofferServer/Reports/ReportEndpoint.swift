@@ -65,14 +65,15 @@ struct ReportEndpoint: Sendable {
         guard let app = credentials.cachedApp(appID: request.appID, credential: request.credential),
               request.reports.allSatisfy({ app.collections.contains($0.collection) })
         else { return nil }
-        var known: [UUID: ReportTargets.Target] = [:]
-        for report in request.reports where known[report.deploymentID] == nil {
+        // A batch names one deployment or two: a list, looked up by comparing, not a dictionary.
+        var known: [(id: UUID, target: ReportTargets.Target)] = []
+        for report in request.reports where !known.contains(where: { $0.id == report.deploymentID }) {
             guard let target = targets.cachedTarget(report.deploymentID) else { return nil }
-            known[report.deploymentID] = target
+            known.append((report.deploymentID, target))
         }
         if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
         for (index, report) in request.reports.enumerated() {
-            try Self.check(known[report.deploymentID], of: report, index: index, app: app)
+            try Self.check(known.first { $0.id == report.deploymentID }?.target, of: report, index: index, app: app)
         }
         return try accept(request, app: app)
     }
@@ -110,15 +111,21 @@ struct ReportEndpoint: Sendable {
     private func accept(_ request: Request, app: AppCredentials.App) throws -> ReportAnswer {
         let reports = request.reports
         let devicePrefix = "device:" + app.id.lowercaseHexText + ":"
-        for (device, count) in Dictionary(reports.map { ($0.deviceID, 1) }, uniquingKeysWith: +) {
+        // Events per device, in the order devices first come (a batch is usually one device's).
+        var devices: [(id: String, count: Int)] = []
+        for report in reports {
+            if let at = devices.firstIndex(where: { $0.id == report.deviceID }) { devices[at].count += 1 } else { devices.append((report.deviceID, 1)) }
+        }
+        for (device, count) in devices {
             if let wait = perDevice.acquire(devicePrefix + device, cost: count) { throw Self.tooMany(wait) }
         }
         guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), now: request.now) else {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
                            headers: ["Retry-After": "30"])
         }
-        for (outcome, count) in Dictionary(reports.map { ($0.outcome, 1) }, uniquingKeysWith: +) {
-            metrics.reports(outcome: outcome, count: count)
+        for outcome in ReportOutcome.allCases {
+            let count = reports.count { $0.outcome == outcome }
+            if count > 0 { metrics.reports(outcome: outcome, count: count) }
         }
         return ReportAnswer(accepted: accepted, duplicates: duplicates)
     }
