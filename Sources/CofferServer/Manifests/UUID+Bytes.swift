@@ -59,8 +59,13 @@ extension UUID {
 
     /// The UUID as 36 lowercase hex digits and dashes, written over bytes: `uuidString` formats
     /// with `snprintf` on Linux, once per report batch for the rate limiters' keys.
-    var lowercaseHexText: String {
-        let digits: StaticString = "0123456789abcdef"
+    var lowercaseHexText: String { hexText(digits: "0123456789abcdef") }
+
+    /// The UUID as `uuidString` writes it (uppercase), without `snprintf`: how Fluent stores a UUID
+    /// in SQLite (as text), for rows written in bulk.
+    var uppercaseHexText: String { hexText(digits: "0123456789ABCDEF") }
+
+    private func hexText(digits: StaticString) -> String {
         return withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { out in
                 digits.withUTF8Buffer { digits in

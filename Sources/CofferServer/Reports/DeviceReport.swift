@@ -47,9 +47,9 @@ struct ReportBatch: Sendable {
         }
         var reports: [DeviceReport] = []
         reports.reserveCapacity(events.count)
-        for (index, event) in events.enumerated() {
+        for index in events.indices {
             do throws(ReportFieldError) {
-                reports.append(try event.checked(now: now))
+                reports.append(try events[index].checked(now: now))
             } catch {
                 throw ReportFieldError("event \(index): \(error.reason)")
             }

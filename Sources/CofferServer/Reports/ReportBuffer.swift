@@ -86,13 +86,18 @@ final class ReportBuffer: Sendable {
     /// the lock each event costs two lookups of a 16-byte key and each device one of its
     /// outcome set.
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+        // What the lock needs of each event, in arrays of plain values: reading them out of the
+        // reports under the lock copied each report (five Strings retained and released).
         let keys = reports.map { ReportEventKey(appID: appID, eventID: $0.eventID) }
+        let bits = reports.map(\.outcome.bit)
+        let times = reports.map(\.at)
         let groups = DeviceGroup.grouping(reports, stage: stage)
         var accepted = [Bool](repeating: false, count: reports.count)
         let answer: Int? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var count = 0
-            for (index, key) in keys.enumerated() {
+            for index in keys.indices {
+                let key = keys[index]
                 guard !state.seenBefore.contains(key) else { continue }
                 if state.seen.count >= Self.remembered, !state.seen.contains(key) {
                     // Keys are 16 bytes with nothing to release: dropping a generation is one free.
@@ -103,16 +108,15 @@ final class ReportBuffer: Sendable {
                 guard state.seen.insert(key).inserted else { continue }
                 accepted[index] = true
                 count += 1
-                if reports[index].outcome == .failed {
+                if bits[index] == ReportOutcome.failed.bit {
                     state.pending.events.append(Event(appID: appID, report: reports[index], receivedAt: now))
                 }
             }
             for group in groups {
                 var merged: DeviceState?
                 for index in group.members where accepted[index] {
-                    let report = reports[index]
-                    if merged == nil { merged = DeviceState(outcomes: 0, stage: group.stage, first: report.at, last: report.at) }
-                    merged!.merge(outcome: report.outcome.bit, at: report.at)
+                    if merged == nil { merged = DeviceState(outcomes: 0, stage: group.stage, first: times[index], last: times[index]) }
+                    merged!.merge(outcome: bits[index], at: times[index])
                 }
                 guard let merged else { continue }
                 // Changed in place: one hash of the key whether the device is new or not.
@@ -132,13 +136,14 @@ final class ReportBuffer: Sendable {
         /// `reports` grouped, in the order their first events come; `stage` asked once a deployment.
         static func grouping(_ reports: [DeviceReport], stage: (UUID) -> Int) -> [DeviceGroup] {
             var groups: [DeviceGroup] = []
-            for (index, report) in reports.enumerated() {
-                if let at = groups.firstIndex(where: { $0.key.matches(report) }) {
+            for index in reports.indices {
+                if let at = groups.firstIndex(where: { $0.key.matches(reports[index]) }) {
                     groups[at].members.append(index)
                 } else {
-                    let known = groups.first { $0.key.deploymentID == report.deploymentID }?.stage
-                    groups.append(DeviceGroup(key: DeviceKey(deploymentID: report.deploymentID, model: report.model, deviceID: report.deviceID),
-                                              stage: known ?? stage(report.deploymentID), members: [index]))
+                    let deploymentID = reports[index].deploymentID
+                    let known = groups.first { $0.key.deploymentID == deploymentID }?.stage
+                    groups.append(DeviceGroup(key: DeviceKey(deploymentID: deploymentID, model: reports[index].model, deviceID: reports[index].deviceID),
+                                              stage: known ?? stage(deploymentID), members: [index]))
                 }
             }
             return groups

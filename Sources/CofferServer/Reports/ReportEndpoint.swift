@@ -67,13 +67,14 @@ struct ReportEndpoint: Sendable {
         else { return nil }
         // A batch names one deployment or two: a list, looked up by comparing, not a dictionary.
         var known: [(id: UUID, target: ReportTargets.Target)] = []
-        for report in request.reports where !known.contains(where: { $0.id == report.deploymentID }) {
-            guard let target = targets.cachedTarget(report.deploymentID) else { return nil }
-            known.append((report.deploymentID, target))
+        for deploymentID in request.reports.lazy.map(\.deploymentID) where !known.contains(where: { $0.id == deploymentID }) {
+            guard let target = targets.cachedTarget(deploymentID) else { return nil }
+            known.append((deploymentID, target))
         }
         if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
-        for (index, report) in request.reports.enumerated() {
-            try Self.check(known.first { $0.id == report.deploymentID }?.target, of: report, index: index, app: app)
+        for index in request.reports.indices {
+            let deploymentID = request.reports[index].deploymentID
+            try Self.check(known.first { $0.id == deploymentID }?.target, of: request.reports[index], index: index, app: app)
         }
         return try accept(request, app: app)
     }
@@ -113,8 +114,12 @@ struct ReportEndpoint: Sendable {
         let devicePrefix = "device:" + app.id.lowercaseHexText + ":"
         // Events per device, in the order devices first come (a batch is usually one device's).
         var devices: [(id: String, count: Int)] = []
-        for report in reports {
-            if let at = devices.firstIndex(where: { $0.id == report.deviceID }) { devices[at].count += 1 } else { devices.append((report.deviceID, 1)) }
+        for index in reports.indices {
+            if let at = devices.firstIndex(where: { $0.id == reports[index].deviceID }) {
+                devices[at].count += 1
+            } else {
+                devices.append((reports[index].deviceID, 1))
+            }
         }
         for (device, count) in devices {
             if let wait = perDevice.acquire(devicePrefix + device, cost: count) { throw Self.tooMany(wait) }
