@@ -1,20 +1,28 @@
 import Foundation
 
-/// One device report, checked (``ReportBatch/reports(now:)``): every field within its bounds.
+/// One device report, checked (``ReportBatch/reports(now:appID:)``): every field within its bounds.
 struct DeviceReport: Sendable {
-    let eventID: String
+    /// What a failure report keeps besides its counts (`report_events`).
+    struct Failure: Sendable {
+        let eventID: String
+        let reason: String?
+    }
+
+    /// The event ID, as the idempotency sets remember it (the ID itself is kept only for a failure).
+    let eventKey: ReportEventKey
     let deviceID: String
     let collection: String
     let sequence: Int64
     let deploymentID: UUID
     let model: String
     let outcome: ReportOutcome
-    let reason: String?
+    /// Set for a failed outcome.
+    let failure: Failure?
     let at: Date
 }
 
 /// The body of `POST /v1/device/reports` as sent (read by ``ReportBatchReader``): at most
-/// ``maximumEvents`` events. Nothing of it is used before ``reports(now:)`` has checked every event.
+/// ``maximumEvents`` events. Nothing of it is used before ``reports(now:appID:)`` has checked every event.
 struct ReportBatch: Sendable {
     /// One event as sent: its strings' bytes, read by ``ReportBatch/Event/checked(now:)``.
     struct Event: Sendable {
@@ -40,16 +48,18 @@ struct ReportBatch: Sendable {
 
     let events: [Event]
 
-    /// The events, checked; the error names the first event (by index) and field that is not valid.
-    func reports(now: Date) throws(ReportFieldError) -> [DeviceReport] {
+    /// The events of app `appID`, checked; the error names the first event (by index) and field
+    /// that is not valid.
+    func reports(now: Date, appID: UUID) throws(ReportFieldError) -> [DeviceReport] {
         guard (1...Self.maximumEvents).contains(events.count) else {
             throw ReportFieldError("a report batch holds 1 to \(Self.maximumEvents) events")
         }
         var reports: [DeviceReport] = []
         reports.reserveCapacity(events.count)
+        var previous = ReportBatch.Event.Previous()
         for index in events.indices {
             do throws(ReportFieldError) {
-                reports.append(try events[index].checked(now: now))
+                reports.append(try events[index].checked(now: now, appID: appID, previous: &previous))
             } catch {
                 throw ReportFieldError("event \(index): \(error.reason)")
             }
@@ -65,9 +75,18 @@ struct ReportFieldError: Error {
 }
 
 extension ReportBatch.Event {
+    /// The previous event's strings: the events of a batch are usually one device's, for one
+    /// collection and a model or two, and a string equal to the one before is not made again.
+    struct Previous {
+        var deviceID: String?
+        var collection: String?
+        var model: String?
+    }
+
     /// The event checked, its fields read from their bytes: Strings are made only of what a report
-    /// keeps (the event and device IDs, the collection, the model, a reason).
-    func checked(now: Date) throws(ReportFieldError) -> DeviceReport {
+    /// keeps (the device ID, the collection, the model; a failure's event ID and reason), and only
+    /// when they differ from `previous`.
+    func checked(now: Date, appID: UUID, previous: inout Previous) throws(ReportFieldError) -> DeviceReport {
         guard (8...64).contains(id.count), id.allBytes(Self.isIDByte) else {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
@@ -92,8 +111,10 @@ extension ReportBatch.Event {
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
             throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
-        return DeviceReport(eventID: id.string, deviceID: deviceID.string, collection: collection.string, sequence: sequence,
-                            deploymentID: deploymentID, model: model.string, outcome: outcome, reason: reason?.string, at: date)
+        return DeviceReport(eventKey: id.withBytes { ReportEventKey(appID: appID, eventID: $0) }, deviceID: deviceID.string(reusing: &previous.deviceID),
+                            collection: collection.string(reusing: &previous.collection), sequence: sequence, deploymentID: deploymentID,
+                            model: model.string(reusing: &previous.model), outcome: outcome,
+                            failure: outcome == .failed ? DeviceReport.Failure(eventID: id.string, reason: reason?.string) : nil, at: date)
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {

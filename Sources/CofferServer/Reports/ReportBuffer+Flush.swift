@@ -67,8 +67,8 @@ extension ReportBuffer {
                 .columns("id", "app_id", "event_id", "deployment_id", "model", "device_id", "outcome", "reason", "sequence", "at", "received_at")
             for event in events[start..<min(start + 500, events.count)] {
                 let report = event.report
-                insert.values(SQLBind(ids.next()), SQLBind(event.appID), SQLBind(report.eventID), SQLBind(report.deploymentID),
-                              SQLBind(report.model), SQLBind(report.deviceID), SQLBind(report.outcome.rawValue), SQLBind(report.reason),
+                insert.values(SQLBind(ids.next()), SQLBind(event.appID), SQLBind(event.failure.eventID), SQLBind(report.deploymentID),
+                              SQLBind(report.model), SQLBind(report.deviceID), SQLBind(report.outcome.rawValue), SQLBind(event.failure.reason),
                               SQLBind(report.sequence), SQLBind(report.at), SQLBind(event.receivedAt))
             }
             try await insert.ignoringConflicts(with: ["app_id", "event_id"]).run()

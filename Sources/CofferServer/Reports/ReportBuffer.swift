@@ -44,10 +44,11 @@ final class ReportBuffer: Sendable {
         }
     }
 
-    /// An accepted event and who sent it.
+    /// An accepted failure and who sent it.
     struct Event: Sendable {
         let appID: UUID
         let report: DeviceReport
+        let failure: DeviceReport.Failure
         let receivedAt: Date
     }
 
@@ -88,7 +89,7 @@ final class ReportBuffer: Sendable {
     func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         // What the lock needs of each event, in arrays of plain values: reading them out of the
         // reports under the lock copied each report (five Strings retained and released).
-        let keys = reports.map { ReportEventKey(appID: appID, eventID: $0.eventID) }
+        let keys = reports.map(\.eventKey)
         let bits = reports.map(\.outcome.bit)
         let times = reports.map(\.at)
         let groups = DeviceGroup.grouping(reports, stage: stage)
@@ -108,8 +109,8 @@ final class ReportBuffer: Sendable {
                 guard state.seen.insert(key).inserted else { continue }
                 accepted[index] = true
                 count += 1
-                if bits[index] == ReportOutcome.failed.bit {
-                    state.pending.events.append(Event(appID: appID, report: reports[index], receivedAt: now))
+                if bits[index] == ReportOutcome.failed.bit, let failure = reports[index].failure {
+                    state.pending.events.append(Event(appID: appID, report: reports[index], failure: failure, receivedAt: now))
                 }
             }
             for group in groups {

@@ -51,7 +51,7 @@ struct ReportEndpoint: Sendable {
         }
         let now = Date()
         do {
-            let reports = try ReportBatch(events: ReportBatchReader.events(in: body)).reports(now: now)
+            let reports = try ReportBatch(events: ReportBatchReader.events(in: body)).reports(now: now, appID: appID)
             return Request(appID: appID, credential: credential, reports: reports, now: now)
         } catch {
             throw APIError.invalid(error.reason + " (the body is {\"events\": [...]}; docs/ROLLOUTS.md)")

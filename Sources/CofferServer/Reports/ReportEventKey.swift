@@ -12,13 +12,14 @@ struct ReportEventKey: Hashable, Sendable {
     private let high: UInt64
     private let low: UInt64
 
-    init(appID: UUID, eventID: String) {
+    /// The key of event `eventID` (its UTF-8 bytes) of app `appID`.
+    init(appID: UUID, eventID: UnsafeBufferPointer<UInt8>) {
         var first = Hasher(), second = Hasher()
         first.combine(UInt8(1))
         second.combine(UInt8(2))
         withUnsafeBytes(of: appID.uuid) { first.combine(bytes: $0); second.combine(bytes: $0) }
-        var eventID = eventID
-        eventID.withUTF8 { first.combine(bytes: UnsafeRawBufferPointer($0)); second.combine(bytes: UnsafeRawBufferPointer($0)) }
+        first.combine(bytes: UnsafeRawBufferPointer(eventID))
+        second.combine(bytes: UnsafeRawBufferPointer(eventID))
         high = UInt64(truncatingIfNeeded: first.finalize())
         low = UInt64(truncatingIfNeeded: second.finalize())
     }

@@ -16,6 +16,18 @@ struct ReportText: Sendable {
     /// The text.
     var string: String { String(decoding: storage[range], as: UTF8.self) }
 
+    /// The text, as `previous` when that is the same text (no String made), else made and kept
+    /// in `previous`.
+    func string(reusing previous: inout String?) -> String {
+        if var known = previous, known.utf8.count == range.count,
+           known.withUTF8({ $0.elementsEqual(storage[range]) }) {
+            return known
+        }
+        let made = string
+        previous = made
+        return made
+    }
+
     /// The text's bytes.
     var bytes: ArraySlice<UInt8> { storage[range] }
 
