@@ -70,8 +70,8 @@ final class ReportBuffer: Sendable {
 
     private struct State {
         var pending = Pending()
-        var seen: Set<ReportEventKey> = []
-        var seenBefore: Set<ReportEventKey> = []
+        var seen = ReportEventKeyTable(capacity: ReportBuffer.remembered)
+        var seenBefore = ReportEventKeyTable(capacity: ReportBuffer.remembered)
         var prunedAt = Date.distantPast
     }
 
@@ -94,6 +94,7 @@ final class ReportBuffer: Sendable {
         let times = reports.map(\.at)
         let groups = DeviceGroup.grouping(reports, stage: stage)
         var accepted = [Bool](repeating: false, count: reports.count)
+        var retired: ReportEventKeyTable?
         let answer: Int? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var count = 0
@@ -101,12 +102,13 @@ final class ReportBuffer: Sendable {
                 let key = keys[index]
                 guard !state.seenBefore.contains(key) else { continue }
                 if state.seen.count >= Self.remembered, !state.seen.contains(key) {
-                    // Keys are 16 bytes with nothing to release: dropping a generation is one free.
+                    // The oldest generation is freed after the lock (one free of 8 MiB).
+                    retired = state.seenBefore
                     state.seenBefore = state.seen
-                    state.seen = Set(minimumCapacity: Self.remembered)
+                    state.seen = ReportEventKeyTable(capacity: Self.remembered)
                 }
-                // One hash of the key: inserting says whether it was there.
-                guard state.seen.insert(key).inserted else { continue }
+                // One probe: inserting says whether it was there.
+                guard state.seen.insert(key) else { continue }
                 accepted[index] = true
                 count += 1
                 if bits[index] == ReportOutcome.failed.bit, let failure = reports[index].failure {
@@ -125,6 +127,7 @@ final class ReportBuffer: Sendable {
             }
             return count
         }
+        withExtendedLifetime(retired) {}
         return answer.map { ($0, reports.count - $0) }
     }
 
@@ -154,8 +157,11 @@ final class ReportBuffer: Sendable {
     /// Takes everything pending, leaving nothing.
     func take() -> Pending {
         state.withLockedValue { state in
-            defer { state.pending = Pending() }
-            return state.pending
+            let taken = state.pending
+            // Room for as many devices as the last interval had: growing from empty rehashed the
+            // table several times an interval, each time under the lock every request takes.
+            state.pending = Pending(devices: Dictionary(minimumCapacity: taken.devices.count))
+            return taken
         }
     }
 

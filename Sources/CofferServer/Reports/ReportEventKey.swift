@@ -1,14 +1,14 @@
 import Foundation
 
-/// An event ID of an app, as ``ReportBuffer`` remembers it: 128 bits of two keyed hashes of the
+/// An event ID of an app, as ``ReportBuffer`` remembers it: 127 bits of two keyed hashes of the
 /// app ID and the event ID (SipHash-1-3 under the process's random seed, told apart by a leading
-/// byte), so the idempotency sets hold 16-byte values with nothing to release, compare without
-/// following a pointer, and free a generation of a quarter of a million at once.
+/// byte), so the idempotency tables (``ReportEventKeyTable``) hold 16-byte values with nothing to release,
+/// compare without following a pointer, and free a generation of a quarter of a million at once.
 ///
-/// Two different event IDs share a key with a probability of about n² / 2¹²⁹ among n remembered
+/// Two different event IDs share a key with a probability of about n² / 2¹²⁸ among n remembered
 /// (≈ 10⁻²⁷ for the half million kept), and a client cannot aim at a collision: the seed is
 /// random per process and never leaves it. A collision would only answer one event as a duplicate.
-struct ReportEventKey: Hashable, Sendable {
+struct ReportEventKey: Equatable, Sendable {
     private let high: UInt64
     private let low: UInt64
 
@@ -20,10 +20,18 @@ struct ReportEventKey: Hashable, Sendable {
         withUnsafeBytes(of: appID.uuid) { first.combine(bytes: $0); second.combine(bytes: $0) }
         first.combine(bytes: UnsafeRawBufferPointer(eventID))
         second.combine(bytes: UnsafeRawBufferPointer(eventID))
-        high = UInt64(truncatingIfNeeded: first.finalize())
+        // The top bit set: no key is all zeros, which ``ReportEventKeyTable`` takes for an empty slot.
+        high = UInt64(truncatingIfNeeded: first.finalize()) | 1 << 63
         low = UInt64(truncatingIfNeeded: second.finalize())
     }
 
-    /// One word is enough for the set's buckets: both are already uniformly spread.
-    func hash(into hasher: inout Hasher) { hasher.combine(low) }
+    /// A key given as its words (tests place keys in chosen slots); `high` must not be zero.
+    init(high: UInt64, low: UInt64) {
+        precondition(high != 0)
+        self.high = high
+        self.low = low
+    }
+
+    /// The key's two words; the first is never zero.
+    var words: (UInt64, UInt64) { (high, low) }
 }

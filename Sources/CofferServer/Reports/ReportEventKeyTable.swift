@@ -1,0 +1,60 @@
+import Foundation
+
+/// The event keys one generation of ``ReportBuffer`` remembers: a fixed table of slots with linear
+/// probing, placed by the keys' own bits. The keys are already uniformly random (keyed hashes), so
+/// nothing is hashed again: a `Set` fed each key through SipHash once more on every lookup, two
+/// lookups an event, under the buffer's lock.
+///
+/// Only used under that lock (hence `@unchecked Sendable`). It holds at most ``capacity`` keys,
+/// in twice as many slots (16 bytes each; 8 MiB for a quarter of a million), allocated zeroed, so
+/// the pages cost nothing until used.
+final class ReportEventKeyTable: @unchecked Sendable {
+    /// The most keys it takes; ``insert(_:)`` refuses more.
+    let capacity: Int
+    /// Keys held.
+    private(set) var count = 0
+    private let mask: Int
+    private let slots: UnsafeMutablePointer<(UInt64, UInt64)>
+
+    init(capacity: Int) {
+        precondition(capacity > 0 && capacity <= 1 << 30)
+        var slotCount = 16
+        while slotCount < capacity * 2 { slotCount <<= 1 }
+        self.capacity = capacity
+        mask = slotCount - 1
+        // calloc: a table this size comes from fresh, zeroed pages (an empty slot is all zeros).
+        guard let memory = calloc(slotCount, MemoryLayout<(UInt64, UInt64)>.stride) else { fatalError("out of memory for the report key table") }
+        slots = memory.bindMemory(to: (UInt64, UInt64).self, capacity: slotCount)
+    }
+
+    deinit { free(slots) }
+
+    /// Whether `key` is held.
+    func contains(_ key: ReportEventKey) -> Bool {
+        let (high, low) = key.words
+        var index = Int(truncatingIfNeeded: low) & mask
+        while true {
+            let slot = slots[index]
+            if slot.0 == high && slot.1 == low { return true }
+            if slot.0 == 0 { return false }
+            index = (index + 1) & mask
+        }
+    }
+
+    /// Adds `key`; false when it was already held. Precondition: not full, or `key` held.
+    func insert(_ key: ReportEventKey) -> Bool {
+        let (high, low) = key.words
+        var index = Int(truncatingIfNeeded: low) & mask
+        while true {
+            let slot = slots[index]
+            if slot.0 == high && slot.1 == low { return false }
+            if slot.0 == 0 {
+                precondition(count < capacity, "the report key table is full")
+                slots[index] = (high, low)
+                count += 1
+                return true
+            }
+            index = (index + 1) & mask
+        }
+    }
+}

@@ -1,0 +1,99 @@
+@testable import CofferServer
+import Foundation
+import Testing
+
+/// The report buffer's memory of event IDs and its outcome sets, on their own: the slot table the
+/// idempotency rests on, retries across generations, and what a batch with duplicates adds.
+@Suite("Report buffer")
+struct ReportBufferTests {
+    static let appID = UUID()
+    static let deploymentID = UUID()
+
+    static func report(_ eventID: String, device: String = "device-1", model: String = "FlowerClassifier",
+                       outcome: ReportOutcome = .opened, at: Date = Date()) -> DeviceReport {
+        let key = Array(eventID.utf8).withUnsafeBufferPointer { ReportEventKey(appID: appID, eventID: $0) }
+        return DeviceReport(eventKey: key, deviceID: device, collection: "FlowerModels", sequence: 1, deploymentID: deploymentID,
+                            model: model, outcome: outcome, failure: outcome == .failed ? .init(eventID: eventID, reason: "oom") : nil, at: at)
+    }
+
+    @Test("keys that land on one slot are all kept and found, around the table's end too; a key held is not added twice")
+    func collidingKeys() {
+        let table = ReportEventKeyTable(capacity: 8) // 16 slots
+        // Every key's low word names the last slot: each probes past the end, to the start.
+        let keys = (1...8).map { ReportEventKey(high: UInt64($0), low: 15) }
+        for key in keys { #expect(table.insert(key)) }
+        #expect(table.count == 8)
+        for key in keys {
+            #expect(table.contains(key))
+            #expect(!table.insert(key))
+        }
+        #expect(table.count == 8)
+        #expect(!table.contains(ReportEventKey(high: 9, low: 15)))
+        #expect(!table.contains(ReportEventKey(high: 1, low: 14)))
+    }
+
+    @Test("keys differ by app and by event ID, and are the same for the same pair")
+    func keys() {
+        func key(_ app: UUID, _ id: String) -> ReportEventKey {
+            Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(appID: app, eventID: $0) }
+        }
+        let other = UUID()
+        #expect(key(Self.appID, "event-0001") == key(Self.appID, "event-0001"))
+        #expect(key(Self.appID, "event-0001") != key(Self.appID, "event-0002"))
+        #expect(key(Self.appID, "event-0001") != key(other, "event-0001"))
+        #expect(key(Self.appID, "event-0001").words.0 >> 63 == 1)
+    }
+
+    @Test("a retry is a duplicate while its generation or the next is remembered, and only the new events of a batch count")
+    func retriesAcrossGenerations() throws {
+        let buffer = ReportBuffer()
+        let first = (0..<20).map { Self.report("first-\($0)-event") }
+        #expect(buffer.add(first, appID: Self.appID, stage: { _ in 100 })! == (20, 0))
+        #expect(buffer.add(first, appID: Self.appID, stage: { _ in 100 })! == (0, 20))
+        // A batch half old, half new: only the new half is accepted.
+        let mixed = Array(first[10...]) + (0..<10).map { Self.report("mixed-\($0)-event") }
+        #expect(buffer.add(mixed, appID: Self.appID, stage: { _ in 100 })! == (10, 10))
+
+        // Fill one whole generation with other events: the first batch moves to the older one, still remembered.
+        var filler = 0
+        func fill(_ count: Int) {
+            var batch: [DeviceReport] = []
+            for _ in 0..<count {
+                batch.append(Self.report("fill-\(filler)-event"))
+                filler += 1
+                if batch.count == 100 {
+                    _ = buffer.add(batch, appID: Self.appID, stage: { _ in 100 })
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { _ = buffer.add(batch, appID: Self.appID, stage: { _ in 100 }) }
+        }
+        fill(ReportBuffer.remembered)
+        #expect(buffer.add(first, appID: Self.appID, stage: { _ in 100 })! == (0, 20))
+        // Two generations later it is forgotten, and counted again (the outcome sets make that harmless).
+        fill(2 * ReportBuffer.remembered)
+        #expect(buffer.add(first, appID: Self.appID, stage: { _ in 100 })! == (20, 0))
+    }
+
+    @Test("a batch's outcomes merge per device and model; a failure keeps its event ID and reason; duplicates add nothing")
+    func outcomeSets() throws {
+        let buffer = ReportBuffer()
+        let early = Date(timeIntervalSince1970: 1_800_000_000), late = early.addingTimeInterval(60)
+        let batch = [Self.report("a-event-1", outcome: .downloaded, at: early), Self.report("a-event-2", outcome: .opened, at: late),
+                     Self.report("a-event-3", model: "FlowerStylizer", outcome: .failed, at: early),
+                     Self.report("a-event-4", device: "device-2", outcome: .loaded, at: late)]
+        #expect(buffer.add(batch, appID: Self.appID, stage: { _ in 50 })! == (4, 0))
+        // A retry of the first event, now claiming another outcome, changes nothing.
+        #expect(buffer.add([Self.report("a-event-1", outcome: .failed, at: late)], appID: Self.appID, stage: { _ in 50 })! == (0, 1))
+        let pending = buffer.take()
+        #expect(pending.devices.count == 3)
+        let classifier = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-1")])
+        #expect(classifier.outcomes == ReportOutcome.downloaded.bit | ReportOutcome.opened.bit)
+        #expect(classifier.first == early && classifier.last == late && classifier.stage == 50)
+        let stylizer = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerStylizer", deviceID: "device-1")])
+        #expect(stylizer.outcomes == ReportOutcome.failed.bit)
+        #expect(pending.events.map(\.failure.eventID) == ["a-event-3"])
+        #expect(pending.events.map(\.failure.reason) == ["oom"])
+        #expect(buffer.pendingRows == 0)
+    }
+}
