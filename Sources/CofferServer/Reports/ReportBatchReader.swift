@@ -135,7 +135,7 @@ struct ReportBatchReader {
         let quote = index
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("a key must be a string") }
         let start = index
-        if scanPlain(), high(start..<index) < 0x80 {
+        if let high = scanPlain(), high < 0x80 {
             index += 1
             return Key(bytes: bytes[start..<index - 1])
         }
@@ -144,23 +144,32 @@ struct ReportBatchReader {
     }
 
     /// Moves to the first quote, backslash or control byte of a string's text (the opening quote
-    /// read); true when it is the closing quote, so the text between has no escape.
-    private mutating func scanPlain() -> Bool {
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 { index += 1 }
-        return index < bytes.count && bytes[index] == UInt8(ascii: "\"")
+    /// read). When it is the closing quote, so the text between has no escape, returns the text's
+    /// bytes ORed together (below 0x80 when they are all ASCII); else nil. One pass over the bytes
+    /// in place, without a bounds check per byte (every string of a batch goes through here).
+    private mutating func scanPlain() -> UInt8? {
+        let (end, high) = bytes.withUnsafeBufferPointer { all -> (Int, UInt8) in
+            var at = index, high: UInt8 = 0
+            while at < all.count {
+                let byte = all[at]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                high |= byte
+                at += 1
+            }
+            return (at, high)
+        }
+        index = end
+        return index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? high : nil
     }
-
-    /// The bytes of `range` ORed together: below 0x80 when they are all ASCII.
-    private func high(_ range: Range<Int>) -> UInt8 { bytes[range].reduce(0, |) }
 
     /// A JSON string, unescaped and checked as UTF-8.
     private mutating func text(_ what: @autoclosure () -> String) throws(ReportFieldError) -> ReportText {
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("\(what()) must be a string") }
         // The usual string has no escape: one scan to its end; ASCII (the usual text) needs no UTF-8 check.
         let start = index
-        if scanPlain() {
+        if let high = scanPlain() {
             defer { index += 1 }
-            if high(start..<index) < 0x80 { return ReportText(bytes, start..<index) }
+            if high < 0x80 { return ReportText(bytes, start..<index) }
             guard String(validating: bytes[start..<index], as: UTF8.self) != nil else { throw ReportFieldError("\(what()) is not UTF-8") }
             return ReportText(bytes, start..<index)
         }
