@@ -23,6 +23,10 @@ extension ReportBuffer {
                 try await database.writeTransaction { db in
                     guard let sql = db as? any SQLDatabase else { return }
                     if sql.dialect.name == "sqlite" {
+                        // For this connection: a multi-row upsert keeps a statement journal, which
+                        // SQLite spilled to a temporary file past 64 KiB; and a flush touches more
+                        // pages than the default 2 MiB cache holds, which it spilled to the database
+                        // file mid-transaction and read back.
                         try await sql.raw("PRAGMA temp_store = MEMORY").run()
                         try await sql.raw("PRAGMA cache_size = -32768").run()
                     }

@@ -30,30 +30,26 @@ final class ReportEventKeyTable: @unchecked Sendable {
     deinit { free(slots) }
 
     /// Whether `key` is held.
-    func contains(_ key: ReportEventKey) -> Bool {
-        let (high, low) = key.words
-        var index = Int(truncatingIfNeeded: low) & mask
-        while true {
-            let slot = slots[index]
-            if slot.0 == high && slot.1 == low { return true }
-            if slot.0 == 0 { return false }
-            index = (index + 1) & mask
-        }
-    }
+    func contains(_ key: ReportEventKey) -> Bool { slot(of: key).held }
 
     /// Adds `key`; false when it was already held. Precondition: not full, or `key` held.
     func insert(_ key: ReportEventKey) -> Bool {
+        let (index, held) = slot(of: key)
+        if held { return false }
+        precondition(count < capacity, "the report key table is full")
+        slots[index] = key.words
+        count += 1
+        return true
+    }
+
+    /// The slot holding `key`, or the empty one where it would go.
+    private func slot(of key: ReportEventKey) -> (index: Int, held: Bool) {
         let (high, low) = key.words
         var index = Int(truncatingIfNeeded: low) & mask
         while true {
             let slot = slots[index]
-            if slot.0 == high && slot.1 == low { return false }
-            if slot.0 == 0 {
-                precondition(count < capacity, "the report key table is full")
-                slots[index] = (high, low)
-                count += 1
-                return true
-            }
+            if slot.0 == high && slot.1 == low { return (index, true) }
+            if slot.0 == 0 { return (index, false) }
             index = (index + 1) & mask
         }
     }
