@@ -24,7 +24,7 @@ struct DeviceReport: Sendable {
 /// The body of `POST /v1/device/reports` as sent (read by ``ReportBatchReader``): at most
 /// ``maximumEvents`` events. Nothing of it is used before ``reports(now:appID:)`` has checked every event.
 struct ReportBatch: Sendable {
-    /// One event as sent: its strings' bytes, read by ``ReportBatch/Event/checked(now:)``.
+    /// One event as sent: its strings' bytes, read by ``ReportBatch/Event/checked(now:appID:previous:)``.
     struct Event: Sendable {
         let id: ReportText
         let deviceID: ReportText

@@ -15,7 +15,7 @@ struct ReportBatchReader {
 
     private init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The events as sent, before ``ReportBatch/Event/checked(now:)`` checks their fields.
+    /// The events as sent, before ``ReportBatch/Event/checked(now:appID:previous:)`` checks their fields.
     static func events(in body: [UInt8]) throws(ReportFieldError) -> [ReportBatch.Event] {
         var reader = ReportBatchReader(body)
         return try reader.batch()

@@ -1,8 +1,9 @@
 /// A string field of a report event as sent, checked as UTF-8 and not yet made a `String`: the
 /// bytes between its quotes in the body when it has no escape (the usual case: nothing copied), else
 /// its unescaped bytes. A batch has 180 string fields; only the ones a report keeps become Strings
-/// (``string``), the others (the time, the deployment ID, the SHA-256, the outcome) are read from
-/// the bytes.
+/// (``string``: the device ID, the collection and the model, once per batch when they repeat; a
+/// failure's event ID and reason), the others (the event ID's key, the time, the deployment ID, the
+/// SHA-256, the outcome) are read from the bytes.
 struct ReportText: Sendable {
     private let storage: [UInt8]
     private let range: Range<Int>
