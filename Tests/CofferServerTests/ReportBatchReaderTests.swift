@@ -103,6 +103,43 @@ struct ReportBatchReaderTests {
         #expect((try? ReportBatchReader.events(in: Array("{\"events\":[\(event.replacingOccurrences(of: "\"d\"", with: "\"\u{E9}\\u00e9\\ud83d\\ude00\""))]}".utf8)))?.first?.deviceID.string == "éé😀")
     }
 
+    @Test("the string scan (eight bytes at a time) stops at a quote, backslash or control byte at every offset, and tells ASCII from UTF-8 in every word")
+    func scanAtEveryOffset() throws {
+        let before = Array(#"{"events":[{"id":"a","deviceID":"#.utf8)
+        let after = Array(#","collection":"c","sequence":1,"deployment":"x","model":"m","sha256":"s","outcome":"o","at":"t"}]}"#.utf8)
+        func read(_ text: [UInt8]) throws(ReportFieldError) -> String {
+            try ReportBatchReader.events(in: before + [0x22] + text + [0x22] + after)[0].deviceID.string
+        }
+        let x = UInt8(ascii: "x"), backslash = UInt8(ascii: "\\"), quote = UInt8(ascii: "\"")
+        for length in 0..<40 {
+            let plain = [UInt8](repeating: x, count: length)
+            #expect(try read(plain) == String(repeating: "x", count: length))
+            for at in 0..<length {
+                // An escaped quote and an escaped backslash at `at`.
+                var escapedQuote = plain, escapedBackslash = plain, expectedQuote = plain, expectedBackslash = plain
+                escapedQuote.replaceSubrange(at..<at + 1, with: [backslash, quote])
+                expectedQuote[at] = quote
+                escapedBackslash.replaceSubrange(at..<at + 1, with: [backslash, backslash])
+                expectedBackslash[at] = backslash
+                #expect(try read(escapedQuote) == String(decoding: expectedQuote, as: UTF8.self))
+                #expect(try read(escapedBackslash) == String(decoding: expectedBackslash, as: UTF8.self))
+                // A raw control byte at `at` is refused, wherever it falls in a word.
+                for control: UInt8 in [0x00, 0x0A, 0x1F] {
+                    var raw = plain
+                    raw[at] = control
+                    #expect(throws: ReportFieldError.self, "length \(length) at \(at) byte \(control)") { try read(raw) }
+                }
+                // A two-byte UTF-8 character at `at` reads as itself; a lone continuation byte is refused.
+                var accented = plain
+                accented.replaceSubrange(at..<at + 1, with: [0xC3, 0xA9])
+                #expect(try read(accented) == String(decoding: accented, as: UTF8.self))
+                var lone = plain
+                lone[at] = 0xA9
+                #expect(throws: ReportFieldError.self, "length \(length) at \(at)") { try read(lone) }
+            }
+        }
+    }
+
     @Test("RFC 3339 times read as Foundation reads them; impossible dates are refused")
     func times() throws {
         var generator = TargetingTests.Generator(state: 0x3339)

@@ -47,7 +47,7 @@ extension UUID {
             var position = 0
             for index in 0..<16 {
                 if position == 8 || position == 13 || position == 18 || position == 23 { position += 1 }
-                guard let high = Hex.value(of: text[position]), let low = Hex.value(of: text[position + 1]) else { return false }
+                guard let high = Self.nibble(text[position]), let low = Self.nibble(text[position + 1]) else { return false }
                 out[index] = high << 4 | low
                 position += 2
             }
@@ -55,6 +55,17 @@ extension UUID {
         }
         guard parsed else { return nil }
         self.init(uuid: bytes)
+    }
+
+    /// One hex digit's value, either case (`Hex.value(of:)` inlined: it is in another module).
+    @inline(__always)
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: digit &- 0x30
+        case 0x61...0x66: digit &- 0x57
+        case 0x41...0x46: digit &- 0x37
+        default: nil
+        }
     }
 
     /// The UUID as 36 lowercase hex digits and dashes, written over bytes: `uuidString` formats

@@ -150,6 +150,16 @@ struct ReportBatchReader {
     private mutating func scanPlain() -> UInt8? {
         let (end, high) = bytes.withUnsafeBufferPointer { all -> (Int, UInt8) in
             var at = index, high: UInt8 = 0
+            // Eight bytes at a time while none of them is a quote, a backslash or a control byte
+            // (the usual string is 12 to 64 plain bytes), then byte by byte.
+            var word: UInt64 = 0
+            while at + 8 <= all.count {
+                let next = UnsafeRawPointer(all.baseAddress! + at).loadUnaligned(as: UInt64.self)
+                guard !Self.stopsScan(next) else { break }
+                word |= next
+                at += 8
+            }
+            for shift in stride(from: 0, to: 64, by: 8) { high |= UInt8(truncatingIfNeeded: word >> UInt64(shift)) }
             while at < all.count {
                 let byte = all[at]
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
@@ -160,6 +170,15 @@ struct ReportBatchReader {
         }
         index = end
         return index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? high : nil
+    }
+
+    /// Whether any of the eight bytes of `word` is a quote, a backslash or below 0x20 (the usual
+    /// bit tricks: a byte equal to b makes `x ^ b` zero, and `(x - 0x01…) & ~x & 0x80…` is nonzero
+    /// exactly when some byte of x is zero; `(x - 0x20…) & ~x & 0x80…` when some byte is below 0x20).
+    private static func stopsScan(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        return hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) || (word &- ones &* 0x20) & ~word & highs != 0
     }
 
     /// A JSON string, unescaped and checked as UTF-8.

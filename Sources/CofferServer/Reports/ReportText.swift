@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string field of a report event as sent, checked as UTF-8 and not yet made a `String`: the
 /// bytes between its quotes in the body when it has no escape (the usual case: nothing copied), else
 /// its unescaped bytes. A batch has 180 string fields; only the ones a report keeps become Strings
@@ -20,8 +22,9 @@ struct ReportText: Sendable {
     /// The text, as `previous` when that is the same text (no String made), else made and kept
     /// in `previous`.
     func string(reusing previous: inout String?) -> String {
-        if var known = previous, known.utf8.count == range.count,
-           known.withUTF8({ $0.elementsEqual(storage[range]) }) {
+        if var known = previous, known.utf8.count == range.count, known.withUTF8({ given in
+            storage.withUnsafeBufferPointer { all in given.isEmpty || memcmp(given.baseAddress!, all.baseAddress! + range.lowerBound, given.count) == 0 }
+        }) {
             return known
         }
         let made = string
