@@ -12,29 +12,9 @@ extension UUID {
             self = uuid
             return
         }
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let utf8 = text.utf8
-        guard utf8.count == 36 else { return nil }
-        var high: UInt8? = nil, index = 0
-        let parsed: Bool = withUnsafeMutableBytes(of: &bytes) { out in
-            for (position, byte) in utf8.enumerated() {
-                if position == 8 || position == 13 || position == 18 || position == 23 {
-                    guard byte == UInt8(ascii: "-") else { return false }
-                    continue
-                }
-                guard let nibble = Hex.value(of: byte) else { return false }
-                if let first = high {
-                    out[index] = first << 4 | nibble
-                    index += 1
-                    high = nil
-                } else {
-                    high = nibble
-                }
-            }
-            return true
-        }
-        guard parsed else { return nil }
-        self.init(uuid: bytes)
+        // Others (a Substring of a bridged string, say) are copied first.
+        guard let uuid = Array(text.utf8).withUnsafeBufferPointer({ UUID(hexBytes: $0) }) else { return nil }
+        self = uuid
     }
 
     /// `text`'s 36 bytes in the 8-4-4-4-12 form, either case; nil for anything else.
@@ -47,7 +27,7 @@ extension UUID {
             var position = 0
             for index in 0..<16 {
                 if position == 8 || position == 13 || position == 18 || position == 23 { position += 1 }
-                guard let high = Self.nibble(text[position]), let low = Self.nibble(text[position + 1]) else { return false }
+                guard let high = Hex.value(of: text[position]), let low = Hex.value(of: text[position + 1]) else { return false }
                 out[index] = high << 4 | low
                 position += 2
             }
@@ -55,17 +35,6 @@ extension UUID {
         }
         guard parsed else { return nil }
         self.init(uuid: bytes)
-    }
-
-    /// One hex digit's value, either case (`Hex.value(of:)` inlined: it is in another module).
-    @inline(__always)
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case 0x30...0x39: digit &- 0x30
-        case 0x61...0x66: digit &- 0x57
-        case 0x41...0x46: digit &- 0x37
-        default: nil
-        }
     }
 
     /// The UUID as 36 lowercase hex digits and dashes, written over bytes: `uuidString` formats

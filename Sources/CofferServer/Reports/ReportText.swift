@@ -23,7 +23,7 @@ struct ReportText: Sendable {
     /// in `previous`.
     func string(reusing previous: inout String?) -> String {
         if var known = previous, known.utf8.count == range.count, known.withUTF8({ given in
-            storage.withUnsafeBufferPointer { all in given.isEmpty || memcmp(given.baseAddress!, all.baseAddress! + range.lowerBound, given.count) == 0 }
+            withBytes { given.isEmpty || memcmp(given.baseAddress!, $0.baseAddress!, given.count) == 0 }
         }) {
             return known
         }
@@ -46,10 +46,5 @@ struct ReportText: Sendable {
     /// Whether every byte passes `test`.
     func allBytes(_ test: (UInt8) -> Bool) -> Bool {
         storage[range].allSatisfy(test)
-    }
-
-    /// Whether the text is exactly `word`.
-    func `is`(_ word: StaticString) -> Bool {
-        word.utf8CodeUnitCount == range.count && word.withUTF8Buffer { storage[range].elementsEqual($0) }
     }
 }
