@@ -2,9 +2,12 @@
 #
 # bench_binaries CONFIG   sets COFFER_BIN and COFFER_SERVER_BIN (absolute), building CONFIG unless both are set
 # bench_workdir NAME      makes $work in a tmpfs (else TMPDIR), cds into it; on exit kills "${pids[@]}" and removes it
-# free_port               prints a loopback port nothing listens on
+# free_port               prints a loopback port nothing listens on, below the kernel's ephemeral range (so no
+#                         outgoing connection or bind to port 0 takes it before the server does) and not
+#                         printed before in this run
 # bench_server PORT ARGS  starts coffer-server on PORT with a fresh data folder and a bootstrap token, waits
-#                         for /healthz, and logs in the CLI: sets $server and $token, exports COFFER_SERVER,
+#                         for /healthz (exits with the server's log if it never answers), and logs in the CLI:
+#                         sets $server and $token, exports COFFER_SERVER,
 #                         COFFER_TOKEN and COFFER_CONFIG_DIR; coffer() runs the CLI.
 # bench_nginx TEMP BLOCK  starts nginx (2 workers, no access log, temporary files in TEMP) with BLOCK inside
 #                         http {}; adds its pid to pids
@@ -54,7 +57,33 @@ bench_workdir() {
   cd "$work"
 }
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() {
+  python3 - "$work/.ports" <<'PY'
+import random, socket, sys
+used_file = sys.argv[1]
+try:
+    used = set(open(used_file).read().split())
+except FileNotFoundError:
+    used = set()
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    port = random.randrange(10000, max(low, 10001))
+    if str(port) in used:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    with open(used_file, "a") as f:
+        f.write(f"{port}\n")
+    print(port)
+    sys.exit(0)
+sys.exit("bench: no free loopback port below the ephemeral range")
+PY
+}
 
 coffer() { "$COFFER_BIN" "$@"; }
 
@@ -64,8 +93,18 @@ bench_server() {
   token="cft_bench_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   COFFER_BOOTSTRAP_TOKEN=$token COFFER_DATA_DIR="$work/data" COFFER_BLOB_COLLECT_MINUTES=0 \
     "$COFFER_SERVER_BIN" serve --hostname 127.0.0.1 --port "$port" "$@" > server.log 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if ! curl -fs "http://127.0.0.1:$port/healthz" >/dev/null; then
+    echo "bench: the server did not start on port $port:" >&2
+    tail -n 20 server.log >&2
+    exit 1
+  fi
   server="http://127.0.0.1:$port"
   export COFFER_SERVER="$server" COFFER_TOKEN="$token" COFFER_CONFIG_DIR="$work/cli"
 }
