@@ -14,9 +14,11 @@
 # downloaded, opened, loaded, then opened 7 more times), with the deployment ID, sequence and
 # SHA-256s read from the signed manifest. Load: wrk -t2 -c256 on each port, every request with event IDs and a
 # device ID of its own (bench/reports_events.lua), so nothing is a duplicate and no device's budget
-# is reached; the script fails if fewer than 99 % of the answers are 200. Peer: nginx from the
+# is reached; the script fails if fewer than 99 % of the answers are 200 (counted by wrk as answers
+# below 400: the server answers a batch with 200 or an error). Peer: nginx from the
 # distribution, 2 workers, `return 200 '{"accepted":20,"duplicates":0}'` for the same POSTs (the
-# same Lua script, so wrk's own cost is the same on both sides). After each Coffer run the script
+# same Lua script; it is kept lean, since whatever it costs per request caps the faster of the two: with
+# a response() hook it held nginx at a third of its rate). After each Coffer run the script
 # waits until the deployment's status counts every device that got a 200 (the reports are written
 # every COFFER_REPORT_FLUSH_SECONDS; a 200 only means they are in memory) and prints how long that
 # took; more than 60 s is a failure.
@@ -162,7 +164,7 @@ run_wrk() {
     echo "bench: errors while loading $url:" >&2; cat "wrk-$label.txt" >&2; exit 1
   fi
   local ok total
-  read -r ok total < <(grep -o 'answers: [0-9]* 200 of [0-9]*' "wrk-$label.txt" | awk '{print $2, $5}')
+  read -r ok total < <(grep -o 'answers: [0-9]* below 400 of [0-9]*' "wrk-$label.txt" | awk '{print $2, $6}')
   if [ -z "$total" ] || [ "$total" = 0 ] || [ $((ok * 100)) -lt $((total * 99)) ]; then
     echo "bench: only ${ok:-0} of ${total:-0} answers from $url were 200 (at least 99 % must be):" >&2; cat "wrk-$label.txt" >&2; exit 1
   fi
@@ -172,7 +174,7 @@ text = open(sys.argv[1]).read()
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)\b", text).groups()
 p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-ok, total = re.search(r"answers: (\d+) 200 of (\d+)", text).groups()
+ok, total = re.search(r"answers: (\d+) below 400 of (\d+)", text).groups()
 print(f"{rps:.0f} {p99:.2f} {ok} {total}")
 PY
 }
