@@ -202,6 +202,25 @@ struct ServerOperatorTests {
         #expect(second.stdout.contains("master key from \(run.data)/master.key"), "\(second.stdout)")
     }
 
+    @Test("check: a missing data folder is tried by making one beside it (and removing it); a file system that refuses is a problem")
+    func checkFolderProbe() async throws {
+        guard Self.binaryExists() else { return }
+        // A writable parent: OK, and the parent is left as it was.
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let fine = try await Self.check(data: parent + "/data")
+        #expect(fine.status == 0, "\(fine.stderr)")
+        #expect(fine.stdout.hasPrefix("OK: "), "\(fine.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent).isEmpty, "check left something in \(parent)")
+
+        // procfs takes no new folders, though access() says root may write there.
+        let refused = try await Self.check(data: "/proc/coffer-check-\(UUID().uuidString)/data")
+        #expect(refused.status == 78, "\(refused.stdout) \(refused.stderr)")
+        let lines = refused.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("cannot be created") && lines[0].contains("/proc"), "\(refused.stderr)")
+    }
+
     @Test("check: one line per problem, exit 78, and no secret in what it prints")
     func checkProblems() async throws {
         guard Self.binaryExists() else { return }

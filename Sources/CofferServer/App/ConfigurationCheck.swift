@@ -53,10 +53,10 @@ public struct ConfigurationCheck: Sendable {
             while !FileManager.default.fileExists(atPath: parent), parent != "/" {
                 parent = URL(fileURLWithPath: parent).deletingLastPathComponent().path
             }
-            if access(parent, W_OK | X_OK) == 0 {
-                facts.append("\(what) \(path) will be created on first start")
+            if let failure = Self.folderCreationFailure(in: parent) {
+                problems.append("\(what) \(path) does not exist and cannot be created: \(parent) \(failure)")
             } else {
-                problems.append("\(what) \(path) does not exist and cannot be created: \(parent) is not writable")
+                facts.append("\(what) \(path) will be created on first start")
             }
             return
         }
@@ -68,6 +68,19 @@ public struct ConfigurationCheck: Sendable {
             problems.append("\(what) \(path) can be opened by other users (mode \(String(mode, radix: 8))): chmod 700 \(path)")
         }
         facts.append("\(what) \(path) is writable")
+    }
+
+    /// Why a folder cannot be made in `parent`, or nil when it can: a folder is made there and removed.
+    /// `access()` alone is not enough: for root it says yes to file systems that refuse new entries
+    /// (`/proc`, `/sys`).
+    private static func folderCreationFailure(in parent: String) -> String? {
+        guard access(parent, W_OK | X_OK) == 0 else { return "is not writable" }
+        var template = Array((parent == "/" ? "" : parent).utf8CString.dropLast()) + Array("/.coffer-check-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            return "refuses new folders (\(String(cString: strerror(errno))))"
+        }
+        rmdir(made)
+        return nil
     }
 
     /// A file holding a secret, if it exists: readable by the server, by nobody else.
