@@ -4,7 +4,7 @@
 # bench_workdir NAME      makes $work in a tmpfs (else TMPDIR), cds into it; on exit kills "${pids[@]}" and removes it
 # free_port               prints a loopback port nothing listens on, below the kernel's ephemeral range (so no
 #                         outgoing connection or bind to port 0 takes it before the server does) and not
-#                         printed before in this run
+#                         printed before in this run (tools/free_port.py)
 # bench_server PORT ARGS  starts coffer-server on PORT with a fresh data folder and a bootstrap token, waits
 #                         for /healthz (exits with the server's log if it never answers), and logs in the CLI:
 #                         sets $server and $token, exports COFFER_SERVER,
@@ -57,33 +57,9 @@ bench_workdir() {
   cd "$work"
 }
 
-free_port() {
-  python3 - "$work/.ports" <<'PY'
-import random, socket, sys
-used_file = sys.argv[1]
-try:
-    used = set(open(used_file).read().split())
-except FileNotFoundError:
-    used = set()
-low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-for _ in range(1000):
-    port = random.randrange(10000, max(low, 10001))
-    if str(port) in used:
-        continue
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    with open(used_file, "a") as f:
-        f.write(f"{port}\n")
-    print(port)
-    sys.exit(0)
-sys.exit("bench: no free loopback port below the ephemeral range")
-PY
-}
+# The repository's root, made absolute while sourcing (the scripts cd into $work afterwards).
+bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+free_port() { python3 "$bench_root/tools/free_port.py" "$work/.ports"; }
 
 coffer() { "$COFFER_BIN" "$@"; }
 

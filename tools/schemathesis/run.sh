@@ -31,7 +31,7 @@ fi
 version=$("$venv/bin/schemathesis" --version | awk '{print $NF}')
 
 data=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 tools/free_port.py)
 COFFER_SCHEMATHESIS_TOKEN=$(python3 -c 'import secrets; print("cft_" + secrets.token_urlsafe(32))')
 export COFFER_SCHEMATHESIS_TOKEN
 server_pid=
