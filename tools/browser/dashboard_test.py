@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,9 +47,10 @@ def check(condition, what):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port below the kernel's ephemeral range (tools/free_port.py): a port found by
+    binding to 0 can be taken by an outgoing connection before the server binds it."""
+    picker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "free_port.py")
+    return int(subprocess.check_output([sys.executable, picker], text=True))
 
 
 class Run:
