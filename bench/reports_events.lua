@@ -33,7 +33,7 @@ function init(args)
   counter = 0
   -- parts: the request's head, then the template's pieces with a slot for the prefix after each one
   -- but the last; slots holds the slots' indexes.
-  parts, slots = {}, {}
+  parts, slots = {""}, {}
   local from = 1
   while true do
     local at = string.find(template, "@R", from, true)
@@ -44,23 +44,20 @@ function init(args)
     from = at + 2
   end
   table.insert(parts, string.sub(template, from))
-  local example = fill(string.rep("x", 22))
-  local request = wrk.format("POST", nil, nil, example)
-  table.insert(parts, 1, string.sub(request, 1, #request - #example))
-  for i = 1, #slots do slots[i] = slots[i] + 1 end
+  local body = fill(string.rep("x", 22))
+  local request = wrk.format("POST", nil, nil, body)
+  parts[1] = string.sub(request, 1, #request - #body)
 end
 
--- The body with PREFIX in every slot (before the head is put in front).
+-- The request (head and body) with PREFIX in every slot.
 function fill(prefix)
-  for _, slot in ipairs(slots) do parts[slot] = prefix end
+  for i = 1, #slots do parts[slots[i]] = prefix end
   return table.concat(parts)
 end
 
 function request()
   counter = counter + 1
-  local prefix = string.format("%s-t%02d-%010d", label, tid, counter)
-  for i = 1, #slots do parts[slots[i]] = prefix end
-  return table.concat(parts)
+  return fill(string.format("%s-t%02d-%010d", label, tid, counter))
 end
 
 function done(summary, latency, requests)

@@ -5,8 +5,7 @@
 
 The port is below the kernel's ephemeral range (net.ipv4.ip_local_port_range), so no outgoing
 connection and no bind to port 0 takes it between this pick and the server's bind (a port found by
-binding to 0 is in that range, and was once taken by the benchmark server's own database
-connection). With USED_FILE, a port listed there is never printed, and the printed one is added:
+binding to 0 is in that range: CI's benchmark smoke run once failed on "Address already in use"). With USED_FILE, a port listed there is never printed, and the printed one is added:
 a script picking several ports gets different ones.
 """
 import random
