@@ -124,25 +124,62 @@ final class AdminServer: @unchecked Sendable {
         return status.get()
     }
 
-    /// A loopback port nothing listens on right now: bind port 0, read it back, close.
+    /// A loopback port nothing listens on right now, below the kernel's ephemeral range and never
+    /// handed out twice in this process. A port found by binding to 0 lies in that range, where the
+    /// in-process servers of other suites (which bind 0) and every outgoing connection draw theirs:
+    /// CI once saw a stopped server's port taken by another suite's server, so a test that expected
+    /// "connection refused" got that server's 401 instead. Below the range only this picker hands
+    /// ports out (tools/free_port.py does the same for the scripts).
     static func freePort() throws -> Int {
+        try PortPicker.shared.next()
+    }
+}
+
+/// Loopback ports for servers the tests start as processes, each handed out once (see
+/// ``AdminServer/freePort()``).
+final class PortPicker: @unchecked Sendable {
+    static let shared = PortPicker()
+
+    private let lock = NSLock()
+    private var handedOut: Set<Int> = []
+    private let range: Range<Int>
+    private var generator = SystemRandomNumberGenerator()
+
+    private init() {
+        // The kernel's ephemeral range starts at 32768 unless configured otherwise (Darwin: 49152).
+        var low = 32768
+        if let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
+           let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first, let value = Int(first) {
+            low = value
+        }
+        range = 10000..<max(low, 10001)
+    }
+
+    /// A port in the range that this process never handed out and that nothing is bound to now.
+    func next() throws -> Int {
+        try lock.withLock {
+            for _ in 0..<1000 {
+                let port = Int.random(in: range, using: &generator)
+                guard !handedOut.contains(port), Self.canBind(port) else { continue }
+                handedOut.insert(port)
+                return port
+            }
+            throw POSIXError(.EADDRINUSE)
+        }
+    }
+
+    /// Whether 127.0.0.1:`port` can be bound right now (the probe is closed again).
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw POSIXError(.EIO) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        } == 0
     }
 }
 
