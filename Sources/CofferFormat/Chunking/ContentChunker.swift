@@ -40,18 +40,12 @@ public enum ContentChunker {
 
     /// The chunk lengths of `source` cut with `gear` (``gear(inputKeyMaterial:)``), in order, with a boundary at each of `segmentStarts` too
     /// (for a packed folder: the start of every entry). An empty source is one empty chunk.
-    /// `found` hears each chunk (index, offset, length) as soon as it is cut.
     ///
-    /// Reads the source once, in order, through a buffer of a few MiB.
-    static func lengths(
-        of source: some PlaintextSource, segmentStarts: [UInt64] = [], gear: [UInt64],
-        found: (_ index: Int, _ offset: UInt64, _ length: UInt32) -> Void = { _, _, _ in }
-    ) throws -> [UInt32] {
+    /// Reads the source once, in order, through a buffer of a few MiB, on the calling thread
+    /// (``lengths(of:segmentStarts:gear:threads:minimumStretch:)`` gives the same cut on several).
+    static func lengths(of source: some PlaintextSource, segmentStarts: [UInt64] = [], gear: [UInt64]) throws -> [UInt32] {
         let total = source.length
-        guard total > 0 else {
-            found(0, 0, 0)
-            return [0]
-        }
+        guard total > 0 else { return [0] }
         var starts = segmentStarts.filter { $0 > 0 && $0 < total }
         starts.sort()
         var window = Window(source: source)
@@ -63,7 +57,6 @@ public enum ContentChunker {
             var start = segmentStart
             while start < end {
                 let length = try cut(from: start, before: end, in: &window, gear: gear)
-                found(lengths.count, start, UInt32(length))
                 lengths.append(UInt32(length))
                 start += UInt64(length)
             }

@@ -9,6 +9,9 @@ public struct ChunkID: Hashable, Sendable, CustomStringConvertible {
 
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
+    /// Thirty-two zero bytes: a placeholder in a header still being sealed, never written.
+    static let zero = ChunkID([UInt8](repeating: 0, count: length))
+
     /// Reads an ID from exactly ``length`` bytes.
     public init<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         precondition(bytes.count == Self.length, "a chunk ID is 32 bytes")

@@ -15,7 +15,7 @@ extension SealedModel {
         options: Options = Options(),
         progress: Progress? = nil
     ) throws -> ContainerHeader {
-        let (header, keys) = try makeHeader(kind: kind, name: name, source: source, key: key, options: options)
+        let (header, keys) = try draftHeader(kind: kind, name: name, source: source, key: key, options: options)
         return try write(source, as: header, keys: keys, to: sink, workers: options.workers, progress: progress)
     }
 
@@ -24,14 +24,14 @@ extension SealedModel {
         _ bytes: [UInt8], name: String, using key: KeyMaterial, options: Options = Options()
     ) throws -> [UInt8] {
         let source = BytesSource(bytes)
-        let (header, keys) = try makeHeader(kind: .file, name: name, source: source, key: key, options: options)
+        let (header, keys) = try draftHeader(kind: .file, name: name, source: source, key: key, options: options)
         let sink = MemorySink(length: Int(header.sealedLength))
         try write(source, as: header, keys: keys, to: sink, workers: options.workers, progress: nil)
         return sink.bytes
     }
 
-    /// Writes the header, then every chunk sealed in parallel at its final offset; returns the
-    /// header written.
+    /// Writes the header, then every chunk sealed in parallel at its final offset (version 2: the
+    /// chunks first, then the header they complete); returns the header written.
     @discardableResult
     private static func write(
         _ source: some PlaintextSource, as header: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
@@ -56,23 +56,28 @@ extension SealedModel {
         return header
     }
 
-    /// Version 2: seals every chunk in parallel at its final offset under the ID its table entry
-    /// gives (computed when the header was made), then writes the header.
+    /// Version 2: every chunk in parallel, each read once, its ID computed and the chunk sealed
+    /// under it at its final offset (the draft's lengths fix every offset); then the header,
+    /// completed with the IDs, at offset 0.
     private static func writeDeterministic(
-        _ source: some PlaintextSource, as header: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
+        _ source: some PlaintextSource, as draft: ContainerHeader, keys: FileKeys, to sink: some RandomAccessSink,
         workers: Int, progress: Progress?
     ) throws -> ContainerHeader {
-        let layout = header.layout
-        let entries = header.chunkTable?.entries ?? []
-        try ChunkWorkers.forEach(chunkCount: layout.chunkCount, workers: workers, bufferSize: max(1, header.largestChunkLength)) {
+        let layout = draft.layout
+        let ids = Slots(count: Int(layout.chunkCount), initial: ChunkID.zero)
+        try ChunkWorkers.forEach(chunkCount: layout.chunkCount, workers: workers, bufferSize: max(1, draft.largestChunkLength)) {
             buffer, index in
             let range = layout.plaintextRange(ofChunk: index)
-            let plaintext = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(range.count)])
-            try source.read(into: plaintext, at: range.lowerBound)
-            let sealed = try ChunkCipher.seal(UnsafeRawBufferPointer(plaintext), id: entries[Int(index)].id, using: keys.payloadKey)
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(range.count)])
+            try source.read(into: chunk, at: range.lowerBound)
+            let plaintext = UnsafeRawBufferPointer(chunk)
+            let id = keys.chunkID(of: plaintext)
+            let sealed = try ChunkCipher.seal(plaintext, id: id, using: keys.payloadKey)
             try sealed.withUnsafeBytes { try sink.write($0, at: layout.sealedOffset(ofChunk: index)) }
+            ids.store(id, at: Int(index))
             progress?(UInt64(range.count))
         }
+        let header = completed(draft, ids: ids.take(), keys: keys)
         try header.encoded().withUnsafeBytes { try sink.write($0, at: 0) }
         return header
     }

@@ -33,10 +33,12 @@ public enum SealedModel {
     /// Called from worker threads with the number of plaintext bytes just processed.
     public typealias Progress = @Sendable (UInt64) -> Void
 
-    /// Makes the header for sealing `source` as `kind` named `name` with `key`. For version 2 the
-    /// plaintext is cut and each chunk's ID computed first (one read of the source, the hashing on
-    /// other threads), so the header with its chunk table is complete before any chunk is sealed.
-    static func makeHeader(
+    /// Drafts the header for sealing `source` as `kind` named `name` with `key`: complete for
+    /// version 1. For version 2 the plaintext is cut first (on up to `options.workers` threads), so
+    /// the draft has every length, offset and the header's own length, but its chunk table holds a
+    /// zero ID for every chunk and its MAC is zero: sealing computes each ID as it seals the chunk,
+    /// then completes the header (``completed(_:ids:keys:)``) and writes it last.
+    static func draftHeader(
         kind: ContainerHeader.PayloadKind, name: String, source: some PlaintextSource, key: KeyMaterial, options: Options
     ) throws -> (ContainerHeader, FileKeys) {
         let length = source.length
@@ -65,10 +67,22 @@ public enum SealedModel {
             plaintextLength: length, salt: randomBytes(ContainerHeader.saltLength), originalName: safeName)
         let keys = try FileKeys(for: header, using: key)
         if v2 {
-            header.chunkTable = try identifyChunks(of: source, keys: keys, workers: options.workers)
+            let lengths = try ContentChunker.lengths(
+                of: source, segmentStarts: source.segmentStarts, gear: keys.chunkGear, threads: options.workers)
+            header.chunkTable = ChunkTable(entries: lengths.map { ChunkTable.Entry(id: ChunkID.zero, length: $0) })
+        } else {
+            header.mac = keys.mac(of: header)
         }
-        header.mac = keys.mac(of: header)
         return (header, keys)
+    }
+
+    /// A version 2 draft with the chunk IDs found while sealing, and its MAC.
+    static func completed(_ draft: ContainerHeader, ids: [ChunkID], keys: FileKeys) -> ContainerHeader {
+        var header = draft
+        let lengths = draft.chunkTable?.entries.map(\.length) ?? []
+        header.chunkTable = ChunkTable(entries: zip(ids, lengths).map { ChunkTable.Entry(id: $0, length: $1) })
+        header.mac = keys.mac(of: header)
+        return header
     }
 
     /// `count` bytes from the system's secure random number generator (salts, IVs).

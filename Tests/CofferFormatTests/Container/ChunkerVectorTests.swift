@@ -68,7 +68,7 @@ struct ChunkerVectorTests {
                                key: SymmetricKey(data: try #require(vector.key.hexBytes)))
         let gear = ContentChunker.gear(inputKeyMaterial: key.key)
         #expect(try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts, gear: gear) == vector.chunkLengths, "\(name)")
-        let (header, _) = try SealedModel.makeHeader(
+        let (header, _) = try SealedModel.draftHeader(
             kind: vector.payloadKind == 2 ? .directory : .file, name: "v", source: source, key: .modelKey(key), options: .init())
         let sink = MemorySink(length: Int(header.sealedLength))
         let sealed = try SealedModel.seal(source, kind: header.payloadKind, name: "v", using: .modelKey(key), to: sink)

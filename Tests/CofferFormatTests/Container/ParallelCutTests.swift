@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import CofferFormat
+
+/// The cut on several threads must be the one-thread cut, byte for byte: delta updates share
+/// chunks only between versions cut alike, and the Python reference cuts on one thread.
+@Suite("Version 2: the plaintext cut on several threads")
+struct ParallelCutTests {
+    static let gear = DeterministicSealingTests.gear
+
+    /// A source with forced chunk starts (a packed folder's entries).
+    struct Segmented: PlaintextSource {
+        let bytes: BytesSource
+        let segmentStarts: [UInt64]
+        var length: UInt64 { bytes.length }
+        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws { try bytes.read(into: buffer, at: offset) }
+    }
+
+    static func expectSameCut(_ source: some PlaintextSource, threads: [Int] = [2, 3, 5], stretch: UInt64 = 1 << 20,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let one = try ContentChunker.lengths(of: source, segmentStarts: source.segmentStarts, gear: gear)
+        #expect(one.reduce(UInt64(0)) { $0 + UInt64($1) } == source.length, sourceLocation: sourceLocation)
+        for count in threads {
+            let several = try ContentChunker.lengths(
+                of: source, segmentStarts: source.segmentStarts, gear: gear, threads: count, minimumStretch: stretch)
+            #expect(several == one, "\(count) threads cut \(several.count) chunks, one thread \(one.count)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("random bytes: every thread count cuts as one thread")
+    func randomBytes() throws {
+        let plaintext = DeterministicSealingTests.noise(12 << 20, seed: 21)
+        try Self.expectSameCut(BytesSource(plaintext))
+        // Stretches of one chunk's length or less: the threads' cuts rarely meet in time.
+        try Self.expectSameCut(BytesSource(plaintext), threads: [8], stretch: 1)
+    }
+
+    @Test("zeros, where every chunk is the maximum and the threads' cuts never meet, still cut as one thread")
+    func cutsThatNeverMeet() throws {
+        var plaintext = [UInt8](repeating: 0, count: 9 << 20)
+        plaintext += DeterministicSealingTests.noise(3 << 20 + 12_345, seed: 22)
+        let one = try ContentChunker.lengths(of: BytesSource(plaintext), gear: Self.gear)
+        #expect(one.prefix(9).allSatisfy { Int($0) == ContentChunker.maximumLength })
+        try Self.expectSameCut(BytesSource(plaintext))
+    }
+
+    @Test("forced starts at, just before and just after the stretches' ends are kept")
+    func forcedStarts() throws {
+        let plaintext = DeterministicSealingTests.noise(12 << 20, seed: 23)
+        let length = UInt64(plaintext.count)
+        var starts: [UInt64] = [14, 70_000, 5 << 20 + 1]
+        for threads in [2, 3, 5] {
+            let stretch = length / UInt64(threads)
+            for index in 1..<UInt64(threads) { starts += [index * stretch - 1, index * stretch, index * stretch + 1, index * stretch + 40_000] }
+        }
+        try Self.expectSameCut(Segmented(bytes: BytesSource(plaintext), segmentStarts: starts))
+        // Unsorted, repeated and out-of-range starts are read as the one-thread cut reads them.
+        try Self.expectSameCut(Segmented(bytes: BytesSource(plaintext), segmentStarts: [0, length, length + 9, 3 << 20, 3 << 20, 1 << 20]))
+    }
+
+    @Test("a source below two stretches is cut on one thread; an empty one is one empty chunk")
+    func small() throws {
+        try Self.expectSameCut(BytesSource(DeterministicSealingTests.noise(300_000, seed: 24)), stretch: 1 << 20)
+        #expect(try ContentChunker.lengths(of: BytesSource([]), gear: Self.gear, threads: 4, minimumStretch: 1) == [0])
+    }
+}
