@@ -28,7 +28,8 @@ extension ContentChunker {
         let failure = FirstFailure()
         DispatchQueue.concurrentPerform(iterations: count) { index in
             do {
-                chains.store(try chain(of: source, from: splits[index], until: splits[index + 1], segments: segments, gear: gear), at: index)
+                chains.store(try chain(of: source, from: splits[index], until: splits[index + 1], segments: segments, gear: gear,
+                                       stopping: failure), at: index)
             } catch {
                 failure.record(error)
             }
@@ -48,6 +49,7 @@ extension ContentChunker {
                     next = chain.next
                     break
                 }
+                try Cancellation.check()
                 starts.append(next)
                 next += UInt64(try cut(from: next, before: segments.end(after: next), in: &window, gear: gear))
             }
@@ -61,9 +63,11 @@ extension ContentChunker {
         return lengths
     }
 
-    /// Cuts from `start` (taken as a chunk's start) until a chunk starts at or after `stop`.
+    /// Cuts from `start` (taken as a chunk's start) until a chunk starts at or after `stop`; gives
+    /// up early when another thread failed (`failure`) or a stop was requested.
     private static func chain(
-        of source: some PlaintextSource, from start: UInt64, until stop: UInt64, segments: Segments, gear: [UInt64]
+        of source: some PlaintextSource, from start: UInt64, until stop: UInt64, segments: Segments, gear: [UInt64],
+        stopping failure: FirstFailure
     ) throws -> Chain {
         var window = Window(source: source)
         defer { window.release() }
@@ -71,6 +75,8 @@ extension ContentChunker {
         starts.reserveCapacity(Int(min((stop - start) / UInt64(averageLength) * 2 + 16, 1 << 20)))
         var position = start
         while position < stop {
+            try Cancellation.check()
+            if failure.isSet { break }
             starts.append(position)
             position += UInt64(try cut(from: position, before: segments.end(after: position), in: &window, gear: gear))
         }

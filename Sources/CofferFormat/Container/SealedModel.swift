@@ -80,6 +80,7 @@ public enum SealedModel {
     static func completed(_ draft: ContainerHeader, ids: [ChunkID], keys: FileKeys) -> ContainerHeader {
         var header = draft
         let lengths = draft.chunkTable?.entries.map(\.length) ?? []
+        precondition(ids.count == lengths.count, "a chunk ID for every chunk of the draft")
         header.chunkTable = ChunkTable(entries: zip(ids, lengths).map { ChunkTable.Entry(id: $0, length: $1) })
         header.mac = keys.mac(of: header)
         return header

@@ -58,6 +58,30 @@ struct ParallelCutTests {
         try Self.expectSameCut(Segmented(bytes: BytesSource(plaintext), segmentStarts: [0, length, length + 9, 3 << 20, 3 << 20, 1 << 20]))
     }
 
+    @Test("a container sealed on two threads (the cut split in two) equals one sealed on one thread, but for salt and MAC")
+    func sealedOnSeveralThreads() throws {
+        // Two 16 MiB stretches at least, the default, so sealing itself takes the parallel cut.
+        var generator = SystemRandomNumberGenerator()
+        var plaintext = (0..<(36 << 20) / 8).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
+        // Zeros across the middle, where the two threads' cuts cannot meet until the noise resumes.
+        plaintext.replaceSubrange((17 << 20)..<(21 << 20), with: [UInt8](repeating: 0, count: 4 << 20))
+        var one = SealedModel.Options()
+        one.workers = 1
+        var two = SealedModel.Options()
+        two.workers = 2
+        let key = DeterministicSealingTests.key
+        let sealedOne = try SealedModel.seal(plaintext, name: "model.bin", using: key, options: one)
+        let sealedTwo = try SealedModel.seal(plaintext, name: "model.bin", using: key, options: two)
+        let headerOne = try DeterministicSealingTests.header(sealedOne)
+        let headerTwo = try DeterministicSealingTests.header(sealedTwo)
+        let table = try #require(headerTwo.chunkTable)
+        #expect(table == headerOne.chunkTable)
+        #expect(table.entries.map(\.length) == (try ContentChunker.lengths(of: BytesSource(plaintext), gear: Self.gear)))
+        #expect(!table.entries.contains { $0.id == ChunkID.zero })
+        #expect(sealedTwo.dropFirst(headerTwo.encodedLength) == sealedOne.dropFirst(headerOne.encodedLength))
+        #expect(try SealedModel.open(sealedTwo, using: key) == plaintext)
+    }
+
     @Test("a source below two stretches is cut on one thread; an empty one is one empty chunk")
     func small() throws {
         try Self.expectSameCut(BytesSource(DeterministicSealingTests.noise(300_000, seed: 24)), stretch: 1 << 20)
