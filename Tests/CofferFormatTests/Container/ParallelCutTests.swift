@@ -9,12 +9,7 @@ struct ParallelCutTests {
     static let gear = DeterministicSealingTests.gear
 
     /// A source with forced chunk starts (a packed folder's entries).
-    struct Segmented: PlaintextSource {
-        let bytes: BytesSource
-        let segmentStarts: [UInt64]
-        var length: UInt64 { bytes.length }
-        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws { try bytes.read(into: buffer, at: offset) }
-    }
+    typealias Segmented = ChunkerVectorTests.Segmented
 
     static func expectSameCut(_ source: some PlaintextSource, threads: [Int] = [2, 3, 5], stretch: UInt64 = 1 << 20,
                               sourceLocation: SourceLocation = #_sourceLocation) throws {
