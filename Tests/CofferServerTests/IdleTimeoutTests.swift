@@ -21,7 +21,7 @@ struct IdleTimeoutTests {
             // Taken before connecting: the server's idle period starts at or after this moment (at the
             // accept, or at the half request's last byte), while a loaded machine can hold this task
             // back past the close between connecting and reading the clock.
-            var started = Date()
+            var started = ContinuousClock.now
             var connection = try await RawConnection.connect(port: port)
             // Held back for longer than the timeout before the half request went out, the connection
             // is closed already and the attempt shows nothing: it is made again (three times at most).
@@ -31,12 +31,12 @@ struct IdleTimeoutTests {
                     break
                 } catch where attempt < 3 {
                     await connection.close()
-                    started = Date()
+                    started = ContinuousClock.now
                     connection = try await RawConnection.connect(port: port)
                 }
             }
             let (text, closed) = try await connection.wait(seconds: 15) { _ in false }
-            let waited = Date().timeIntervalSince(started)
+            let waited = Self.seconds(since: started)
             #expect(closed, "port \(port), \(sent.isEmpty ? "nothing sent" : "half a request"): still open after \(Int(waited)) s")
             #expect(waited >= 0.8 && waited < 12, "closed after \(waited) s")
             #expect(text.isEmpty, "nothing is answered to a request that never ended: \(text.prefix(200))")
@@ -51,9 +51,10 @@ struct IdleTimeoutTests {
         // timeout between two requests; a close after such a gap is the server doing its job, so
         // that attempt is repeated. A close after a shorter gap is a failure.
         //
-        // The gap is measured from before the previous request was sent: the server's last
-        // activity (reading that request, writing its answer) came after that moment, so the gap
-        // is never shorter than the server's idle time. (Measured from when this task saw the
+        // The gap is measured from before the previous request was sent to when the close is
+        // seen: the server's last activity (reading that request, writing its answer) came after
+        // the first moment and its close before the second, so the gap is never shorter than the
+        // server's idle time. (Measured from when this task saw the
         // answer, a task held back after the answer arrived made a legitimate close look early.)
         // An answer is awaited for a minute: a slow answer on a loaded machine is not a close.
         let timeout = 4.0
@@ -63,11 +64,10 @@ struct IdleTimeoutTests {
         attempts: for _ in 1...3 {
             let connection = try await RawConnection.connect(port: try #require(server.base.port))
             defer { Task { await connection.close() } }
-            var lastActivity = Date()
+            var lastActivity = ContinuousClock.now
             for round in 1...5 {
                 try await Task.sleep(for: .seconds(1))
-                let sending = Date()
-                let gap = sending.timeIntervalSince(lastActivity)
+                let sending = ContinuousClock.now
                 var text = "", closed = false
                 do {
                     try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -76,6 +76,11 @@ struct IdleTimeoutTests {
                     closed = true
                 }
                 if closed {
+                    // Taken once the close is seen, not before sending: the server closed before
+                    // this moment, so its idle time at the close is at most this gap. (Taken before
+                    // sending, a task held back between reading the clock and sending made a
+                    // legitimate close look early: CI saw "closed after at most 2.5 s" of 4.)
+                    let gap = Self.seconds(from: lastActivity, to: .now)
                     #expect(gap >= timeout, "round \(round): closed after at most \(gap) s without activity: \(text.suffix(200))")
                     continue attempts
                 }
@@ -86,6 +91,17 @@ struct IdleTimeoutTests {
             break
         }
         #expect(kept, "three attempts in a row were held back longer than the timeout")
+    }
+
+    /// Seconds between two readings of a monotonic clock (`Date()` follows the wall clock, which
+    /// may be stepped while a test waits).
+    static func seconds(from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: end).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        seconds(from: start, to: .now)
     }
 
     @Test("COFFER_IDLE_TIMEOUT_SECONDS sets it; 0 turns it off; anything else stops the start")
