@@ -54,6 +54,11 @@ extension ContentChunker {
                 next += UInt64(try cut(from: next, before: segments.end(after: next), in: &window, gear: gear))
             }
         }
+        return lengths(of: starts, total: total)
+    }
+
+    /// The lengths of the chunks that start at `starts` (sorted, the first 0) in `total` bytes.
+    static func lengths(of starts: [UInt64], total: UInt64) -> [UInt32] {
         var lengths: [UInt32] = []
         lengths.reserveCapacity(starts.count)
         for (index, start) in starts.enumerated() {
@@ -64,10 +69,11 @@ extension ContentChunker {
     }
 
     /// Cuts from `start` (taken as a chunk's start) until a chunk starts at or after `stop`; gives
-    /// up early when another thread failed (`failure`) or a stop was requested.
-    private static func chain(
+    /// up early when another thread failed (`failure`) or a stop was requested. From 0 to the end,
+    /// this is the one-thread cut.
+    static func chain(
         of source: some PlaintextSource, from start: UInt64, until stop: UInt64, segments: Segments, gear: [UInt64],
-        stopping failure: FirstFailure
+        stopping failure: FirstFailure? = nil
     ) throws -> Chain {
         var window = Window(source: source)
         defer { window.release() }
@@ -76,7 +82,7 @@ extension ContentChunker {
         var position = start
         while position < stop {
             try Cancellation.check()
-            if failure.isSet { break }
+            if failure?.isSet == true { break }
             starts.append(position)
             position += UInt64(try cut(from: position, before: segments.end(after: position), in: &window, gear: gear))
         }

@@ -46,23 +46,8 @@ public enum ContentChunker {
     static func lengths(of source: some PlaintextSource, segmentStarts: [UInt64] = [], gear: [UInt64]) throws -> [UInt32] {
         let total = source.length
         guard total > 0 else { return [0] }
-        var starts = segmentStarts.filter { $0 > 0 && $0 < total }
-        starts.sort()
-        var window = Window(source: source)
-        defer { window.release() }
-        var lengths: [UInt32] = []
-        lengths.reserveCapacity(Int(min(total / UInt64(averageLength) + UInt64(starts.count) + 16, 1 << 24)))
-        var segmentStart: UInt64 = 0
-        for end in starts + [total] where end > segmentStart {
-            var start = segmentStart
-            while start < end {
-                let length = try cut(from: start, before: end, in: &window, gear: gear)
-                lengths.append(UInt32(length))
-                start += UInt64(length)
-            }
-            segmentStart = end
-        }
-        return lengths
+        let whole = try chain(of: source, from: 0, until: total, segments: Segments(starts: segmentStarts, total: total), gear: gear)
+        return lengths(of: whole.starts, total: total)
     }
 
     /// The length of the chunk that starts at `start` in a segment ending before `end`.
