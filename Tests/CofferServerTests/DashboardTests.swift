@@ -1,5 +1,8 @@
+import Fluent
 import Foundation
 import Testing
+
+@testable import CofferServer
 
 /// The dashboard over real HTTP: set-up, sign-in and sessions, CSRF, security headers, roles and
 /// escaping. The browser tests (tools/browser) drive the same pages in Chromium.
@@ -145,15 +148,28 @@ struct DashboardTests {
         #expect(limited.html.contains("Too many attempts"))
     }
 
-    @Test("a session ends when it expires")
+    @Test("a session lasts the configured lifetime and ends when it expires")
     func expiry() async throws {
-        // Long enough for a loaded CI machine to get from sign-in to the first page.
-        let server = try await TestServer.start { $0.sessionLifetime = 10 }
+        // The clock is not waited on: how long a loaded CI machine takes from sign-in to the first
+        // page is not the server's lifetime. The row's end is checked against the lifetime, then
+        // moved into the past, as the passing of that lifetime would.
+        let lifetime: TimeInterval = 3600
+        let server = try await TestServer.start { $0.sessionLifetime = lifetime }
         defer { Task { try? await server.stop() } }
+        let before = Date()
         let browser = try await Self.ownerBrowser(server)
+        let after = Date()
         #expect(try await browser.get("/dashboard").status == 200)
-        try await Task.sleep(for: .milliseconds(10_500))
+        let rows = try await CofferServer.SessionRecord.query(on: server.app.db).all()
+        #expect(rows.count == 1, "\(rows.count) sessions")
+        let row = try #require(rows.first)
+        #expect(row.expiresAt >= before.addingTimeInterval(lifetime - 1) && row.expiresAt <= after.addingTimeInterval(lifetime + 1),
+                "\(row.expiresAt) for a sign-in between \(before) and \(after)")
+
+        row.expiresAt = Date().addingTimeInterval(-1)
+        try await row.save(on: server.app.db)
         #expect(try await browser.get("/dashboard").location == "/dashboard/sign-in")
+        #expect(try await CofferServer.SessionRecord.query(on: server.app.db).count() == 0, "an expired session is removed when presented")
         let again = Browser(base: server.base)
         #expect(try await again.signIn(Self.ownerEmail, Self.password).status == 303)
         #expect(try await again.get("/dashboard").status == 200)
