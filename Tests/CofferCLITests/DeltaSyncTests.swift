@@ -20,10 +20,11 @@ struct DeltaSyncTests {
         let cli = fleet.session.cli
         cli.write("n.bin", base)
         cli.write("n1.bin", next)
-        try await fleet.session.ok("encrypt", "n.bin", "--key", "flowers.modelkey", "--output", "n.coffer", "--quiet")
-        try await fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1.coffer", "--quiet")
+        // --force: a test that draws versions again replaces the last draw's containers.
+        try await fleet.session.ok("encrypt", "n.bin", "--key", "flowers.modelkey", "--output", "n.coffer", "--quiet", "--force")
+        try await fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1.coffer", "--quiet", "--force")
         try await fleet.session.ok("encrypt", "n1.bin", "--key", "flowers.modelkey", "--output", "n1-v1.coffer", "--quiet",
-                             "--format-version", "1")
+                             "--format-version", "1", "--force")
         return (base, next)
     }
 

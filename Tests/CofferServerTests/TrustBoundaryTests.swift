@@ -211,6 +211,12 @@ struct TrustBoundaryTests {
           .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
     func bindingPostgres() async throws { try await Self.binding(.postgres) }
 
+    /// How many clock minutes (the refusal log's windows) a stretch from `start` to now touched.
+    static func minutes(since start: Date) -> Int {
+        let minute = { (date: Date) in Int((date.timeIntervalSince1970 / 60).rounded(.down)) }
+        return minute(Date()) - minute(start) + 1
+    }
+
     @Test("900 requests with a rotated-away credential leave the new one working; floods write a few audit rows")
     func rotatedFlood() async throws {
         let server = try await TestServer.start()
@@ -224,6 +230,7 @@ struct TrustBoundaryTests {
         let fresh = (app.id, rotated.object["credential"] as? String ?? "")
 
         let attacker = Device(id: "attacker")
+        let revokedFlood = Date()
         for index in 0..<900 {
             let reply = try await attacker.request(key.id, app: app, on: server)
             if reply.status != 403 || reply.errorCode != "credential_revoked" {
@@ -236,21 +243,26 @@ struct TrustBoundaryTests {
         let delivered = try await device.request(key.id, app: fresh, on: server)
         #expect(delivered.status == 200, "\(delivered.text)")
 
+        let revokedMinutes = Self.minutes(since: revokedFlood)
+
         // A flood of wrong credentials and made-up apps (within the address's budget of 1200 a minute).
+        let invalidFlood = Date()
         for index in 0..<250 {
             let made = index.isMultiple(of: 2) ? (app.id, "cfa_wrong\(index)") : (UUID().uuidString, "cfa_\(index)")
             #expect(try await Device(id: "d\(index)").request(key.id, app: made, on: server).status == 401)
         }
+        let invalidMinutes = Self.minutes(since: invalidFlood)
         try await server.app.refusals!.flush(on: server.app.db)
         let rows = try await server.app.db.query(AuditRecord.self).filter(\.$outcome == "refused").all()
-        // Two rows per kind at most (a minute may turn during the test), the repeats counted in them.
+        // One row per kind and clock minute the flood lasted into (one or two on a quiet machine,
+        // more on a loaded one), the repeats counted in them.
         let revokedRows = rows.filter { $0.reason == "credential_revoked" }
-        #expect((1...2).contains(revokedRows.count))
+        #expect((1...revokedMinutes).contains(revokedRows.count), "\(revokedRows.count) rows over \(revokedMinutes) minutes")
         #expect(revokedRows.reduce(0) { $0 + ($1.repeatCount ?? 1) } == 900)
         let invalidRows = rows.filter { $0.reason == "invalid_credential" }
-        #expect((1...2).contains(invalidRows.count))
+        #expect((1...invalidMinutes).contains(invalidRows.count), "\(invalidRows.count) rows over \(invalidMinutes) minutes")
         #expect(invalidRows.reduce(0) { $0 + ($1.repeatCount ?? 1) } == 250)
-        #expect(rows.count <= 4)
+        #expect(rows.count <= revokedMinutes + invalidMinutes)
         let audit = try await world.admin.call("GET", "/v1/teams/T/audit")
         #expect(audit.array.filter { $0["reason"] as? String == "credential_revoked" }.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 900)
     }
