@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Coffer
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 #if canImport(FoundationNetworking)
@@ -125,7 +126,10 @@ private final class StreamingDelegate: HTTPClientResponseDelegate, @unchecked Se
     func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         guard let response else { return task.eventLoop.makeFailedFuture(URLError(.badServerResponse)) }
         do {
-            try consume(response, Data(buffer.readableBytesView))
+            // The piece is lent to `consume` as the buffer NIO read it into, not copied (a
+            // transport's consumer copies what it keeps: the SDK gathers it into its own writes).
+            let piece = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .noCopy) ?? Data()
+            try consume(response, piece)
             return task.eventLoop.makeSucceededVoidFuture()
         } catch {
             return task.eventLoop.makeFailedFuture(error)

@@ -18,7 +18,8 @@ import Darwin
 
 /// The part file of one download: where the next byte goes, and the hash so far.
 ///
-/// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes.
+/// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes,
+/// each hashed on another thread (``QueuedSHA256``) while the next one gathers.
 final class PartWriter: @unchecked Sendable {
     /// A body that cannot be the bytes asked for.
     struct Refusal: Error { let failure: SyncFailure }
@@ -27,15 +28,27 @@ final class PartWriter: @unchecked Sendable {
     private let file: PositionalFile
     private let path: String
     private let expectedSize: UInt64
-    private var hasher = SHA256()
+    /// Hashed off the receiving thread, one gathered MiB at a time.
+    private let hasher = QueuedSHA256()
     private var written: UInt64 = 0
     private var checked = false
-    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    /// Two gathering buffers: one fills while the other's bytes are hashed.
+    private let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16),
+                           UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)]
+    /// The hashing of each buffer's last bytes handed over, until it is known to be done.
+    private var hashing: [DispatchWorkItem?] = [nil, nil]
+    private var current = 0
+    private var pending: UnsafeMutableRawBufferPointer { buffers[current] }
     private var pendingCount = 0
+    /// How many of the pending bytes were already handed to the hasher (``finish()`` hashes them unwritten).
+    private var pendingHashed = 0
     /// A reader following the download (``GrowingPartSource``), told how far the bytes on disk reach.
     private var progress: PartProgress?
 
-    deinit { pending.deallocate() }
+    deinit {
+        for work in hashing { work?.wait() }
+        for buffer in buffers { buffer.deallocate() }
+    }
 
     /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
     init(path: String, expectedSize: UInt64) throws {
@@ -53,15 +66,17 @@ final class PartWriter: @unchecked Sendable {
             try file.truncate(to: filled)
             keep = filled
         }
+        var resumed = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while written < keep {
             // An update cancelled as the app's background time runs out must let go of the lock soon.
             if Task.isCancelled { throw CancellationError() }
             let count = Int(min(UInt64(buffer.count), keep - written))
             try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
-            hasher.update(data: buffer[..<count])
+            resumed.update(data: buffer[..<count])
             written += UInt64(count)
         }
+        hasher.state = resumed
     }
 
     var offset: UInt64 { lock.withLock { written } }
@@ -94,9 +109,10 @@ final class PartWriter: @unchecked Sendable {
                     else { throw Refusal(failure: .server(.unreachable("the server did not send the bytes \(first)-\(last) asked for"))) }
                 case 200:
                     // A server that ignores Range sends everything: start again from the first byte.
-                    hasher = SHA256()
+                    hasher.state = SHA256()
                     written = 0
                     pendingCount = 0
+                    pendingHashed = 0
                     progress?.rewind()
                     try file.truncate(to: 0)
                 default:
@@ -119,11 +135,11 @@ final class PartWriter: @unchecked Sendable {
         let (start, hash) = try lock.withLock { () throws -> (UInt64, SHA256) in
             guard count <= expectedSize - written else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
             try flushPending()
-            return (written, hasher)
+            return (written, hasher.state)
         }
         let updated = try await RunCopy.copy(count, from: source, at: offset, to: file, at: start, hashing: hash)
         lock.withLock {
-            hasher = updated
+            hasher.state = updated
             written = start + count
             publish()
         }
@@ -152,11 +168,12 @@ final class PartWriter: @unchecked Sendable {
         }
     }
 
-    /// Hashes `bytes` and appends them, gathered into 1 MiB writes (the lock is held).
+    /// Appends `bytes`, gathered into 1 MiB writes, each hashed on ``QueuedSHA256``'s queue while
+    /// the next one gathers (the lock is held).
     private func store(_ bytes: UnsafeRawBufferPointer) throws {
-        hasher.update(bufferPointer: bytes)
         if pendingCount + bytes.count > pending.count { try flushPending() }
         if bytes.count > pending.count {
+            hasher.update(bytes)
             try file.write(bytes, at: written)
             written += UInt64(bytes.count)
             publish()
@@ -172,16 +189,33 @@ final class PartWriter: @unchecked Sendable {
         try lock.withLock { try flushPending() }
     }
 
+    /// Hands the pending bytes not yet hashed to the hasher (the lock is held).
+    private func hashPending() {
+        guard pendingHashed < pendingCount else { return }
+        hashing[current] = hasher.update(later: UnsafeRawBufferPointer(rebasing: pending[pendingHashed..<pendingCount]))
+        pendingHashed = pendingCount
+    }
+
+    /// Writes the pending bytes while they are hashed, then gathers into the other buffer once
+    /// its own hashing finished (the lock is held).
     private func flushPending() throws {
         guard pendingCount > 0 else { return }
+        hashPending()
         try file.write(UnsafeRawBufferPointer(rebasing: pending[..<pendingCount]), at: written - UInt64(pendingCount))
         pendingCount = 0
+        pendingHashed = 0
         publish()
+        current = 1 - current
+        hashing[current]?.wait()
+        hashing[current] = nil
     }
 
     /// The SHA-256 of everything written, as lowercase hex.
     func finish() -> String {
-        lock.withLock { hasher.finalize().hexString }
+        lock.withLock {
+            hashPending()
+            return hasher.state.finalize().hexString
+        }
     }
 
     func synchronize() throws {

@@ -1,0 +1,91 @@
+@testable import Coffer
+import Crypto
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The part file's writer: pieces of any size gathered into writes that are hashed on another
+/// thread while the next one gathers; the hash must still cover every byte once, in order.
+@Suite("Part writer")
+struct PartWriterTests {
+    static func answer(_ status: Int, first: UInt64, last: UInt64, total: UInt64) -> HTTPURLResponse {
+        let fields = status == 206 ? ["Content-Range": "bytes \(first)-\(last)/\(total)"] : [:]
+        return HTTPURLResponse(url: URL(string: "http://127.0.0.1/v1/blobs/x")!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)!
+    }
+
+    /// Piece sizes from one byte to several MiB (a seeded generator, so a failure can be replayed).
+    static func sizes(total: Int, seed: UInt64) -> [Int] {
+        var state = seed, left = total, sizes: [Int] = []
+        while left > 0 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let pick = Int(state >> 33)
+            let size = switch pick % 5 {
+            case 0: 1 + pick % 17
+            case 1: (5 << 20) / 2 + pick % 1000  // larger than a gathering buffer: written as it comes
+            default: 1 + pick % (300 << 10)
+            }
+            sizes.append(min(size, left))
+            left -= min(size, left)
+        }
+        return sizes
+    }
+
+    @Test("pieces of every size, across both gathering buffers and past them, hash to the SHA-256 of the bytes in order",
+          arguments: [1, 2, 3] as [UInt64])
+    func hashesInOrder(seed: UInt64) async throws {
+        let dir = try RunCopyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bytes = RunCopyTests.bytes(11 << 20 | 12_345, seed: seed)
+        let total = UInt64(bytes.count)
+        let path = dir.appendingPathComponent("model.part").path
+        let writer = try PartWriter(path: path, expectedSize: total)
+        let response = Self.answer(206, first: 0, last: total - 1, total: total)
+        writer.beginPiece()
+        var offset = 0
+        // The last piece is small: it is still gathered when the hash is asked for.
+        for size in Self.sizes(total: bytes.count - 1000, seed: seed) + [1000] {
+            try writer.accept(Data(bytes[offset..<offset + size]), response: response, first: 0, last: total - 1, total: total)
+            offset += size
+        }
+        #expect(writer.offset == total)
+        // Asked before the last gathered bytes were written: they are hashed all the same.
+        #expect(writer.finish() == SHA256.hash(data: bytes).hexString)
+        try writer.synchronize()
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+    }
+
+    @Test("a download resumed from a part file, and one a server restarts with 200, hash what the file holds")
+    func resumedAndRestarted() async throws {
+        let dir = try RunCopyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bytes = RunCopyTests.bytes(5 << 20 | 77, seed: 9)
+        let total = UInt64(bytes.count)
+        let path = dir.appendingPathComponent("model.part").path
+        let cut = 3 << 20 | 5
+        try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: path))
+
+        let resumed = try PartWriter(path: path, expectedSize: total)
+        #expect(resumed.offset == UInt64(cut))
+        let rest = Self.answer(206, first: UInt64(cut), last: total - 1, total: total)
+        resumed.beginPiece()
+        try resumed.accept(Data(bytes[cut..<cut + 1000]), response: rest, first: UInt64(cut), last: total - 1, total: total)
+        try resumed.accept(Data(bytes[(cut + 1000)...]), response: rest, first: UInt64(cut), last: total - 1, total: total)
+        #expect(resumed.finish() == SHA256.hash(data: bytes).hexString)
+
+        // Half of a piece gathered and hashed, then the next request's server ignores Range: the
+        // hash starts again with the whole file.
+        let restarted = try PartWriter(path: dir.appendingPathComponent("again.part").path, expectedSize: total)
+        restarted.beginPiece()
+        try restarted.accept(Data(bytes[..<(3 << 20)].map { $0 ^ 0xFF }), response: Self.answer(206, first: 0, last: total - 1, total: total),
+                             first: 0, last: total - 1, total: total)
+        restarted.beginPiece()
+        let whole = Self.answer(200, first: 0, last: total - 1, total: total)
+        for start in stride(from: 0, to: bytes.count, by: 700_000) {
+            try restarted.accept(Data(bytes[start..<min(start + 700_000, bytes.count)]), response: whole, first: UInt64(cut), last: total - 1, total: total)
+        }
+        #expect(restarted.offset == total)
+        #expect(restarted.finish() == SHA256.hash(data: bytes).hexString)
+    }
+}
