@@ -68,7 +68,6 @@ PY
 }
 trap cleanup EXIT
 cd "$work"
-now() { python3 -c 'import time; print(time.perf_counter_ns())'; }
 median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
 if [ -n "${COFFER_BENCH_S3_ENDPOINT:-}" ]; then
@@ -134,25 +133,25 @@ presigned_port=$(free_port)
 for run in $(seq "$runs"); do
   # Upload: boto3 writes a new key each run; the server's object is deleted first, so the server
   # receives and stores all the bytes again (it skips only blobs its store still holds).
-  start=$(now); s3 put "$bucket" blob.coffer "direct/run-$run"; up_direct+=($(( $(now) - start )))
+  start=$(bench_now); s3 put "$bucket" blob.coffer "direct/run-$run"; up_direct+=($(( $(bench_now) - start )))
   python3 - "$bucket" "coffer/blobs/$sha" <<'PY'
 import sys, boto3
 from botocore.config import Config
 boto3.client("s3", config=Config(s3={"addressing_style": "path"})).delete_object(Bucket=sys.argv[1], Key=sys.argv[2])
 PY
-  start=$(now); coffer blob upload blob.coffer --team Bench >/dev/null; up_coffer+=($(( $(now) - start )))
+  start=$(bench_now); coffer blob upload blob.coffer --team Bench >/dev/null; up_coffer+=($(( $(bench_now) - start )))
 
   url=$(s3 presign "$bucket" "direct/run-$run")
-  rm -f out; start=$(now); curl -fsS -o out "$url"; down_direct+=($(( $(now) - start )))
+  rm -f out; start=$(bench_now); curl -fsS -o out "$url"; down_direct+=($(( $(bench_now) - start )))
   [ "$(sha256sum out | cut -d' ' -f1)" = "$sha" ] || { echo "bench: the direct download differs" >&2; exit 70; }
-  rm -f out; start=$(now); curl -fsS -o out "$streamed/v1/blobs/$sha"; down_streamed+=($(( $(now) - start )))
+  rm -f out; start=$(bench_now); curl -fsS -o out "$streamed/v1/blobs/$sha"; down_streamed+=($(( $(bench_now) - start )))
   [ "$(sha256sum out | cut -d' ' -f1)" = "$sha" ] || { echo "bench: the streamed download differs" >&2; exit 70; }
 done
 # The same bucket and database through a second instance that redirects to presigned URLs.
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 start_server "$presigned_port" COFFER_S3_PRESIGN=1
 for run in $(seq "$runs"); do
-  rm -f out; start=$(now); curl -fsSL -o out "$server/v1/blobs/$sha"; down_presigned+=($(( $(now) - start )))
+  rm -f out; start=$(bench_now); curl -fsSL -o out "$server/v1/blobs/$sha"; down_presigned+=($(( $(bench_now) - start )))
   [ "$(sha256sum out | cut -d' ' -f1)" = "$sha" ] || { echo "bench: the presigned download differs" >&2; exit 70; }
 done
 redirect=$(curl -s -o /dev/null -w '%{http_code}' "$server/v1/blobs/$sha")
@@ -162,9 +161,9 @@ redirect=$(curl -s -o /dev/null -w '%{http_code}' "$server/v1/blobs/$sha")
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 start_server "$(free_port)"
 seal "$large_mib" large.coffer
-large_start=$(now)
+large_start=$(bench_now)
 coffer blob upload large.coffer --team Bench >/dev/null
-large_ns=$(( $(now) - large_start ))
+large_ns=$(( $(bench_now) - large_start ))
 peak_kib=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status")
 
 python3 - "$smoke" "$size" "$large_mib" "$peak_kib" "$large_ns" \

@@ -11,6 +11,14 @@
 #                         COFFER_TOKEN and COFFER_CONFIG_DIR; coffer() runs the CLI.
 # bench_nginx TEMP BLOCK  starts nginx (2 workers, no access log, temporary files in TEMP) with BLOCK inside
 #                         http {}; adds its pid to pids
+# bench_now               prints the time in nanoseconds without starting a program (bash's EPOCHREALTIME):
+#                         `python3 -c` took 0.16-0.19 s to start on the CI machine, and a clock read that way
+#                         added its start to every interval it ended, the peer's as much as Coffer's
+
+bench_now() {
+  local micros=${EPOCHREALTIME/[.,]/}
+  echo "${micros}000"
+}
 
 bench_nginx() {
   local temp=$1 block=$2

@@ -31,7 +31,6 @@ done
 config=release; [ "$smoke" = 1 ] && config=debug
 bench_binaries "$config"
 bench_workdir sync
-now() { python3 -c 'import time; print(time.perf_counter_ns())'; }
 median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
 bench_server "$(free_port)"
@@ -60,32 +59,32 @@ stream_times=()
 sync_times=()
 for run in $(seq "$runs"); do
   rm -f curl.out
-  start=$(now)
+  start=$(bench_now)
   curl -fsS -o curl.out "$server/v1/blobs/$sha"
-  end=$(now)
+  end=$(bench_now)
   curl_times+=($(( (end - start) / 1000 )))
   cmp -s curl.out model.coffer || { echo "bench: curl got other bytes" >&2; exit 1; }
 
   rm -rf cache plain.out
-  start=$(now)
+  start=$(bench_now)
   sync_to "$server" cache
   coffer open --cache cache --collection Models Big --output plain.out
-  end=$(now)
+  end=$(bench_now)
   coffer_times+=($(( (end - start) / 1000 )))
   cmp -s plain.out model.bin || { echo "bench: coffer open gave other bytes" >&2; exit 1; }
 
   rm -rf cache plain.out
-  start=$(now)
+  start=$(bench_now)
   coffer sync --server "$server" --app "$app_id" --credential-file app.credential --public-key "$public_key" \
     --collection Models --cache cache --device-id bench-1 --open Big --output plain.out > /dev/null
-  end=$(now)
+  end=$(bench_now)
   stream_times+=($(( (end - start) / 1000 )))
   cmp -s plain.out model.bin || { echo "bench: coffer sync --open gave other bytes" >&2; exit 1; }
 
   rm -rf cache
-  start=$(now)
+  start=$(bench_now)
   sync_to "$server" cache
-  end=$(now)
+  end=$(bench_now)
   sync_times+=($(( (end - start) / 1000 )))
 done
 curl_us=$(median "${curl_times[@]}")
