@@ -33,12 +33,11 @@ final class PartWriter: @unchecked Sendable {
     private var written: UInt64 = 0
     private var checked = false
     /// Two gathering buffers: one fills while the other's bytes are hashed.
-    private let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16),
-                           UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)]
+    private let buffers = GatherBuffers()
     /// The hashing of each buffer's last bytes handed over, until it is known to be done.
     private var hashing: [DispatchWorkItem?] = [nil, nil]
     private var current = 0
-    private var pending: UnsafeMutableRawBufferPointer { buffers[current] }
+    private var pending: UnsafeMutableRawBufferPointer { buffers.halves[current] }
     private var pendingCount = 0
     /// How many of the pending bytes were already handed to the hasher (``finish()`` hashes them unwritten).
     private var pendingHashed = 0
@@ -46,8 +45,8 @@ final class PartWriter: @unchecked Sendable {
     private var progress: PartProgress?
 
     deinit {
+        // The buffers are freed after this, once no hashing reads them.
         for work in hashing { work?.wait() }
-        for buffer in buffers { buffer.deallocate() }
     }
 
     /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
@@ -173,8 +172,9 @@ final class PartWriter: @unchecked Sendable {
     private func store(_ bytes: UnsafeRawBufferPointer) throws {
         if pendingCount + bytes.count > pending.count { try flushPending() }
         if bytes.count > pending.count {
-            hasher.update(bytes)
+            // Written first: a piece whose write fails is asked again, and must not be hashed twice.
             try file.write(bytes, at: written)
+            hasher.update(bytes)
             written += UInt64(bytes.count)
             publish()
         } else {
@@ -229,4 +229,15 @@ final class PartWriter: @unchecked Sendable {
         unlink(path)
     }
 
+}
+
+/// A part writer's two gathering buffers, freed with it — also when its initializer fails before
+/// every property is set, when the writer's own `deinit` does not run.
+private final class GatherBuffers {
+    let halves = [UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16),
+                  UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)]
+
+    deinit {
+        for half in halves { half.deallocate() }
+    }
 }
