@@ -15,12 +15,7 @@ import Foundation
 final class QueuedSHA256: @unchecked Sendable {
     private let queue = DispatchQueue(label: "coffer.part-hash")
     /// Touched only on `queue`.
-    private var hasher: SHA256
-
-    /// A hash that continues from `state`.
-    init(_ state: SHA256 = SHA256()) {
-        hasher = state
-    }
+    private var hasher = SHA256()
 
     /// Hashes `bytes` on the queue after everything given before; returns that work.
     func update(later bytes: UnsafeRawBufferPointer) -> DispatchWorkItem {
