@@ -11,6 +11,7 @@ struct AppCommand: ParsableCommand {
     /// `coffer app create --team T --name N --platform P [--bundle-id B]`.
     struct Create: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Register an app; prints its app ID and device credential (shown only once)."
         )
 
@@ -50,6 +51,7 @@ struct AppCommand: ParsableCommand {
     /// `coffer app update --team T APP_ID [--collections A,B] [--attestation POLICY …]`.
     struct Update: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "update",
             abstract: "Choose the collections an app's devices may read (replaces the ones it had), or its attestation policy.",
             discussion: """
                 Its devices get manifests of these collections only, and only keys their activated deployments use. An empty \
@@ -85,7 +87,7 @@ struct AppCommand: ParsableCommand {
 
     /// `coffer app list --team T`.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a team's apps (never their credentials).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a team's apps (never their credentials).")
 
         @Option(help: "The team.")
         var team: String
@@ -133,7 +135,7 @@ struct AppCommand: ParsableCommand {
 
     /// `coffer app revoke --team T APP_ID`.
     struct Revoke: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke an app: its devices get no more keys.")
+        static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke an app: its devices get no more keys.")
 
         @Option(help: "The team.")
         var team: String

@@ -14,6 +14,7 @@ struct BlobCommand: ParsableCommand {
     /// `coffer blob upload --team T FILE.coffer`.
     struct Upload: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "upload",
             abstract: "Upload a sealed model (.coffer); prints its address, the SHA-256 of its bytes.",
             discussion: "Nothing is sent if the server already has those bytes. A progress bar shows on a terminal for large files."
         )
@@ -67,6 +68,7 @@ struct BlobCommand: ParsableCommand {
     /// `coffer blob download SHA256 --output OUT [--server URL] [--range START-END]`.
     struct Download: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "download",
             abstract: "Download a blob by its address; a whole blob is checked against its SHA-256.",
             discussion: "Blobs are public (they are sealed): no token is needed or sent."
         )

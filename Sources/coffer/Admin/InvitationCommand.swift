@@ -13,6 +13,7 @@ struct InvitationCommand: ParsableCommand {
     /// `coffer invitation create --team T --role R [--note N] [--days D]`.
     struct Create: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Make an invitation to a team (owners only); prints its code once."
         )
 
@@ -42,7 +43,7 @@ struct InvitationCommand: ParsableCommand {
 
     /// `coffer invitation list --team T`.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a team's invitations and their state (owners only).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a team's invitations and their state (owners only).")
 
         @Option(help: "The team.")
         var team: String
@@ -62,7 +63,7 @@ struct InvitationCommand: ParsableCommand {
 
     /// `coffer invitation revoke --team T ID`.
     struct Revoke: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a pending invitation (owners only).")
+        static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke a pending invitation (owners only).")
 
         @Option(help: "The team.")
         var team: String
@@ -80,6 +81,7 @@ struct InvitationCommand: ParsableCommand {
     /// `coffer invitation accept (CODE | --code-file FILE) [--new-account NAME --server URL]`.
     struct Accept: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "accept",
             abstract: "Join a team with an invitation code, as yourself or as a new account of yours.",
             discussion: """
                 Without --new-account, the account you are logged in as (coffer login) joins. With \

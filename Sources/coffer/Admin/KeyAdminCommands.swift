@@ -8,6 +8,7 @@ extension KeyCommand {
     /// and returns it once; the `.modelkey` file it sends is saved exactly as sent.
     struct Create: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Create a model key on the server and save its only copy as a .modelkey file (mode 0600)."
         )
 
@@ -62,7 +63,7 @@ extension KeyCommand {
 
     /// `coffer key list --team T`: the team's keys, without material.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a team's model keys (never the keys themselves).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a team's model keys (never the keys themselves).")
 
         @Option(help: "The team.")
         var team: String
@@ -83,6 +84,7 @@ extension KeyCommand {
     /// `coffer key revoke KEY_ID`: devices get the key no more.
     struct Revoke: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "revoke",
             abstract: "Revoke a server-held model key: devices can no longer obtain it."
         )
 

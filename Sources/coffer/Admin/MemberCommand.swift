@@ -16,6 +16,7 @@ struct MemberCommand: ParsableCommand {
     /// `coffer member add --team T --name N --role R`.
     struct Add: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Invite someone to a team, or change a member's role (owners only).",
             discussion: """
                 A NAME that is already a member gets ROLE. Anyone else gets an invitation: its code is \
@@ -50,7 +51,7 @@ struct MemberCommand: ParsableCommand {
 
     /// `coffer member list --team T`.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a team's members and their roles.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a team's members and their roles.")
 
         @Option(help: "The team.")
         var team: String
@@ -70,7 +71,7 @@ struct MemberCommand: ParsableCommand {
 
     /// `coffer member remove --team T --name N`.
     struct Remove: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a member from a team (owners only).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a member from a team (owners only).")
 
         @Option(help: "The team.")
         var team: String

@@ -10,7 +10,7 @@ struct TeamCommand: ParsableCommand {
 
     /// `coffer team create NAME`: a new team, owned by the caller.
     struct Create: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a team; you become its owner.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a team; you become its owner.")
 
         @Argument(help: "The team's name.")
         var name: String
@@ -31,7 +31,7 @@ struct TeamCommand: ParsableCommand {
 
     /// `coffer team list`: the caller's teams and roles.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List your teams and your role in each.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List your teams and your role in each.")
 
         @Flag(help: "Print the teams as a JSON array.")
         var json = false

@@ -10,7 +10,7 @@ struct TokenCommand: ParsableCommand {
 
     /// `coffer token create --name N`: a new token, shown once.
     struct Create: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an API token; it is shown only once.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create an API token; it is shown only once.")
 
         @Option(help: "A name that says where the token is used.")
         var name: String
@@ -32,7 +32,7 @@ struct TokenCommand: ParsableCommand {
 
     /// `coffer token list`: names, prefixes and times; never the tokens.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List your API tokens (never their values).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List your API tokens (never their values).")
 
         @Flag(help: "Print the tokens as a JSON array.")
         var json = false
@@ -51,7 +51,7 @@ struct TokenCommand: ParsableCommand {
 
     /// `coffer token revoke TOKEN_ID`.
     struct Revoke: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke one of your API tokens.")
+        static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke one of your API tokens.")
 
         @Argument(help: ArgumentHelp("The token's ID (coffer token list).", valueName: "TOKEN_ID"))
         var id: String

@@ -5,6 +5,7 @@ import Foundation
 /// `coffer decrypt`: restore a sealed model, or read one of the legacy formats teams use today.
 struct Decrypt: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "decrypt",
         abstract: "Open a Coffer container (or an RNCryptor v3 / CryptoKit-combined file) and restore its file or folder.",
         discussion: """
             Nothing is written unless every byte authenticates: the output is built beside its final \

@@ -5,6 +5,7 @@ import Foundation
 /// `coffer encrypt`: seal a model file or folder.
 struct Encrypt: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "encrypt",
         abstract: "Seal a model file or folder into a Coffer container (or an RNCryptor v3 file).",
         discussion: """
             The output is written beside its final path and renamed into place when complete: a \

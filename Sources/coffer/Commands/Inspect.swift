@@ -6,6 +6,7 @@ import ModelInspection
 /// `coffer inspect`: what a file is and what model is inside it.
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Show what a model holds: format, OS versions, inputs, outputs, labels, layers, parameters.",
         discussion: """
             Reads Core ML (.mlmodel, .mlpackage, .mlmodelc), ONNX, safetensors and GGUF without running \

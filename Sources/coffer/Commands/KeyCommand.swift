@@ -12,6 +12,7 @@ struct KeyCommand: ParsableCommand {
     /// `coffer key generate`: a new random model key in a `.modelkey` file.
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate",
             abstract: "Generate a 256-bit model key into a .modelkey file (mode 0600)."
         )
 

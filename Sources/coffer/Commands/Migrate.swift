@@ -5,6 +5,7 @@ import Foundation
 /// `coffer migrate`: re-seal a legacy file into a Coffer container without writing plaintext to disk.
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "migrate",
         abstract: "Re-seal an RNCryptor v3 or CryptoKit-combined file as a Coffer container.",
         discussion: """
             The old file is authenticated first; its plaintext then streams straight into the new \

@@ -16,7 +16,7 @@ struct CollectionCommand: ParsableCommand {
 
     /// `coffer collection create ID --team T --models A,B [--description D]`.
     struct Create: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a collection with its model names.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a collection with its model names.")
 
         @Argument(help: ArgumentHelp("The identifier apps use: ASCII letters, digits, '.', '_' or '-'.", valueName: "ID"))
         var identifier: String
@@ -55,7 +55,7 @@ struct CollectionCommand: ParsableCommand {
 
     /// `coffer collection list [--team T]`.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List the collections of a team, or of all your teams.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the collections of a team, or of all your teams.")
 
         @Option(help: "Only this team's collections.")
         var team: String?
@@ -82,7 +82,7 @@ struct CollectionCommand: ParsableCommand {
 
     /// `coffer collection show ID [--team T]`.
     struct Show: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "Show a collection, with its active deployment.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a collection, with its active deployment.")
 
         @Argument(help: ArgumentHelp("The collection's identifier.", valueName: "ID"))
         var identifier: String

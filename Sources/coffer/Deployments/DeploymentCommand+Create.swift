@@ -4,6 +4,7 @@ extension DeploymentCommand {
     /// `coffer deployment create --collection ID --name N --model A=PATH … [--rule …] [--rollout P] [--activate]`.
     struct Create: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Upload sealed models and create a deployment of them (a draft, or active with --activate).",
             discussion: """
                 Each file is uploaded once, and not at all if the server already has its bytes; a \
@@ -51,6 +52,7 @@ extension DeploymentCommand {
     /// `coffer deployment clone DEPLOYMENT --collection ID --name N [--model …] [--rule …] [--rollout P] [--activate]`.
     struct Clone: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clone",
             abstract: "Copy a deployment into a new draft, with some models or the rules changed.",
             discussion: """
                 --model replaces the default model of that name and keeps the others; --rule options \

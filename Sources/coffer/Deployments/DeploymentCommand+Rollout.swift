@@ -5,6 +5,7 @@ extension DeploymentCommand {
     /// `coffer deployment advance DEPLOYMENT --collection ID`.
     struct Advance: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "advance",
             abstract: "Move a staged rollout to its next stage now, whatever its gate says.",
             discussion: "The collection's sequence number grows: devices of the new stage move at their next check."
         )
@@ -31,6 +32,7 @@ extension DeploymentCommand {
     /// `coffer deployment halt DEPLOYMENT --collection ID [--reason TEXT]`.
     struct Halt: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "halt",
             abstract: "Halt a staged rollout: every device gets the previous deployment again.",
             discussion: "The collection's sequence number grows, so devices move back at their next check."
         )
@@ -61,6 +63,7 @@ extension DeploymentCommand {
     /// `coffer deployment status DEPLOYMENT --collection ID`.
     struct Status: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show a deployment's rollout stage and what its devices reported.",
             discussion: "Devices, not reports, are counted: a device that reports twice counts once (docs/ROLLOUTS.md)."
         )

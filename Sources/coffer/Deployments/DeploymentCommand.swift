@@ -18,7 +18,7 @@ struct DeploymentCommand: ParsableCommand {
 
     /// `coffer deployment list --collection ID`.
     struct List: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a collection's deployments, oldest first.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a collection's deployments, oldest first.")
 
         @OptionGroup var collection: CollectionOptions
 
@@ -43,6 +43,7 @@ struct DeploymentCommand: ParsableCommand {
     /// `coffer deployment show DEPLOYMENT --collection ID`.
     struct Show: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show a deployment: its models, rules, status and what keeps it from being activated."
         )
 
@@ -65,6 +66,7 @@ struct DeploymentCommand: ParsableCommand {
     /// `coffer deployment activate DEPLOYMENT --collection ID`.
     struct Activate: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "activate",
             abstract: "Make a deployment the one devices get, at once or stage by stage.",
             discussion: """
                 Refused, with the reasons, while the deployment has problems (coffer deployment show \
@@ -140,6 +142,7 @@ struct DeploymentCommand: ParsableCommand {
     /// `coffer deployment archive DEPLOYMENT --collection ID`.
     struct Archive: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "archive",
             abstract: "Archive a draft or a replaced deployment (the active one cannot be).",
             discussion: "An archived deployment can still be activated again, or cloned."
         )
@@ -165,6 +168,7 @@ struct DeploymentCommand: ParsableCommand {
     /// `coffer deployment rollback --collection ID`.
     struct Rollback: NetworkCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rollback",
             abstract: "Re-activate the deployment that was active before the current one.",
             discussion: "The collection's sequence number still grows, so devices take the older models as the newest answer."
         )
@@ -187,7 +191,7 @@ struct DeploymentCommand: ParsableCommand {
 
     /// `coffer deployment history --collection ID`.
     struct History: NetworkCommand {
-        static let configuration = CommandConfiguration(abstract: "List a collection's activations and rollbacks, newest first.")
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "List a collection's activations and rollbacks, newest first.")
 
         @OptionGroup var collection: CollectionOptions
 
