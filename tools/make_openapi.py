@@ -347,11 +347,12 @@ paths = {
     "/v1/teams/{team}/blobs/{sha256}": {
         "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
-                     errors=["411", "422", "503"],
+                     errors=["411", "422", "503"], retry_after=["429", "503"],
                      description="503 `blob_being_collected` while blob collection decides about these bytes (send again), "
                                  "`blob_store_unavailable` when the object store did not answer, `uploads_busy` (with "
                                  "`Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take "
-                                 "(COFFER_S3_UPLOAD_MEMORY)."),
+                                 "(COFFER_S3_UPLOAD_MEMORY); 429 `too_many_uploads` (with `Retry-After`) when the "
+                                 "account's own uploads in progress hold its share of that memory (a quarter)."),
                 "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {

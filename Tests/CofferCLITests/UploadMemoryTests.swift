@@ -69,6 +69,66 @@ struct UploadMemoryTests {
     }
 }
 
+extension UploadMemoryTests {
+    @Test("one account's slow uploads take only its share: its next upload is refused with 429 too_many_uploads while another tenant's goes through")
+    func oneAccountTakesOnlyItsShare() async throws {
+        let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
+        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
+        // Room for two uploads' parts (8 MiB × 5 each); one account's share is one of them.
+        guard let session = await AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "83886080"]) { $1 }) else { return }
+        defer { session.finish() }
+        try await session.login()
+        try await session.ok("team", "create", "Flowers")
+        try await session.ok("team", "create", "Bees")
+        // Mallory, a developer of Bees only, with an account of her own.
+        let mallory = try await session.invite("mallory", role: "developer", to: "Bees")
+        try await session.ok("key", "generate", "--name", "k")
+        for name in ["hers", "theirs", "slow"] { session.cli.write(name + ".bin", CLI.randomData(name == "slow" ? 4 << 20 : 1 << 20)) }
+        for name in ["hers", "theirs", "slow"] { try await session.ok("encrypt", name + ".bin", "--key", "k.modelkey", "--quiet") }
+        let slow = try #require(session.cli.read("slow.bin.coffer"))
+        let malloryEnvironment = ["COFFER_CONFIG_DIR": session.configFolder + "-mallory"]
+
+        // Mallory's slow upload sends its first MiB and waits: it holds her whole share.
+        let held = try HeldUpload(port: session.server.port, token: mallory, team: "Bees",
+                                  address: SHA256.hash(data: slow).map { String(format: "%02x", $0) }.joined(),
+                                  body: slow, sent: 1 << 20)
+        var refused: CLI.Result?
+        for _ in 0..<100 {
+            let attempt = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
+            if attempt.stderr.contains("too_many_uploads") {
+                refused = attempt
+                break
+            }
+            // Not yet: the held upload may not have reached the store. No upload of hers may have gone through.
+            guard attempt.status != 0 else {
+                Issue.record("Mallory's second upload went through while her first held her share: \(attempt.stdout)")
+                break
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let busy = try #require(refused, "Mallory's second upload was never refused while her first held her share")
+        #expect(busy.status == 75 && busy.stderr.contains("try again in 10 seconds (HTTP 429 too_many_uploads)"), "\(busy.stderr)")
+        #expect(!busy.stderr.contains(mallory))
+
+        // Another tenant's upload goes through meanwhile: the budget was not hers to take.
+        let theirs = try await session.coffer("blob", "upload", "--team", "Flowers", "theirs.bin.coffer")
+        #expect(theirs.status == 0, "\(theirs.stderr)")
+
+        // Her slow upload cut, her share comes back.
+        held.close()
+        var stored = false
+        for _ in 0..<100 where !stored {
+            let attempt = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
+            stored = attempt.status == 0
+            if !stored {
+                #expect(attempt.stderr.contains("too_many_uploads"), "\(attempt.stderr)")
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+        #expect(stored, "the share of a cut upload never came back")
+    }
+}
+
 /// A `PUT /v1/teams/TEAM/blobs/ADDRESS` of `body` on a raw connection that sends the first `sent`
 /// bytes and then neither sends more nor closes until ``close()``.
 private final class HeldUpload {

@@ -102,7 +102,7 @@ struct BlobTests {
         // An upload a crash left behind (begun, a part written, never published nor discarded) is
         // gone after a collection that counts it stale.
         let blobStore = try #require(server.app.blobStore)
-        let crashed = try await blobStore.beginUpload(for: address)
+        let crashed = try await blobStore.beginUpload(for: address, by: UUID())
         var part = ByteBuffer()
         part.writeBytes(sealed.prefix(9 << 20))
         try await crashed.write(part)

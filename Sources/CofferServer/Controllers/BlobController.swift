@@ -71,7 +71,7 @@ struct BlobController: Sendable {
             try await Self.register(address, size: size, team: team, uploaded: false, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
-        let upload = try await store.beginUpload(for: address)
+        let upload = try await store.beginUpload(for: address, by: try req.user().userID)
         do {
             try await receive(req, into: upload, size: size, address: address)
             try await upload.publish(as: address)

@@ -98,7 +98,7 @@ struct ModelUploadPage: RouteCollection {
     /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.
     private func receiveBody(_ req: Request, length: Int64) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
-        let upload = try await store.beginUpload(for: nil)
+        let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
             try await intake.receive(req.body, into: upload)
             let address = try intake.finish()
@@ -117,7 +117,7 @@ struct ModelUploadPage: RouteCollection {
         }
         var form = MultipartModelForm(boundary: boundary, csrf: csrf)
         var intake = BlobIntake(atMost: maximumSize)
-        let upload = try await store.beginUpload(for: nil)
+        let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
             try await intake.receive(req.body, into: upload) { try form.feed($0) }
             try form.finish()

@@ -18,8 +18,9 @@ protocol BlobStore: Sendable {
     func header(of address: String) async throws -> (header: ContainerHeader, size: Int64)?
 
     /// A new upload, which no reader sees until ``BlobUpload/publish(as:)``. `address`, when the
-    /// uploader stated it in advance, lets a store write straight to its final place.
-    func beginUpload(for address: String?) async throws -> any BlobUpload
+    /// uploader stated it in advance, lets a store write straight to its final place; `uploader` is
+    /// the account sending it (a store that bounds what uploads hold bounds each account's share).
+    func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload
 
     /// An answer with `status` whose body streams `range` of a stored blob in bounded memory.
     func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response

@@ -28,7 +28,7 @@ struct FolderBlobStore: BlobStore {
         (try? FileManager.default.attributesOfItem(atPath: path(of: address)))?[.size] as? Int64
     }
 
-    func beginUpload(for address: String?) async throws -> any BlobUpload {
+    func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload {
         try await FolderUpload(store: self, path: root + "/incoming/" + UUID().uuidString)
     }
 

@@ -17,8 +17,9 @@ struct S3BlobStore: BlobStore {
     let presign: Bool
     /// How long a presigned URL stays valid.
     var presignLifetime: Int = 300
-    /// The memory uploads in progress may hold, shared by every team (COFFER_S3_UPLOAD_MEMORY).
-    var uploadMemory = UploadMemory(limit: UploadMemory.defaultLimit)
+    /// The memory uploads in progress may hold, shared by every team (COFFER_S3_UPLOAD_MEMORY), a
+    /// quarter of it at most for one account's.
+    var uploadMemory = UploadMemory(limit: UploadMemory.defaultLimit, unit: S3Upload.reservedBytes)
 
     /// How many bytes of a streamed download are passed to the client at once (``S3DownloadRelay``).
     static let coalesced = 1 << 20
@@ -47,18 +48,26 @@ struct S3BlobStore: BlobStore {
         return (try ContainerHeader(parsing: bytes), size)
     }
 
-    /// Refused with 503 `uploads_busy` (and `Retry-After`) when uploads in progress hold all of
-    /// ``uploadMemory``: before the store is asked anything, before a byte of the body is read.
-    func beginUpload(for address: String?) async throws -> any BlobUpload {
-        guard uploadMemory.reserve(S3Upload.reservedBytes) else {
+    /// Refused with 503 `uploads_busy` when uploads in progress hold all of ``uploadMemory``, and
+    /// with 429 `too_many_uploads` when `uploader`'s hold its account's share of it (both with
+    /// `Retry-After`): before the store is asked anything, before a byte of the body is read.
+    func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload {
+        switch uploadMemory.reserve(S3Upload.reservedBytes, for: uploader) {
+        case nil:
+            break
+        case .spent:
             throw APIError(.serviceUnavailable, "uploads_busy", "too many uploads are in progress on this server; retry shortly",
+                           headers: ["Retry-After": "10"])
+        case .accountShareSpent:
+            throw APIError(.tooManyRequests, "too_many_uploads",
+                           "your account has as many uploads in progress as one account may; retry when one has finished",
                            headers: ["Retry-After": "10"])
         }
         let key = address.map(key(of:)) ?? "incoming/" + UUID().uuidString
         do {
-            return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key))
+            return S3Upload(store: self, key: key, uploadID: try await client.createMultipartUpload(key: key), uploader: uploader)
         } catch {
-            uploadMemory.release(S3Upload.reservedBytes)
+            uploadMemory.release(S3Upload.reservedBytes, for: uploader)
             throw error
         }
     }

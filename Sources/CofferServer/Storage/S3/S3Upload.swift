@@ -1,4 +1,5 @@
 import CofferS3
+import Foundation
 import NIOCore
 
 /// An upload into ``S3BlobStore``: a multipart upload fed in parts of ``partSize`` bytes, up to
@@ -15,6 +16,8 @@ final class S3Upload: BlobUpload {
     private let store: S3BlobStore
     private let key: String
     private let uploadID: String
+    /// The account whose share of the store's ``UploadMemory`` this upload holds.
+    private let uploader: UUID
     private var buffer = ByteBuffer()
     private var nextPart = 1
     private var sending: [Task<(number: Int, etag: String), any Error>] = []
@@ -24,19 +27,20 @@ final class S3Upload: BlobUpload {
     /// Whether ``reservedBytes`` are still taken from the store's ``UploadMemory``.
     private var holdsMemory = true
 
-    /// An upload that took ``reservedBytes`` from `store.uploadMemory`, given back when it is
-    /// published or discarded.
-    init(store: S3BlobStore, key: String, uploadID: String) {
+    /// An upload that took ``reservedBytes`` from `store.uploadMemory` for `uploader`, given back
+    /// when it is published or discarded.
+    init(store: S3BlobStore, key: String, uploadID: String, uploader: UUID) {
         self.store = store
         self.key = key
         self.uploadID = uploadID
+        self.uploader = uploader
     }
 
     /// Gives the reserved memory back, once (no part is held any more).
     private func releaseMemory() {
         guard holdsMemory else { return }
         holdsMemory = false
-        store.uploadMemory.release(Self.reservedBytes)
+        store.uploadMemory.release(Self.reservedBytes, for: uploader)
     }
 
     func write(_ piece: ByteBuffer) async throws {
