@@ -14,12 +14,11 @@ import Glibc
 struct UploadMemoryTests {
     @Test("a slow upload holding the whole budget gets the next refused with 503 uploads_busy; once it is cut, uploads go through")
     func slowUploadsCannotTakeTheMemory() async throws {
-        let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
-        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
         // Room for exactly one upload's parts (8 MiB × 5).
-        guard let session = await AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "41943040"]) { $1 }) else { return }
-        defer { session.finish() }
-        try await session.login()
+        try await Self.withSession(uploadMemory: 41_943_040) { try await Self.slowUploadsCannotTakeTheMemory($0) }
+    }
+
+    static func slowUploadsCannotTakeTheMemory(_ session: AdminSession) async throws {
         try await session.ok("team", "create", "Flowers")
         try await session.ok("key", "generate", "--name", "k")
         session.cli.write("model.bin", CLI.randomData(1 << 20))
@@ -33,19 +32,8 @@ struct UploadMemoryTests {
         let held = try HeldUpload(port: session.server.port, token: session.server.token, team: "Flowers",
                                   address: SHA256.hash(data: slow).map { String(format: "%02x", $0) }.joined(),
                                   body: slow, sent: 1 << 20)
-        var refused: CLI.Result?
-        for _ in 0..<100 {
-            let attempt = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
-            if attempt.stderr.contains("uploads_busy") {
-                refused = attempt
-                break
-            }
-            // Not yet: the held upload may not have reached the store. The other upload must not have gone through.
-            guard attempt.status != 0 else {
-                Issue.record("an upload went through while another held the whole budget: \(attempt.stdout)")
-                break
-            }
-            try await Task.sleep(nanoseconds: 100_000_000)
+        let refused = try await Self.firstRefusal("uploads_busy", while: "another held the whole budget") {
+            try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
         }
         let busy = try #require(refused, "no upload was refused while another held the budget")
         #expect(busy.status != 0 && busy.stderr.contains("try again in 10 seconds (HTTP 503 uploads_busy)"), "\(busy.stderr)")
@@ -53,14 +41,8 @@ struct UploadMemoryTests {
 
         // Cut the slow upload: its memory comes back, and the refused upload goes through.
         held.close()
-        var stored = false
-        for _ in 0..<100 where !stored {
-            let attempt = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
-            stored = attempt.status == 0
-            if !stored {
-                #expect(attempt.stderr.contains("uploads_busy"), "\(attempt.stderr)")
-                try await Task.sleep(nanoseconds: 100_000_000)
-            }
+        let stored = try await Self.eventuallyStored(refusedAs: "uploads_busy") {
+            try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
         }
         #expect(stored, "the memory of a cut upload never came back")
         let address = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
@@ -72,12 +54,11 @@ struct UploadMemoryTests {
 extension UploadMemoryTests {
     @Test("one account's slow uploads take only its share: its next upload is refused with 429 too_many_uploads while another tenant's goes through")
     func oneAccountTakesOnlyItsShare() async throws {
-        let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
-        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
         // Room for two uploads' parts (8 MiB × 5 each); one account's share is one of them.
-        guard let session = await AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": "83886080"]) { $1 }) else { return }
-        defer { session.finish() }
-        try await session.login()
+        try await Self.withSession(uploadMemory: 83_886_080) { try await Self.oneAccountTakesOnlyItsShare($0) }
+    }
+
+    static func oneAccountTakesOnlyItsShare(_ session: AdminSession) async throws {
         try await session.ok("team", "create", "Flowers")
         try await session.ok("team", "create", "Bees")
         // Mallory, a developer of Bees only, with an account of her own.
@@ -92,19 +73,8 @@ extension UploadMemoryTests {
         let held = try HeldUpload(port: session.server.port, token: mallory, team: "Bees",
                                   address: SHA256.hash(data: slow).map { String(format: "%02x", $0) }.joined(),
                                   body: slow, sent: 1 << 20)
-        var refused: CLI.Result?
-        for _ in 0..<100 {
-            let attempt = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
-            if attempt.stderr.contains("too_many_uploads") {
-                refused = attempt
-                break
-            }
-            // Not yet: the held upload may not have reached the store. No upload of hers may have gone through.
-            guard attempt.status != 0 else {
-                Issue.record("Mallory's second upload went through while her first held her share: \(attempt.stdout)")
-                break
-            }
-            try await Task.sleep(nanoseconds: 100_000_000)
+        let refused = try await Self.firstRefusal("too_many_uploads", while: "Mallory's first upload held her share") {
+            try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
         }
         let busy = try #require(refused, "Mallory's second upload was never refused while her first held her share")
         #expect(busy.status == 75 && busy.stderr.contains("try again in 10 seconds (HTTP 429 too_many_uploads)"), "\(busy.stderr)")
@@ -116,16 +86,49 @@ extension UploadMemoryTests {
 
         // Her slow upload cut, her share comes back.
         held.close()
-        var stored = false
-        for _ in 0..<100 where !stored {
-            let attempt = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
-            stored = attempt.status == 0
-            if !stored {
-                #expect(attempt.stderr.contains("too_many_uploads"), "\(attempt.stderr)")
-                try await Task.sleep(nanoseconds: 100_000_000)
-            }
+        let stored = try await Self.eventuallyStored(refusedAs: "too_many_uploads") {
+            try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
         }
         #expect(stored, "the share of a cut upload never came back")
+    }
+
+    /// Runs `body` with a logged-in session of a server on a bucket of its own whose uploads may hold
+    /// `uploadMemory` bytes at once.
+    static func withSession(uploadMemory: Int, _ body: (AdminSession) async throws -> Void) async throws {
+        let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
+        defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
+        guard let session = await AdminSession(environment: environment.merging(["COFFER_S3_UPLOAD_MEMORY": String(uploadMemory)]) { $1 }) else { return }
+        defer { session.finish() }
+        try await session.login()
+        try await body(session)
+    }
+
+    /// Tries `upload` every 100 ms until it is refused with `code` (nil after 100 tries): the held
+    /// upload may not have reached the store yet. One that goes through meanwhile is an issue
+    /// (`holding` says what should have stopped it), and ends the tries.
+    static func firstRefusal(_ code: String, while holding: String, _ upload: () async throws -> CLI.Result) async throws -> CLI.Result? {
+        for _ in 0..<100 {
+            let attempt = try await upload()
+            if attempt.stderr.contains(code) { return attempt }
+            guard attempt.status != 0 else {
+                Issue.record("an upload went through while \(holding): \(attempt.stdout)")
+                return nil
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        return nil
+    }
+
+    /// Tries `upload` every 100 ms until it goes through (false after 100 tries); every refusal
+    /// meanwhile must be `code`'s.
+    static func eventuallyStored(refusedAs code: String, _ upload: () async throws -> CLI.Result) async throws -> Bool {
+        for _ in 0..<100 {
+            let attempt = try await upload()
+            if attempt.status == 0 { return true }
+            #expect(attempt.stderr.contains(code), "\(attempt.stderr)")
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        return false
     }
 }
 
