@@ -63,8 +63,10 @@ for page in s3.get_paginator("list_objects_v2").paginate(Bucket=sys.argv[1]):
 s3.delete_bucket(Bucket=sys.argv[1])
 PY
   fi
-  bench_cleanup
+  # The gateway first: rgw-stop.sh finds its daemons by the PID files in $rgw_dir, inside $work,
+  # which bench_cleanup removes (stopped after it, the OSD and the gateway ran on, 2 GiB a run).
   if [ -n "$rgw_dir" ]; then bash "$here/.ci/rgw-stop.sh" "$rgw_dir"; fi
+  bench_cleanup
 }
 trap cleanup EXIT
 cd "$work"
