@@ -305,6 +305,7 @@ let package = Package(
             name: "CofferCLITests",
             dependencies: [
                 "coffer", "coffer-server", "CofferFormat", "Coffer", "CofferAsyncHTTPClient", "S3TestSupport", "BlockingTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]

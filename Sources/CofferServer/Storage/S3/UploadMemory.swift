@@ -20,7 +20,7 @@ final class UploadMemory: @unchecked Sendable {
 
     let limit: Int64
     /// What one account's uploads may hold at once: a quarter of ``limit``, and never less than
-    /// `unit` (one upload), so that a small budget still lets every account upload.
+    /// `unit` (one upload), so that an account can always hold one upload when the budget has room.
     let accountShare: Int64
     private let lock = NSLock()
     private var reserved: Int64 = 0
@@ -33,12 +33,13 @@ final class UploadMemory: @unchecked Sendable {
     }
 
     /// Takes `bytes` from the budget for `account`'s upload; the refusal (nothing taken) when the
-    /// budget, or the account's share of it, does not have them.
+    /// account's share, or else the budget, does not have them. The share is asked first: an account
+    /// at its share hears so whether or not others have spent the rest.
     func reserve(_ bytes: Int64, for account: UUID) -> Refusal? {
         lock.withLock {
-            guard bytes <= limit - reserved else { return .spent }
             let held = heldBy[account, default: 0]
             guard bytes <= accountShare - held else { return .accountShareSpent }
+            guard bytes <= limit - reserved else { return .spent }
             reserved += bytes
             heldBy[account] = held + bytes
             return nil
