@@ -15,38 +15,36 @@ struct UploadMemoryTests {
     @Test("a slow upload holding the whole budget gets another account's next refused with 503 uploads_busy; once it is cut, uploads go through")
     func slowUploadsCannotTakeTheMemory() async throws {
         // Room for exactly one upload's parts (8 MiB × 5).
-        try await Self.withSession(uploadMemory: 41_943_040) { try await Self.slowUploadsCannotTakeTheMemory($0, bucket: $1) }
-    }
+        try await Self.withSession(uploadMemory: 41_943_040) { session, bucket in
+            try await session.ok("team", "create", "Flowers")
+            // Mallory, another developer of Flowers with an account of her own, holds the slow upload.
+            let mallory = try await session.invite("mallory", role: "developer", to: "Flowers")
+            try await session.ok("key", "generate", "--name", "k")
+            session.cli.write("model.bin", CLI.randomData(1 << 20))
+            session.cli.write("slow.bin", CLI.randomData(4 << 20))
+            try await session.ok("encrypt", "model.bin", "--key", "k.modelkey", "--quiet")
+            try await session.ok("encrypt", "slow.bin", "--key", "k.modelkey", "--quiet")
+            let sealed = try #require(session.cli.read("model.bin.coffer"))
+            let slow = try #require(session.cli.read("slow.bin.coffer"))
 
-    static func slowUploadsCannotTakeTheMemory(_ session: AdminSession, bucket: String) async throws {
-        try await session.ok("team", "create", "Flowers")
-        // Mallory, another developer of Flowers with an account of her own, holds the slow upload.
-        let mallory = try await session.invite("mallory", role: "developer", to: "Flowers")
-        try await session.ok("key", "generate", "--name", "k")
-        session.cli.write("model.bin", CLI.randomData(1 << 20))
-        session.cli.write("slow.bin", CLI.randomData(4 << 20))
-        try await session.ok("encrypt", "model.bin", "--key", "k.modelkey", "--quiet")
-        try await session.ok("encrypt", "slow.bin", "--key", "k.modelkey", "--quiet")
-        let sealed = try #require(session.cli.read("model.bin.coffer"))
-        let slow = try #require(session.cli.read("slow.bin.coffer"))
+            // A PUT of a real sealed model that sends its first MiB and then waits: it holds its reservation,
+            // the whole budget (a budget of one upload lets one account hold it all).
+            let held = try await Self.holdUpload(of: slow, session: session, token: mallory, team: "Flowers", bucket: bucket)
+            let busy = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
+            #expect(busy.status == 69 && busy.stderr.contains("try again in 10 seconds (HTTP 503 uploads_busy)"), "\(busy.stderr)")
+            let leaked = busy.stderr.contains(session.server.token) || busy.stderr.contains(mallory)
+            #expect(!leaked)
 
-        // A PUT of a real sealed model that sends its first MiB and then waits: it holds its reservation,
-        // the whole budget (a budget of one upload lets one account hold it all).
-        let held = try await Self.holdUpload(of: slow, session: session, token: mallory, team: "Flowers", bucket: bucket)
-        let busy = try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer")
-        #expect(busy.status == 69 && busy.stderr.contains("try again in 10 seconds (HTTP 503 uploads_busy)"), "\(busy.stderr)")
-        let leaked = busy.stderr.contains(session.server.token) || busy.stderr.contains(mallory)
-        #expect(!leaked)
-
-        // Cut the slow upload: its memory comes back, and the refused upload goes through.
-        held.close()
-        let stored = try await Self.eventuallyStored(refusedAs: "uploads_busy") {
-            try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
+            // Cut the slow upload: its memory comes back, and the refused upload goes through.
+            held.close()
+            let stored = try await Self.eventuallyStored(refusedAs: "uploads_busy") {
+                try await session.coffer("blob", "upload", "--team", "Flowers", "model.bin.coffer", "--json")
+            }
+            #expect(stored, "the memory of a cut upload never came back")
+            let address = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
+            #expect(try await session.ok("blob", "download", address, "--output", "copy.coffer").contains("SHA-256 verified"))
+            #expect(session.cli.read("copy.coffer") == sealed)
         }
-        #expect(stored, "the memory of a cut upload never came back")
-        let address = SHA256.hash(data: sealed).map { String(format: "%02x", $0) }.joined()
-        #expect(try await session.ok("blob", "download", address, "--output", "copy.coffer").contains("SHA-256 verified"))
-        #expect(session.cli.read("copy.coffer") == sealed)
     }
 }
 
@@ -54,42 +52,40 @@ extension UploadMemoryTests {
     @Test("one account's slow uploads take only its share: its next upload is refused with 429 too_many_uploads while another tenant's goes through")
     func oneAccountTakesOnlyItsShare() async throws {
         // Room for two uploads' parts (8 MiB × 5 each); one account's share is one of them.
-        try await Self.withSession(uploadMemory: 83_886_080) { try await Self.oneAccountTakesOnlyItsShare($0, bucket: $1) }
-    }
+        try await Self.withSession(uploadMemory: 83_886_080) { session, bucket in
+            try await session.ok("team", "create", "Flowers")
+            try await session.ok("team", "create", "Bees")
+            // Mallory, a developer of Bees only, with an account of her own.
+            let mallory = try await session.invite("mallory", role: "developer", to: "Bees")
+            try await session.ok("key", "generate", "--name", "k")
+            for name in ["hers", "theirs", "slow"] { session.cli.write(name + ".bin", CLI.randomData(name == "slow" ? 4 << 20 : 1 << 20)) }
+            for name in ["hers", "theirs", "slow"] { try await session.ok("encrypt", name + ".bin", "--key", "k.modelkey", "--quiet") }
+            let slow = try #require(session.cli.read("slow.bin.coffer"))
+            let malloryEnvironment = ["COFFER_CONFIG_DIR": session.configFolder + "-mallory"]
 
-    static func oneAccountTakesOnlyItsShare(_ session: AdminSession, bucket: String) async throws {
-        try await session.ok("team", "create", "Flowers")
-        try await session.ok("team", "create", "Bees")
-        // Mallory, a developer of Bees only, with an account of her own.
-        let mallory = try await session.invite("mallory", role: "developer", to: "Bees")
-        try await session.ok("key", "generate", "--name", "k")
-        for name in ["hers", "theirs", "slow"] { session.cli.write(name + ".bin", CLI.randomData(name == "slow" ? 4 << 20 : 1 << 20)) }
-        for name in ["hers", "theirs", "slow"] { try await session.ok("encrypt", name + ".bin", "--key", "k.modelkey", "--quiet") }
-        let slow = try #require(session.cli.read("slow.bin.coffer"))
-        let malloryEnvironment = ["COFFER_CONFIG_DIR": session.configFolder + "-mallory"]
+            // Mallory's slow upload sends its first MiB and waits: it holds her whole share.
+            let held = try await Self.holdUpload(of: slow, session: session, token: mallory, team: "Bees", bucket: bucket)
+            let busy = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
+            #expect(busy.status == 75 && busy.stderr.contains("try again in 10 seconds (HTTP 429 too_many_uploads)"), "\(busy.stderr)")
+            let leaked = busy.stderr.contains(mallory)
+            #expect(!leaked)
 
-        // Mallory's slow upload sends its first MiB and waits: it holds her whole share.
-        let held = try await Self.holdUpload(of: slow, session: session, token: mallory, team: "Bees", bucket: bucket)
-        let busy = try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
-        #expect(busy.status == 75 && busy.stderr.contains("try again in 10 seconds (HTTP 429 too_many_uploads)"), "\(busy.stderr)")
-        let leaked = busy.stderr.contains(mallory)
-        #expect(!leaked)
+            // Another tenant's upload goes through meanwhile: the budget was not hers to take.
+            let theirs = try await session.coffer("blob", "upload", "--team", "Flowers", "theirs.bin.coffer")
+            #expect(theirs.status == 0, "\(theirs.stderr)")
 
-        // Another tenant's upload goes through meanwhile: the budget was not hers to take.
-        let theirs = try await session.coffer("blob", "upload", "--team", "Flowers", "theirs.bin.coffer")
-        #expect(theirs.status == 0, "\(theirs.stderr)")
-
-        // Her slow upload cut, her share comes back.
-        held.close()
-        let stored = try await Self.eventuallyStored(refusedAs: "too_many_uploads") {
-            try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
+            // Her slow upload cut, her share comes back.
+            held.close()
+            let stored = try await Self.eventuallyStored(refusedAs: "too_many_uploads") {
+                try await session.coffer("blob", "upload", "--team", "Bees", "hers.bin.coffer", environment: malloryEnvironment)
+            }
+            #expect(stored, "the share of a cut upload never came back")
         }
-        #expect(stored, "the share of a cut upload never came back")
     }
 
     /// Runs `body` with a logged-in session of a server on a bucket of its own whose uploads may hold
     /// `uploadMemory` bytes at once.
-    static func withSession(uploadMemory: Int, _ body: (AdminSession, String) async throws -> Void) async throws {
+    private static func withSession(uploadMemory: Int, _ body: (AdminSession, String) async throws -> Void) async throws {
         let (environment, bucket) = try await ServerBlobStore.s3.serverEnvironment()
         defer { if let bucket { Task { await S3TestGateway.removeBucket(bucket) } } }
         let store = try #require(bucket)
@@ -102,7 +98,7 @@ extension UploadMemoryTests {
     /// A ``HeldUpload`` of `body` with `token`, once its memory is reserved: the server asks the
     /// store for a multipart upload only after reserving, so this waits until `bucket` lists one
     /// (else an upload tried at once could still find the memory free).
-    static func holdUpload(of body: Data, session: AdminSession, token: String, team: String, bucket: String) async throws -> HeldUpload {
+    private static func holdUpload(of body: Data, session: AdminSession, token: String, team: String, bucket: String) async throws -> HeldUpload {
         let held = try HeldUpload(port: session.server.port, token: token, team: team,
                                   address: SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined(), body: body, sent: 1 << 20)
         for _ in 0..<100 {
@@ -115,13 +111,13 @@ extension UploadMemoryTests {
     }
 
     /// The held upload never became a multipart upload in the store.
-    struct NotHeld: Error, CustomStringConvertible {
+    private struct NotHeld: Error, CustomStringConvertible {
         var description: String { "the held upload never reached the store (no multipart upload in its bucket after 10 s)" }
     }
 
     /// Tries `upload` every 100 ms until it goes through (false after 100 tries); every refusal
     /// meanwhile must be `code`'s.
-    static func eventuallyStored(refusedAs code: String, _ upload: () async throws -> CLI.Result) async throws -> Bool {
+    private static func eventuallyStored(refusedAs code: String, _ upload: () async throws -> CLI.Result) async throws -> Bool {
         for _ in 0..<100 {
             let attempt = try await upload()
             if attempt.status == 0 { return true }
@@ -134,7 +130,7 @@ extension UploadMemoryTests {
 
 /// A `PUT /v1/teams/TEAM/blobs/ADDRESS` of `body` on a raw connection that sends the first `sent`
 /// bytes and then neither sends more nor closes until ``close()``.
-final class HeldUpload {
+private final class HeldUpload {
     private let socket: Int32
 
     init(port: Int, token: String, team: String, address: String, body: Data, sent: Int) throws {

@@ -6,11 +6,12 @@ import Testing
 /// (through a real gateway: CofferCLITests' UploadMemoryTests).
 @Suite("Upload memory: the budget and each account's share")
 struct UploadMemoryShareTests {
-    static let unit: Int64 = 40 << 20
+    /// One upload's reservation (40 MiB).
+    static let unit = S3Upload.reservedBytes
 
     @Test("one account holds at most a quarter of the budget; others still get theirs; what is given back can be taken again")
     func share() {
-        let memory = UploadMemory(limit: 1 << 30, unit: Self.unit)
+        let memory = UploadMemory(limit: 1 << 30)
         #expect(memory.accountShare == 256 << 20)
         let mallory = UUID(), alice = UUID()
         // 256 MiB / 40 MiB: six uploads, the seventh is past the share.
@@ -24,7 +25,7 @@ struct UploadMemoryShareTests {
 
     @Test("when accounts together hold the whole budget, the next account is refused as spent; one at its share hears that first")
     func spent() {
-        let memory = UploadMemory(limit: 2 * Self.unit, unit: Self.unit)
+        let memory = UploadMemory(limit: 2 * Self.unit)
         // A budget of two uploads: a quarter is less than one upload, so the share is one upload.
         #expect(memory.accountShare == Self.unit)
         let first = UUID(), second = UUID(), third = UUID()
@@ -39,7 +40,7 @@ struct UploadMemoryShareTests {
 
     @Test("a budget of exactly one upload lets one account hold it; a release for an account that holds nothing takes nothing from others")
     func smallest() {
-        let memory = UploadMemory(limit: Self.unit, unit: Self.unit)
+        let memory = UploadMemory(limit: Self.unit)
         #expect(memory.accountShare == Self.unit)
         let holder = UUID(), stranger = UUID()
         #expect(memory.reserve(Self.unit, for: holder) == nil)

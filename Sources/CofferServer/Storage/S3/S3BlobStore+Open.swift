@@ -17,7 +17,7 @@ extension S3BlobStore {
         app.lifecycle.use(HTTPClientShutdown(client: http))
         let client = try await checkedClient(settings, http: http)
         var store = S3BlobStore(client: client, presign: settings.presign)
-        store.uploadMemory = UploadMemory(limit: settings.uploadMemory, unit: S3Upload.reservedBytes)
+        store.uploadMemory = UploadMemory(limit: settings.uploadMemory)
         return store
     }
 

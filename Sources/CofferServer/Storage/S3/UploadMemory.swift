@@ -19,17 +19,18 @@ final class UploadMemory: @unchecked Sendable {
     }
 
     let limit: Int64
-    /// What one account's uploads may hold at once: a quarter of ``limit``, and never less than
-    /// `unit` (one upload), so that an account can always hold one upload when the budget has room.
+    /// What one account's uploads may hold at once: a quarter of ``limit``, and never less than one
+    /// upload's ``S3Upload/reservedBytes``, so that an account can always hold one upload when the
+    /// budget has room.
     let accountShare: Int64
     private let lock = NSLock()
     private var reserved: Int64 = 0
     private var heldBy: [UUID: Int64] = [:]
 
-    /// A budget of `limit` bytes of which one account may hold a quarter, or at least `unit`.
-    init(limit: Int64, unit: Int64) {
+    /// A budget of `limit` bytes of which one account may hold a quarter, or at least one upload.
+    init(limit: Int64) {
         self.limit = limit
-        accountShare = max(limit / 4, min(unit, limit))
+        accountShare = max(limit / 4, min(S3Upload.reservedBytes, limit))
     }
 
     /// Takes `bytes` from the budget for `account`'s upload; the refusal (nothing taken) when the
