@@ -35,9 +35,9 @@ struct PartWriterTests {
     @Test("pieces of every size, across both gathering buffers and past them, hash to the SHA-256 of the bytes in order",
           arguments: [1, 2, 3] as [UInt64])
     func hashesInOrder(seed: UInt64) async throws {
-        let dir = try RunCopyTests.folder()
+        let dir = try DeltaAssemblyTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let bytes = RunCopyTests.bytes(11 << 20 | 12_345, seed: seed)
+        let bytes = DeltaAssemblyTests.bytes(11 << 20 | 12_345, seed: seed)
         let total = UInt64(bytes.count)
         let path = dir.appendingPathComponent("model.part").path
         let writer = try PartWriter(path: path, expectedSize: total)
@@ -58,9 +58,9 @@ struct PartWriterTests {
 
     @Test("a download resumed from a part file, and one a server restarts with 200, hash what the file holds")
     func resumedAndRestarted() async throws {
-        let dir = try RunCopyTests.folder()
+        let dir = try DeltaAssemblyTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let bytes = RunCopyTests.bytes(5 << 20 | 77, seed: 9)
+        let bytes = DeltaAssemblyTests.bytes(5 << 20 | 77, seed: 9)
         let total = UInt64(bytes.count)
         let path = dir.appendingPathComponent("model.part").path
         let cut = 3 << 20 | 5

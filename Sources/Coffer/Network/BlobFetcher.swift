@@ -51,6 +51,9 @@ struct BlobFetcher: Sendable {
         }
         if let following { writer.attach(following) }
         progress(writer.offset)
+        // Bytes an earlier try left: trusted up to the first hole, which a try killed in the middle
+        // of a piece may not leave (its last page half written beside a copied run).
+        let resumed = writer.offset > 0
         var delta = cachedModels.isEmpty ? DeltaState.whole : DeltaState.learningHeader
         if case .whole = delta, let background = api.pieceTransport as? BackgroundTransport {
             // Every piece goes to the system at once, so the model moves while the app is suspended.
@@ -61,9 +64,11 @@ struct BlobFetcher: Sendable {
             let start = writer.offset
             let next = delta.next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
             delta = next.state
-            if case .copy(let path, let offset, let count) = next.step {
-                if await !copy(count, from: path, at: offset, into: writer) { delta = .whole }
-                CrashPoint.reach("chunks-copied")
+            if case .assemble(let plan) = next.step {
+                let outcome = try await DeltaAssembly.assemble(plan, size: size, into: writer) { (range, sink) throws(SyncFailure) in
+                    try await download(range, of: url, into: sink, total: size, progress: progress)
+                }
+                if outcome == .fallBack { delta = .whole }
                 continue
             }
             guard case .download(let end) = next.step else { continue }
@@ -72,7 +77,7 @@ struct BlobFetcher: Sendable {
                 // are small and asked once, so they keep the foreground transport.
                 let transport = if case .whole = delta { api.pieceTransport } else { api.transport }
                 try await piece(url, from: start, through: min(end, Self.pieceEnd(after: start, size: size)) - 1, total: size,
-                                writer: writer, through: transport)
+                                into: writer, through: transport)
                 CrashPoint.reach("piece-written")
                 progress(writer.offset.subtractingSaturated(start))
                 failures = 0
@@ -80,23 +85,15 @@ struct BlobFetcher: Sendable {
                 // A server that ignored Range starts the file again, so the offset may now be
                 // below where this piece began.
                 progress(writer.offset.subtractingSaturated(start))
-                if case .cancelled = failure { throw .cancelled }
-                if case .cache = failure { throw failure }
-                if writer.offset > start { failures = 0 }
-                failures += 1
-                guard failure.isTransient, failures < retry.attempts else { throw failure }
-                do {
-                    try await Task.sleep(nanoseconds: UInt64(retry.delay(before: failures + 1) * 1e9))
-                } catch {
-                    throw .cancelled
-                }
+                try await backOff(after: failure, failures: &failures, progressed: writer.offset > start)
             }
         }
         let digest = writer.finish()
         guard digest == entry.sha256 else {
             writer.discard()
-            if case .planned = delta {
-                // Copied bytes that were not what they should be: fetch the whole model instead.
+            if delta.isPlanned || resumed {
+                // Copied bytes, or bytes an earlier try left, that were not what they should be:
+                // fetch the whole model once more, from nothing.
                 return try await fetch(name, entry, from: url, into: partPath, progress: progress)
             }
             throw .modelRefused(name: name, reason: "its SHA-256 is \(digest), not \(entry.sha256) as the manifest says")
@@ -108,15 +105,36 @@ struct BlobFetcher: Sendable {
         }
     }
 
-    /// Copies `count` sealed bytes of a cached container into the part file; false if the cached
-    /// file cannot be read (the rest is then downloaded).
-    private func copy(_ count: UInt64, from path: String, at offset: UInt64, into writer: PartWriter) async -> Bool {
-        guard let file = try? PositionalFile(readingAt: path) else { return false }
+    /// Downloads bytes `range` of `url` (one missing run of a delta update) into `sink`, in pieces
+    /// on the fixed boundaries, trying a transient failure again from where it stopped.
+    private func download(_ range: Range<UInt64>, of url: URL, into sink: RangeSink, total: UInt64,
+                          progress: @Sendable (UInt64) -> Void) async throws(SyncFailure) {
+        var failures = 0
+        while sink.offset < range.upperBound {
+            let start = sink.offset
+            do {
+                try await piece(url, from: start, through: min(range.upperBound, Self.pieceEnd(after: start, size: total)) - 1,
+                                total: total, into: sink, through: api.transport)
+                CrashPoint.reach("piece-written")
+                progress(sink.offset - start)
+                failures = 0
+            } catch let failure {
+                progress(sink.offset - start)
+                try await backOff(after: failure, failures: &failures, progressed: sink.offset > start)
+            }
+        }
+    }
+
+    /// After a failed piece: throws `failure` unless it is transient (only a server's can be) and
+    /// tries are left, else waits before the next try. A piece that got bytes starts the count again.
+    private func backOff(after failure: SyncFailure, failures: inout Int, progressed: Bool) async throws(SyncFailure) {
+        if progressed { failures = 0 }
+        failures += 1
+        guard failure.isTransient, failures < retry.attempts else { throw failure }
         do {
-            try await writer.appendCopy(count, from: file, at: offset)
-            return true
+            try await Task.sleep(nanoseconds: UInt64(retry.delay(before: failures + 1) * 1e9))
         } catch {
-            return false
+            throw .cancelled
         }
     }
 
@@ -151,18 +169,18 @@ struct BlobFetcher: Sendable {
 
     /// Asks for bytes `first...last` and writes them at their offsets, following a redirect to
     /// where the blob is stored (``BlobRedirect``); each piece asks `url` again.
-    private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, writer: PartWriter,
+    private func piece(_ url: URL, from first: UInt64, through last: UInt64, total: UInt64, into sink: any PieceSink,
                        through transport: any CofferTransport) async throws(SyncFailure) {
         let request = pieceRequest(url, first...last)
         let response: HTTPURLResponse
-        writer.beginPiece()
+        sink.beginPiece()
         // Whatever arrived is on disk before the next try or the next run resumes from it.
-        defer { try? writer.flush() }
+        defer { try? sink.flush() }
         do {
             // A redirect (object storage, a CDN) is followed to where the same Range is asked
             // again, without credentials; the digest check below the loop holds whoever answers.
             response = try await BlobRedirect.stream(request, through: transport) { response, data in
-                try writer.accept(data, response: response, first: first, last: last, total: total)
+                try sink.accept(data, response: response, first: first, last: last, total: total)
             }
         } catch let failure as PartWriter.Refusal {
             throw failure.failure
@@ -175,13 +193,18 @@ struct BlobFetcher: Sendable {
         } catch {
             throw .server(DeviceAPI.networkFailure(error, url: request.url))
         }
-        guard response.statusCode == 206 || response.statusCode == 200 else {
-            throw .server(DeviceAPI.failure(response, Data()))
+        if response.statusCode != 206 {
+            // An answer without a body never reached the sink's checks.
+            do {
+                try PieceAnswer.check(response, body: Data(), first: first, last: last, total: total, whole: sink.takesWholeAnswer)
+            } catch {
+                throw error.failure
+            }
         }
         let expectedEnd = response.statusCode == 200 ? total : last + 1
-        guard writer.offset == expectedEnd else {
+        guard sink.offset == expectedEnd else {
             let start = response.statusCode == 200 ? 0 : first
-            throw .server(.unreachable("the answer ended after \(writer.offset.subtractingSaturated(start)) of \(expectedEnd - start) bytes"))
+            throw .server(.unreachable("the answer ended after \(sink.offset.subtractingSaturated(start)) of \(expectedEnd - start) bytes"))
         }
     }
 }

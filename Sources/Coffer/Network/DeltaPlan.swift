@@ -38,6 +38,11 @@ struct DeltaPlan: Sendable, Equatable {
 
     let runs: [Run]
 
+    /// A plan of these runs (which must cover the container from byte 0 without gaps).
+    init(runs: [Run]) {
+        self.runs = runs
+    }
+
     /// Plans `header`'s container (`size` bytes) against `cached`.
     init(header: ContainerHeader, size: UInt64, cached: CachedChunks) {
         var runs: [Run] = [Run(range: 0..<UInt64(header.encodedLength), source: .remote)]
@@ -66,6 +71,21 @@ struct DeltaPlan: Sendable, Equatable {
             if runs[middle].range.lowerBound <= offset { low = middle } else { high = middle - 1 }
         }
         return runs[low]
+    }
+
+    /// The runs from `offset` on, the first cut to begin there (a download resumed mid-run).
+    func runs(from offset: UInt64) -> [Run] {
+        runs.compactMap { run in
+            guard run.range.upperBound > offset else { return nil }
+            guard run.range.lowerBound < offset else { return run }
+            let skip = offset - run.range.lowerBound
+            switch run.source {
+            case .remote:
+                return Run(range: offset..<run.range.upperBound, source: .remote)
+            case .local(let path, let start):
+                return Run(range: offset..<run.range.upperBound, source: .local(path: path, offset: start.addingSaturated(skip)))
+            }
+        }
     }
 
     /// Bytes from `offset` on that are copied from the cache instead of downloaded.

@@ -13,8 +13,14 @@ enum DeltaState: Sendable {
     case whole
     /// Fetch the header first.
     case learningHeader
-    /// Copy or download each run of the plan.
+    /// Assemble the rest by the plan: cached runs copied, the others downloaded.
     case planned(DeltaPlan)
+
+    /// Whether a plan was made (some bytes are copied from the cache).
+    var isPlanned: Bool {
+        if case .planned = self { return true }
+        return false
+    }
 
     /// The longest header a delta reads into memory (16 MiB: a chunk table of about 466,000
     /// chunks, a model of over 100 GiB at the average chunk size). The header is read before the
@@ -26,8 +32,8 @@ enum DeltaState: Sendable {
     enum Step: Sendable {
         /// Download up to (not including) `end`, in pieces.
         case download(end: UInt64)
-        /// Copy `count` bytes of the cached container at `path` from `offset`.
-        case copy(path: String, offset: UInt64, count: UInt64)
+        /// Assemble the rest by the plan (``DeltaAssembly``).
+        case assemble(DeltaPlan)
     }
 
     /// The next step at `start` (the part file's length) of a `size`-byte container.
@@ -37,13 +43,7 @@ enum DeltaState: Sendable {
         case .whole:
             return (.whole, .download(end: size))
         case .planned(let plan):
-            guard let run = plan.run(containing: start) else { return (.whole, .download(end: size)) }
-            switch run.source {
-            case .remote:
-                return (self, .download(end: run.range.upperBound))
-            case .local(let path, let offset):
-                return (self, .copy(path: path, offset: offset + (start - run.range.lowerBound), count: run.range.upperBound - start))
-            }
+            return (self, .assemble(plan))
         case .learningHeader:
             let probe = min(size, BlobFetcher.headerProbe)
             if start < probe { return (self, .download(end: probe)) }
@@ -60,7 +60,7 @@ enum DeltaState: Sendable {
             let plan = DeltaPlan(header: header, size: size, cached: cached)
             skipped(plan.localBytes(from: start))
             CrashPoint.reach("delta-planned")
-            return DeltaState.planned(plan).next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
+            return (.planned(plan), .assemble(plan))
         }
     }
 }

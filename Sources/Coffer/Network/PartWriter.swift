@@ -20,7 +20,7 @@ import Darwin
 ///
 /// URLSession on Linux hands a body over in 16 KiB pieces; they are gathered into 1 MiB writes,
 /// each hashed on another thread (``QueuedSHA256``) while the next one gathers.
-final class PartWriter: @unchecked Sendable {
+final class PartWriter: PieceSink, @unchecked Sendable {
     /// A body that cannot be the bytes asked for.
     struct Refusal: Error { let failure: SyncFailure }
 
@@ -57,8 +57,8 @@ final class PartWriter: @unchecked Sendable {
         self.path = path
         self.expectedSize = expectedSize
         var keep = try file.size()
-        // A delta update killed while copying a run may leave holes (``RunCopy`` writes blocks
-        // out of order): only the bytes before the first hole were surely written. A file longer
+        // A delta update killed while it assembled the file may leave holes (``DeltaAssembly``
+        // writes downloaded runs beside copied ones): only the bytes before the first hole were surely written. A file longer
         // than the model is no earlier try of it.
         let filled = keep > expectedSize ? 0 : Self.writtenPrefix(file.descriptor, size: keep)
         if filled < keep {
@@ -96,26 +96,23 @@ final class PartWriter: @unchecked Sendable {
     /// A new request starts: its answer is checked again on its first bytes.
     func beginPiece() { lock.withLock { checked = false } }
 
+    /// A server that ignores Range sends the whole file; the part file then starts again.
+    var takesWholeAnswer: Bool { true }
+
     /// Writes a piece of the answer to `bytes=first-last`, checking on the first piece that the
     /// answer is those bytes (206 with a matching Content-Range, or the whole file as 200).
     func accept(_ data: Data, response: HTTPURLResponse, first: UInt64, last: UInt64, total: UInt64) throws {
         try lock.withLock {
             if !checked {
-                switch response.statusCode {
-                case 206:
-                    guard let range = response.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init),
-                          range.start == first, range.end == last, range.total == nil || range.total == total
-                    else { throw Refusal(failure: .server(.unreachable("the server did not send the bytes \(first)-\(last) asked for"))) }
-                case 200:
-                    // A server that ignores Range sends everything: start again from the first byte.
+                try PieceAnswer.check(response, body: data, first: first, last: last, total: total, whole: true)
+                if response.statusCode == 200 {
+                    // Everything comes again: start from the first byte.
                     hasher.state = SHA256()
                     written = 0
                     pendingCount = 0
                     pendingHashed = 0
                     progress?.rewind()
                     try file.truncate(to: 0)
-                default:
-                    throw Refusal(failure: .server(DeviceAPI.failure(response, data)))
                 }
                 checked = true
             }
@@ -127,19 +124,27 @@ final class PartWriter: @unchecked Sendable {
         }
     }
 
-    /// Appends `count` bytes of `source` from `offset` (a delta update's copied chunks), copied
-    /// and hashed on two threads (``RunCopy``). Nothing else may write meanwhile; on a failure
-    /// the offset stays where it was.
-    func appendCopy(_ count: UInt64, from source: PositionalFile, at offset: UInt64) async throws {
-        let (start, hash) = try lock.withLock { () throws -> (UInt64, SHA256) in
-            guard count <= expectedSize - written else { throw IOFailure(operation: .write, path: path, errno: EFBIG) }
+    /// Hands the rest of the file to a delta update's assembly (``DeltaAssembly``): the bytes
+    /// gathered so far are written, and the file, its length and the hash so far returned. Nothing
+    /// else may write until ``endAssembly(at:hash:)``; if that is never called (the assembly
+    /// failed), the offset stays where it was.
+    func beginAssembly() throws -> (file: PositionalFile, start: UInt64, hash: SHA256) {
+        try lock.withLock {
             try flushPending()
-            return (written, hasher.state)
+            return (file, written, hasher.state)
         }
-        let updated = try await RunCopy.copy(count, from: source, at: offset, to: file, at: start, hashing: hash)
+    }
+
+    /// An assembly's bytes are on disk up to `end`: a follower may read them.
+    func reach(_ end: UInt64) {
+        lock.withLock { progress?.advance(to: end) }
+    }
+
+    /// The assembly wrote every byte up to `end` (at most the model's size), and `hash` covers them.
+    func endAssembly(at end: UInt64, hash: SHA256) {
         lock.withLock {
-            hasher.state = updated
-            written = start + count
+            hasher.state = hash
+            written = min(end, expectedSize)
             publish()
         }
     }

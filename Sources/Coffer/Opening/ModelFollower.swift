@@ -97,7 +97,7 @@ final class ModelFollower: @unchecked Sendable {
 
     /// Runs `body`, which waits on the download, on a thread of its own: not on the Swift pool nor
     /// on Dispatch's global queues, whose few threads the download itself needs (URLSession's
-    /// queues on Linux, a delta's ``RunCopy``); a thread blocked there could stall it.
+    /// queues on Linux, a delta's ``DeltaAssembly``); a thread blocked there could stall it.
     private static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread { continuation.resume(with: Result { try body() }) }
