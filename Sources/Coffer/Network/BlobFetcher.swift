@@ -33,11 +33,12 @@ struct BlobFetcher: Sendable {
     /// delta: its header first, then each chunk copied from a cached container sealed with the
     /// same key, or downloaded with one Range request per run of missing chunks. `skipped` hears
     /// the bytes that will be copied instead of downloaded. If the result does not have the
-    /// manifest's SHA-256 (a damaged cached file), the model is downloaded whole once more.
-    /// `following` hears how far the part file's bytes reach, for a reader that decrypts it as it
+    /// manifest's SHA-256 and came from a delta (a damaged cached file) or from a part file an
+    /// earlier try left, the model is downloaded whole once more (`fetchingAgain`); otherwise it is
+    /// refused. `following` hears how far the part file's bytes reach, for a reader that decrypts it as it
     /// grows (``ModelFollower``); it is told when the file starts again.
     func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String, cachedModels: [String] = [],
-               following: PartProgress? = nil,
+               following: PartProgress? = nil, fetchingAgain: Bool = false,
                skipped: @escaping @Sendable (UInt64) -> Void = { _ in },
                progress: @escaping @Sendable (UInt64) -> Void) async throws(SyncFailure) {
         let size = UInt64(entry.size)
@@ -91,10 +92,11 @@ struct BlobFetcher: Sendable {
         let digest = writer.finish()
         guard digest == entry.sha256 else {
             writer.discard()
-            if delta.isPlanned || resumed {
+            if delta.isPlanned || resumed, !fetchingAgain {
                 // Copied bytes, or bytes an earlier try left, that were not what they should be:
-                // fetch the whole model once more, from nothing.
-                return try await fetch(name, entry, from: url, into: partPath, progress: progress)
+                // fetch the whole model once more, from nothing (once: should the part file
+                // survive its removal, the next try would find it again).
+                return try await fetch(name, entry, from: url, into: partPath, fetchingAgain: true, progress: progress)
             }
             throw .modelRefused(name: name, reason: "its SHA-256 is \(digest), not \(entry.sha256) as the manifest says")
         }

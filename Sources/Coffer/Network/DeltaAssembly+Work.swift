@@ -43,10 +43,10 @@ extension DeltaAssembly {
                     let blockEnd = min(offset + blockSize, run.range.upperBound)
                     do {
                         try copy(offset..<blockEnd, from: source, at: sourceStart + (offset - run.range.lowerBound), through: buffer)
-                    } catch let failure as IOFailure where failure.path == source.path {
-                        return frontier.stop(.fallBack)
                     } catch {
-                        return frontier.stop(.failed(.cache("\(error)")))
+                        // A damaged cached file (EIO) or a failed write alike: the whole download
+                        // that follows reads nothing cached, and meets a real write failure itself.
+                        return frontier.stop(.fallBack)
                     }
                     offset = blockEnd
                     frontier.copied(to: offset < run.range.upperBound ? offset : Frontier.after(index, in: runs, remote: false, end: end))
@@ -84,7 +84,7 @@ extension DeltaAssembly {
                     do {
                         try file.readExactly(into: piece, at: fileStart + (offset - run.range.lowerBound))
                     } catch {
-                        return frontier.stop(run.source == .remote ? .failed(.cache("\(error)")) : .fallBack)
+                        return frontier.stop(.fallBack)
                     }
                     digest.update(bufferPointer: UnsafeRawBufferPointer(piece))
                     offset = pieceEnd

@@ -11,11 +11,11 @@ import Foundation
 /// "Delta updates").
 ///
 /// Three things run at once. One thread copies the cached runs in order into the part file (one
-/// writer: a second thread writing the same file only waits on its lock). The caller downloads the
-/// missing runs in order, each written at its own offsets (``RangeSink``). A second thread hashes
-/// the new container in byte order: a cached run from the cached file (it need not wait for the
-/// copy), a downloaded run from the part file once its bytes are there. So the downloads no longer
-/// wait for the copies before them, and the hash no longer waits for either.
+/// copying thread: a second one writing the same file only waits on its lock). The caller
+/// downloads the missing runs in order, each written at its own offsets (``RangeSink``). A second
+/// thread hashes the new container in byte order: a cached run from the cached file (it need not
+/// wait for the copy), a downloaded run from the part file once its bytes are there. So the
+/// downloads no longer wait for the copies before them, and the hash waits only for downloads.
 ///
 /// The part file is complete up to the lesser of the copy's and the downloads' ``Frontier``s; that
 /// is what a follower is told (``PartWriter/reach(_:)``). A process killed meanwhile leaves holes,
@@ -25,18 +25,20 @@ enum DeltaAssembly {
     enum Outcome: Sendable, Equatable {
         /// Every byte of the plan is in the part file, and the part writer's hash covers it.
         case complete
-        /// A cached file could not be read, the server ignored a Range, or the plan does not end
-        /// at the model's size: the rest is downloaded whole, from the part file's length (which
-        /// has not moved).
+        /// A cached file could not be read or a copy failed, the server ignored a Range, or the
+        /// plan does not end at the model's size or names offsets no file can have: the rest is
+        /// downloaded whole, from the part file's length (which has not moved; what the assembly
+        /// wrote past it is written again).
         case fallBack
     }
 
     /// Why an assembly stopped early.
     enum Stop: Sendable {
-        /// A cached container could not be read (removed, shorter than its header says), or the
-        /// server ignored a Range: the rest is downloaded whole.
+        /// A cached container could not be read (removed, shorter than its header says, damaged),
+        /// a copy or a read of the part file failed, or the server ignored a Range: the rest is
+        /// downloaded whole (which meets a lasting write failure on its own).
         case fallBack
-        /// A download or a write failed, or the update was cancelled.
+        /// A download failed, or the update was cancelled.
         case failed(SyncFailure)
     }
 

@@ -58,8 +58,10 @@ final class PartWriter: PieceSink, @unchecked Sendable {
         self.expectedSize = expectedSize
         var keep = try file.size()
         // A delta update killed while it assembled the file may leave holes (``DeltaAssembly``
-        // writes downloaded runs beside copied ones): only the bytes before the first hole were surely written. A file longer
-        // than the model is no earlier try of it.
+        // writes downloaded runs beside copied ones): the bytes past the first hole are dropped.
+        // Bytes before it may still be zeros never written (a page half written beside a copied
+        // one leaves no hole); the SHA-256 finds those, and BlobFetcher then downloads once more.
+        // A file longer than the model is no earlier try of it.
         let filled = keep > expectedSize ? 0 : Self.writtenPrefix(file.descriptor, size: keep)
         if filled < keep {
             try file.truncate(to: filled)
@@ -149,10 +151,11 @@ final class PartWriter: PieceSink, @unchecked Sendable {
         }
     }
 
-    /// How many bytes of the open file `descriptor` surely hold what was written: all of them,
-    /// unless it has a hole (a delta update killed mid-run) below `size`. The page where the hole
-    /// begins may end in zeros that were never written, so the answer is the last whole MiB below
-    /// the hole (a file system that cannot report holes reports none).
+    /// How many bytes of the open file `descriptor` to keep: all of them, unless it has a hole (a
+    /// delta update killed mid-run) below `size`. The page before the hole may end in zeros that
+    /// were never written, so the answer is the last whole MiB below the hole (a file system that
+    /// cannot report holes reports none). Unwritten zeros in a page that is no hole can remain
+    /// below it: only the model's SHA-256 can tell, and a resumed file that fails it is fetched again.
     static func writtenPrefix(_ descriptor: Int32, size: UInt64) -> UInt64 {
         #if canImport(Darwin)
         let seekHole = SEEK_HOLE
