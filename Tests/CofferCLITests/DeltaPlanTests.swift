@@ -42,7 +42,7 @@ struct DeltaPlanTests {
         #expect(nothing.isEmpty)
         let whole = DeltaPlan(header: header, size: header.sealedLength, cached: nothing)
         #expect(whole.runs.count == 1 && whole.localBytes() == 0)
-        #expect(whole.run(containing: header.sealedLength) == nil)
+        #expect(whole.runs(from: header.sealedLength).isEmpty)
     }
 
     @Test("a header that names a chunk table longer than the bound is not read before verification: the download goes on whole")

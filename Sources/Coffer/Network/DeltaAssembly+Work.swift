@@ -16,13 +16,22 @@ extension DeltaAssembly {
     /// Both are threads of their own, not the Swift task pool's: the caller downloads meanwhile.
     final class Work: @unchecked Sendable {
         private let runs: [DeltaPlan.Run]
+        /// The cached containers the runs copy from, each opened once; both threads read them.
+        private let cached: [String: PositionalFile]
         private let destination: PositionalFile
         private let frontier: Frontier
         /// Touched by the hashing thread only, and read once both threads are done.
         private(set) var hash: SHA256
 
-        init(runs: [DeltaPlan.Run], destination: PositionalFile, frontier: Frontier, hash: SHA256) {
+        /// Work on `runs`, or nil if a cached container they copy from cannot be opened.
+        init?(runs: [DeltaPlan.Run], destination: PositionalFile, frontier: Frontier, hash: SHA256) {
+            var cached: [String: PositionalFile] = [:]
+            for case .local(let path, _) in runs.map(\.source) where cached[path] == nil {
+                guard let file = try? PositionalFile(readingAt: path) else { return nil }
+                cached[path] = file
+            }
             self.runs = runs
+            self.cached = cached
             self.destination = destination
             self.frontier = frontier
             self.hash = hash
@@ -32,11 +41,9 @@ extension DeltaAssembly {
         func copyCachedRuns() {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
             defer { buffer.deallocate() }
-            var files = CachedFiles()
             let end = runs.last?.range.upperBound ?? 0
             for (index, run) in runs.enumerated() {
-                guard case .local(let path, let sourceStart) = run.source else { continue }
-                guard let source = files.open(path) else { return frontier.stop(.fallBack) }
+                guard case .local(let path, let sourceStart) = run.source, let source = cached[path] else { continue }
                 var offset = run.range.lowerBound
                 while offset < run.range.upperBound {
                     guard !frontier.stopped else { return }
@@ -60,14 +67,13 @@ extension DeltaAssembly {
         func hashInOrder() {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
             defer { buffer.deallocate() }
-            var files = CachedFiles()
             var digest = hash
             for run in runs {
                 let file: PositionalFile
                 let fileStart: UInt64
                 switch run.source {
                 case .local(let path, let offset):
-                    guard let source = files.open(path) else { return frontier.stop(.fallBack) }
+                    guard let source = cached[path] else { return frontier.stop(.fallBack) }
                     (file, fileStart) = (source, offset)
                 case .remote:
                     (file, fileStart) = (destination, run.range.lowerBound)
@@ -135,18 +141,5 @@ extension DeltaAssembly {
             return UInt64(output)
         }
         #endif
-    }
-
-    /// The cached containers one thread reads, each opened once.
-    private struct CachedFiles {
-        private var open: [String: PositionalFile] = [:]
-
-        /// `path`, opened for reading; nil if it cannot be.
-        mutating func open(_ path: String) -> PositionalFile? {
-            if let file = open[path] { return file }
-            let file = try? PositionalFile(readingAt: path)
-            open[path] = file
-            return file
-        }
     }
 }

@@ -61,7 +61,7 @@ enum DeltaAssembly {
         // A header whose table runs past the end the manifest names is no plan to follow.
         guard let end = runs.last?.range.upperBound, end == size, runs.allSatisfy(\.isAddressable) else { return .fallBack }
         let frontier = Frontier(runs, end: end, reached: { writer.reach($0) })
-        let work = Work(runs: runs, destination: begun.file, frontier: frontier, hash: begun.hash)
+        guard let work = Work(runs: runs, destination: begun.file, frontier: frontier, hash: begun.hash) else { return .fallBack }
         let group = DispatchGroup()
         onThread("coffer.delta-copy", group) { work.copyCachedRuns() }
         onThread("coffer.delta-hash", group) { work.hashInOrder() }

@@ -62,17 +62,6 @@ struct DeltaPlan: Sendable, Equatable {
         self.runs = runs
     }
 
-    /// The run holding byte `offset`, or nil past the end.
-    func run(containing offset: UInt64) -> Run? {
-        var low = 0, high = runs.count - 1
-        guard high >= 0, offset < runs[high].range.upperBound else { return nil }
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if runs[middle].range.lowerBound <= offset { low = middle } else { high = middle - 1 }
-        }
-        return runs[low]
-    }
-
     /// The runs from `offset` on, the first cut to begin there (a download resumed mid-run).
     func runs(from offset: UInt64) -> [Run] {
         runs.compactMap { run in
