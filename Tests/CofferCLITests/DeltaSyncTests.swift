@@ -147,19 +147,65 @@ struct DeltaSyncTests {
         let (_, next) = try await Self.versions(fleet)
         try await fleet.deploy("n", classifier: "n")
         #expect(try await fleet.sync("edge").status == 0)
-        // Flip a byte in the middle of the cached N (a chunk N+1 shares).
-        let cached = fleet.folder("edge").path + "/collections/FlowerModels/blobs/" + fleet.flowersSHA("n.coffer") + ".coffer"
+        try Self.damageCachedN(fleet, cache: "edge")
+        try await fleet.deploy("n1", classifier: "n1")
+        let synced = try await fleet.sync("edge")
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let opened = try await fleet.session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
+        #expect(opened.stdoutBytes == next)
+    }
+
+    /// Flips a byte in the middle of the cached N in `cache` (a chunk N+1 shares).
+    static func damageCachedN(_ fleet: SDKFleet, cache: String) throws {
+        let cached = fleet.folder(cache).path + "/collections/FlowerModels/blobs/" + fleet.flowersSHA("n.coffer") + ".coffer"
         let handle = try #require(FileHandle(forUpdatingAtPath: cached))
         try handle.seek(toOffset: 7_500_000)
         let byte = try #require(try handle.read(upToCount: 1))
         try handle.seek(toOffset: 7_500_000)
         try handle.write(contentsOf: Data([byte[0] ^ 0xFF]))
         try handle.close()
+    }
+
+    /// How a delta goes wrong in ``progressCountsWhatTravels(_:)``.
+    enum Spoilt: String, CaseIterable, Sendable {
+        /// The first missing run's Range is answered with the whole blob: the rest downloads whole.
+        case rangeIgnored
+        /// A cached chunk was damaged: the result fails its SHA-256 and the model downloads again.
+        case cacheDamaged
+    }
+
+    @Test("a delta that falls back or is fetched again counts every byte that travels: its Progress ends at its total",
+          arguments: Spoilt.allCases)
+    func progressCountsWhatTravels(_ spoilt: Spoilt) async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let (_, next) = try await Self.versions(fleet)
+        try await fleet.deploy("n", classifier: "n")
+        #expect(try await fleet.sync("edge").status == 0)
+        if spoilt == .cacheDamaged { try Self.damageCachedN(fleet, cache: "edge") }
         try await fleet.deploy("n1", classifier: "n1")
-        let synced = try await fleet.sync("edge")
-        #expect(synced.status == 0, "\(synced.stderr)")
-        let opened = try await fleet.session.cli.run("open", "--cache", "edge", "--collection", "FlowerModels", "FlowerClassifier", "--stdout")
-        #expect(opened.stdoutBytes == next)
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        if spoilt == .rangeIgnored {
+            // The header probe is the first blob request, the first missing run the second.
+            let requests = Counter()
+            proxy.setRequestRule { method, path in
+                method == "GET" && path.hasPrefix("/v1/blobs/") && requests.next() == 1 ? ["range"] : []
+            }
+        }
+        let client = try CofferClient(configuration: fleet.configuration(fleet.folder("edge"), server: proxy.url))
+        let result = ResultBox()
+        let progress = client.beginAccessing(identifier: "FlowerModels") { result.set($0) }
+        let collection = try await SDKFleet.within(600) { () async throws -> ModelCollection in
+            while result.get() == nil { try await Task.sleep(nanoseconds: 20_000_000) }
+            return try result.get()!.get()
+        }
+        #expect(try await collection.entries["FlowerClassifier"]?.data() == next)
+        let size = Int64(try #require(fleet.session.cli.read("n1.coffer")).count)
+        // Without the bytes that travel after all, the total stays the delta's and is overrun.
+        #expect(progress.completedUnitCount == progress.totalUnitCount,
+                "completed \(progress.completedUnitCount) of \(progress.totalUnitCount)")
+        #expect(progress.totalUnitCount >= size, "a total of \(progress.totalUnitCount) for a \(size)-byte model that travelled whole")
     }
 
     @Test("a part file an earlier try left full length but wrong (a page half written, no hole to show it) is fetched once more")

@@ -181,7 +181,7 @@ struct CollectionUpdater: Sendable {
             defer { follower?.progress.close() }
             try await fetcher.fetch(name, entry, from: url, into: cache.partPath(sha), cachedModels: cachedModels,
                                     following: follower?.progress,
-                                    skipped: { progress.lessToDownload($0) }) { progress.add($0) }
+                                    skipped: { progress.lessToDownload($0) }, moreToTravel: { progress.moreToDownload($0) }) { progress.add($0) }
             CrashPoint.reach("blob-verified")
             try Self.confirm(lock)
             do {

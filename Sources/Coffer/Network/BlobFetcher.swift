@@ -32,7 +32,10 @@ struct BlobFetcher: Sendable {
     /// With `cachedModels` (containers this cache holds), a version 2 container is assembled as a
     /// delta: its header first, then each chunk copied from a cached container sealed with the
     /// same key, or downloaded with one Range request per run of missing chunks. `skipped` hears
-    /// the bytes that will be copied instead of downloaded. If the result does not have the
+    /// the bytes that will be copied instead of downloaded, `moreToTravel` the bytes that travel
+    /// after all: when an assembly falls back to the whole download, the bytes it would have
+    /// copied and those its downloads had already brought; when the model is fetched once more,
+    /// all of it. So `progress`, which hears every byte that arrives, ends at the total. If the result does not have the
     /// manifest's SHA-256 and came from a delta (a damaged cached file) or from a part file an
     /// earlier try left, the model is downloaded whole once more (`fetchingAgain`); otherwise it is
     /// refused. `following` hears how far the part file's bytes reach, for a reader that decrypts it as it
@@ -40,6 +43,7 @@ struct BlobFetcher: Sendable {
     func fetch(_ name: String, _ entry: Manifest.Entry, from url: URL, into partPath: String, cachedModels: [String] = [],
                following: PartProgress? = nil, fetchingAgain: Bool = false,
                skipped: @escaping @Sendable (UInt64) -> Void = { _ in },
+               moreToTravel: @escaping @Sendable (UInt64) -> Void = { _ in },
                progress: @escaping @Sendable (UInt64) -> Void) async throws(SyncFailure) {
         let size = UInt64(entry.size)
         let writer: PartWriter
@@ -66,10 +70,18 @@ struct BlobFetcher: Sendable {
             let next = delta.next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
             delta = next.state
             if case .assemble(let plan) = next.step {
+                let downloaded = ByteTally()
                 let outcome = try await DeltaAssembly.assemble(plan, size: size, into: writer) { (range, sink) throws(SyncFailure) in
-                    try await download(range, of: url, into: sink, total: size, progress: progress)
+                    try await download(range, of: url, into: sink, total: size) { count in
+                        downloaded.add(count)
+                        progress(count)
+                    }
                 }
-                if outcome == .fallBack { delta = .whole }
+                if outcome == .fallBack {
+                    delta = .whole
+                    // The rest travels whole: what the plan would have copied, and again what it downloaded.
+                    moreToTravel(plan.localBytes(from: start).addingSaturated(downloaded.total))
+                }
                 continue
             }
             guard case .download(let end) = next.step else { continue }
@@ -96,6 +108,7 @@ struct BlobFetcher: Sendable {
                 // Copied bytes, or bytes an earlier try left, that were not what they should be:
                 // fetch the whole model once more, from nothing (once: should the part file
                 // survive its removal, the next try would find it again).
+                moreToTravel(size)
                 return try await fetch(name, entry, from: url, into: partPath, fetchingAgain: true, progress: progress)
             }
             throw .modelRefused(name: name, reason: "its SHA-256 is \(digest), not \(entry.sha256) as the manifest says")

@@ -20,9 +20,15 @@ final class DownloadProgress: @unchecked Sendable {
 
     /// `count` of the bytes counted in ``begin(total:)`` need not travel after all (a delta
     /// update copies them from models already cached).
-    func lessToDownload(_ count: UInt64) {
+    func lessToDownload(_ count: UInt64) { changeTotal { $0.subtractingSaturated(count) } }
+
+    /// `count` bytes more than counted travel after all (a delta update that falls back to the
+    /// whole download, a model fetched once more after its SHA-256 did not match).
+    func moreToDownload(_ count: UInt64) { changeTotal { $0.addingSaturated(count) } }
+
+    private func changeTotal(_ change: (UInt64) -> UInt64) {
         let (total, observers) = lock.withLock { () -> (UInt64, [Foundation.Progress]) in
-            self.total = self.total.subtractingSaturated(count)
+            self.total = change(self.total)
             return (self.total, Array(self.observers.values))
         }
         for progress in observers { progress.totalUnitCount = Int64(clamping: max(total, 1)) }
