@@ -2,9 +2,6 @@ import Crypto
 import Foundation
 import S3TestSupport
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Uploads into a bucket hold memory (the parts of a multipart upload) while they run; all of them
 /// together may hold at most COFFER_S3_UPLOAD_MEMORY. An attacker with an upload right (any team's
@@ -99,8 +96,9 @@ extension UploadMemoryTests {
     /// store for a multipart upload only after reserving, so this waits until `bucket` lists one
     /// (else an upload tried at once could still find the memory free).
     private static func holdUpload(of body: Data, session: AdminSession, token: String, team: String, bucket: String) async throws -> HeldUpload {
-        let held = try HeldUpload(port: session.server.port, token: token, team: team,
-                                  address: SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined(), body: body, sent: 1 << 20)
+        let address = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        let held = try HeldUpload(port: session.server.port, method: "PUT", path: "/v1/teams/\(team)/blobs/\(address)",
+                                  headers: [("Authorization", "Bearer \(token)")], body: body, sent: 1 << 20)
         for _ in 0..<100 {
             // Unfinished multipart uploads (and `incoming/` objects, which a stated address never makes).
             if try await S3TestGateway.leftovers(bucket: bucket) > 0 { return held }
@@ -126,34 +124,4 @@ extension UploadMemoryTests {
         }
         return false
     }
-}
-
-/// A `PUT /v1/teams/TEAM/blobs/ADDRESS` of `body` on a raw connection that sends the first `sent`
-/// bytes and then neither sends more nor closes until ``close()``.
-private final class HeldUpload {
-    private let socket: Int32
-
-    init(port: Int, token: String, team: String, address: String, body: Data, sent: Int) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address4 = sockaddr_in()
-        address4.sin_family = sa_family_t(AF_INET)
-        address4.sin_port = in_port_t(UInt16(port).bigEndian)
-        address4.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address4) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let head = "PUT /v1/teams/\(team)/blobs/\(address) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n"
-        for chunk in [Data(head.utf8), body.prefix(sent)] {
-            var offset = 0
-            while offset < chunk.count {
-                let written = chunk.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + offset, chunk.count - offset, Int32(MSG_NOSIGNAL)) }
-                guard written > 0 else { throw POSIXError(.EPIPE) }
-                offset += written
-            }
-        }
-    }
-
-    func close() { Glibc.close(socket) }
 }

@@ -12,6 +12,8 @@ final class Browser: @unchecked Sendable {
     private(set) var csrf = ""
     /// Sent with every request (e.g. `X-Forwarded-For`, as a proxy in front would add it).
     var headers: [String: String] = [:]
+    /// The `Cookie` header this browser sends (empty without cookies).
+    var cookieHeader: String { cookies.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
     private let session: URLSession
 
     init(base: URL) {
@@ -100,7 +102,6 @@ final class Browser: @unchecked Sendable {
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         for (name, value) in self.headers.merging(headers, uniquingKeysWith: { $1 }) { request.setValue(value, forHTTPHeaderField: name) }
-        let cookieHeader = cookies.filter { !$0.value.isEmpty }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
         if !cookieHeader.isEmpty { request.setValue(cookieHeader, forHTTPHeaderField: "Cookie") }
         let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
             session.dataTask(with: request) { data, response, error in

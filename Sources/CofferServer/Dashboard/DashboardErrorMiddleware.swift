@@ -25,13 +25,24 @@ struct DashboardErrorMiddleware: AsyncMiddleware {
             let (status, heading, message) = Self.describe(error, logger: request.logger)
             let session = request.auth.get(DashboardSession.self)
             let chrome = Chrome(title: heading, user: session?.name, csrf: session?.csrfToken ?? "", section: "")
+            let response: Response
             do {
-                return try await request.page("error", ErrorPage(chrome: chrome, status: Int(status.code), heading: heading, message: message), status: status)
+                response = try await request.page("error", ErrorPage(chrome: chrome, status: Int(status.code), heading: heading, message: message), status: status)
             } catch {
                 request.logger.error("dashboard error page failed", metadata: ["type": "\(type(of: error))"])
-                return Response(status: status, body: .init(string: message))
+                response = Response(status: status, body: .init(string: message))
             }
+            Self.addRetryAfter(for: error, to: response)
+            return response
         }
+    }
+
+    /// Says when to try again (`Retry-After`), as the API's answer to the same error does: a
+    /// refusal of a busy server (503) or of too many requests (429) is to be retried, not fixed.
+    static func addRetryAfter(for error: any Error, to response: Response) {
+        let seconds = (error as? APIError)?.headers.first(name: "Retry-After")
+            ?? (DatabaseBusy.matches(error) ? String(DatabaseBusy.retryAfterSeconds) : nil)
+        if let seconds { response.headers.replaceOrAdd(name: "Retry-After", value: seconds) }
     }
 
     static func describe(_ error: any Error, logger: Logger) -> (HTTPStatus, String, String) {

@@ -72,6 +72,7 @@ struct ModelUploadPage: RouteCollection {
             if status == .unauthorized { message = "Your session has ended: sign in again in another tab, then upload." }
             let response = try await Failure(error: "\(status.code)", reason: message).encodeResponse(status: status, for: req)
             response.headers.replaceOrAdd(name: .connection, value: "close")
+            DashboardErrorMiddleware.addRetryAfter(for: error, to: response)
             return response
         }
     }
@@ -92,7 +93,9 @@ struct ModelUploadPage: RouteCollection {
         input.picks.merge(DeploymentFormPage.picks(fields)) { $1 }
         let page = try await DeploymentFormPage.make(req, team: team, collection: collection, source: source, input: input, error: nil,
                                                      maximumSize: maximumSize, uploadError: (index, message))
-        return try await req.page("deployment-form", page, status: status)
+        let response = try await req.page("deployment-form", page, status: status)
+        DashboardErrorMiddleware.addRetryAfter(for: error, to: response)
+        return response
     }
 
     /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.

@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An upload on a raw connection that sends its head and the first `sent` bytes of its body, then
+/// neither sends more nor closes until ``close()``: what holds a share of a bucket's upload memory
+/// (`COFFER_S3_UPLOAD_MEMORY`) for as long as a test needs.
+public final class HeldUpload {
+    private let socket: Int32
+
+    /// Sends `method path` to the server on loopback `port` with `headers` (Content-Type and
+    /// Content-Length are added), then `body`'s first `sent` bytes.
+    public init(port: Int, method: String, path: String, headers: [(String, String)], body: Data, sent: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(socket)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        let lines = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+        let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + lines
+            + "Content-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n"
+        for chunk in [Data(head.utf8), body.prefix(sent)] {
+            var offset = 0
+            while offset < chunk.count {
+                let written = chunk.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + offset, chunk.count - offset, Int32(MSG_NOSIGNAL)) }
+                guard written > 0 else { throw POSIXError(.EPIPE) }
+                offset += written
+            }
+        }
+    }
+
+    /// Closes the connection: the server sees the upload cut short.
+    public func close() { Glibc.close(socket) }
+}
