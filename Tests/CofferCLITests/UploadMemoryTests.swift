@@ -92,25 +92,14 @@ extension UploadMemoryTests {
         try await body(session, store)
     }
 
-    /// A ``HeldUpload`` of `body` with `token`, once its memory is reserved: the server asks the
-    /// store for a multipart upload only after reserving, so this waits until `bucket` lists one
-    /// (else an upload tried at once could still find the memory free).
+    /// A ``HeldUpload`` of `body` with `token`, once its memory is reserved (its bucket lists an
+    /// unfinished multipart upload; `incoming/` objects a stated address never makes).
     private static func holdUpload(of body: Data, session: AdminSession, token: String, team: String, bucket: String) async throws -> HeldUpload {
         let address = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
         let held = try HeldUpload(port: session.server.port, method: "PUT", path: "/v1/teams/\(team)/blobs/\(address)",
                                   headers: [("Authorization", "Bearer \(token)")], body: body, sent: 1 << 20)
-        for _ in 0..<100 {
-            // Unfinished multipart uploads (and `incoming/` objects, which a stated address never makes).
-            if try await S3TestGateway.leftovers(bucket: bucket) > 0 { return held }
-            try await Task.sleep(nanoseconds: 100_000_000)
-        }
-        held.close()
-        throw NotHeld()
-    }
-
-    /// The held upload never became a multipart upload in the store.
-    private struct NotHeld: Error, CustomStringConvertible {
-        var description: String { "the held upload never reached the store (no multipart upload in its bucket after 10 s)" }
+        try await held.waitUntilReserved { try await S3TestGateway.leftovers(bucket: bucket) > 0 }
+        return held
     }
 
     /// Tries `upload` every 100 ms until it goes through (false after 100 tries); every refusal

@@ -25,12 +25,7 @@ struct DashboardUploadBusyTests {
         let held = try HeldUpload(port: try #require(server.base.port), method: "POST", path: path,
                                   headers: [("Cookie", browser.cookieHeader), ("X-CSRF-Token", browser.csrf)], body: slow, sent: 1 << 20)
         defer { held.close() }
-        var reserved = false
-        for _ in 0..<100 where !reserved {
-            reserved = try await server.leftoverUploads() > 0
-            if !reserved { try await Task.sleep(nanoseconds: 100_000_000) }
-        }
-        try #require(reserved, "the held upload never reached the store")
+        try await held.waitUntilReserved { try await server.leftoverUploads() > 0 }
 
         let good = try DashboardDeploymentTests.sealed(flowers, "good")
         let scripted = try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", good)

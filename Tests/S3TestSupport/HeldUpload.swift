@@ -37,6 +37,24 @@ public final class HeldUpload {
         }
     }
 
+    /// Waits (up to 10 s) until `reserved` says the server holds the upload's memory — it asks the
+    /// store for a multipart upload only after reserving, so a test waits for the bucket to list
+    /// one, else an upload tried at once could still find the memory free. Throws, closing the
+    /// connection, if it never does.
+    public func waitUntilReserved(_ reserved: () async throws -> Bool) async throws {
+        for _ in 0..<100 {
+            if try await reserved() { return }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        close()
+        throw NotHeld()
+    }
+
     /// Closes the connection: the server sees the upload cut short.
     public func close() { Glibc.close(socket) }
+
+    /// The held upload never became a multipart upload in the store.
+    private struct NotHeld: Error, CustomStringConvertible {
+        var description: String { "the held upload never reached the store (no multipart upload in its bucket after 10 s)" }
+    }
 }

@@ -35,8 +35,8 @@ struct BlobFetcher: Sendable {
     /// the bytes that will be copied instead of downloaded, `moreToTravel` the bytes that travel
     /// after all: when an assembly falls back to the whole download, the bytes it would have
     /// copied and those its downloads had already brought; when the model is fetched once more,
-    /// all of it. So `progress`, which hears every byte that arrives, ends at the total. If the result does not have the
-    /// manifest's SHA-256 and came from a delta (a damaged cached file) or from a part file an
+    /// all of it. So `progress`, which hears every byte that arrives, ends at the total. If the
+    /// result does not have the manifest's SHA-256 and came from a delta (a damaged cached file) or from a part file an
     /// earlier try left, the model is downloaded whole once more (`fetchingAgain`); otherwise it is
     /// refused. `following` hears how far the part file's bytes reach, for a reader that decrypts it as it
     /// grows (``ModelFollower``); it is told when the file starts again.

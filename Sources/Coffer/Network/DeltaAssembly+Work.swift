@@ -43,7 +43,8 @@ extension DeltaAssembly {
             defer { buffer.deallocate() }
             let end = runs.last?.range.upperBound ?? 0
             for (index, run) in runs.enumerated() {
-                guard case .local(let path, let sourceStart) = run.source, let source = cached[path] else { continue }
+                guard case .local(let path, let sourceStart) = run.source else { continue }
+                guard let source = cached[path] else { return frontier.stop(.fallBack) }
                 var offset = run.range.lowerBound
                 while offset < run.range.upperBound {
                     guard !frontier.stopped else { return }
