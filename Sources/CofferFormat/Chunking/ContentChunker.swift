@@ -65,24 +65,34 @@ public enum ContentChunker {
     }
 
     /// Rolls the hash over `bytes[from..<to]`; the end of the first byte after which the hash's
-    /// high `64 − shift` bits are zero, or nil. Two bytes a step: h₂ = (h << 2) + ((g₁ << 1) + g₂)
-    /// is the same value as two single steps (the arithmetic is modulo 2^64), but its dependency
-    /// chain is half as long.
+    /// high `64 − shift` bits are zero, or nil.
+    ///
+    /// Four bytes a step. The arithmetic is modulo 2^64, so after bytes with gear values g₁…g₄
+    /// the hash is hₖ = (h << k) + pₖ with p₁ = g₁ and pₖ = (pₖ₋₁ << 1) + gₖ: the same values as
+    /// four single steps. The p's do not depend on h, so the chain that carries the hash from one
+    /// step to the next is one shift and one add per four bytes, and the four tests are
+    /// independent of each other (a byte-at-a-time loop waits on a shift and an add per byte).
     @inline(__always)
     static func scan(_ bytes: UnsafeRawBufferPointer, _ gear: UnsafeBufferPointer<UInt64>, from: Int, to end: Int,
                      shift: UInt64, hash: inout UInt64) -> Int? {
         var index = from
-        while index + 1 < end {
-            let first = gear[Int(bytes[index])], second = gear[Int(bytes[index + 1])]
-            let middle = (hash &<< 1) &+ first
-            hash = (hash &<< 2) &+ ((first &<< 1) &+ second)
-            if middle >> shift == 0 { return index + 1 }
-            if hash >> shift == 0 { return index + 2 }
-            index += 2
+        while index + 3 < end {
+            let p1 = gear[Int(bytes[index])]
+            let p2 = (p1 &<< 1) &+ gear[Int(bytes[index + 1])]
+            let p3 = (p2 &<< 1) &+ gear[Int(bytes[index + 2])]
+            let p4 = (p3 &<< 1) &+ gear[Int(bytes[index + 3])]
+            let h1 = (hash &<< 1) &+ p1, h2 = (hash &<< 2) &+ p2, h3 = (hash &<< 3) &+ p3
+            hash = (hash &<< 4) &+ p4
+            if h1 >> shift == 0 { return index + 1 }
+            if h2 >> shift == 0 { return index + 2 }
+            if h3 >> shift == 0 { return index + 3 }
+            if hash >> shift == 0 { return index + 4 }
+            index += 4
         }
-        if index < end {
+        while index < end {
             hash = (hash &<< 1) &+ gear[Int(bytes[index])]
-            if hash >> shift == 0 { return index + 1 }
+            index += 1
+            if hash >> shift == 0 { return index }
         }
         return nil
     }
