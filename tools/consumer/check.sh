@@ -8,16 +8,22 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # Coffer itself is listed under its folder's name.
 coffer="$(basename "$(cd "$here/../.." && pwd)" | tr '[:upper:]' '[:lower:]')"
 status=0
+# One scratch folder for both apps: the second builds only what its graph adds (GRDB, the trait), not
+# swift-crypto again. Each app still resolves on its own, from nothing.
+scratch="$here/.build"
+rm -rf "$scratch"
 
 check() {
     local name="$1"; shift
     local allowed=" $* "
     local dir="$here/$name"
     rm -rf "$dir/.build" "$dir/Package.resolved"
-    mkdir -p "$dir/.build"
-    (cd "$dir" && swift package resolve >"$dir/.build/resolve.log" 2>&1) || { cat "$dir/.build/resolve.log" >&2; return 1; }
+    mkdir -p "$scratch"
+    (cd "$dir" && swift package --scratch-path "$scratch" resolve >"$scratch/resolve-$name.log" 2>&1) \
+        || { cat "$scratch/resolve-$name.log" >&2; return 1; }
     local resolved
-    resolved="$(cd "$dir" && swift package show-dependencies --format flatlist 2>/dev/null | grep -vx "$coffer" | sort -u)"
+    resolved="$(cd "$dir" && swift package --scratch-path "$scratch" show-dependencies --format flatlist 2>/dev/null \
+        | grep -vx "$coffer" | sort -u)"
     echo "consumer '$name' resolved: $(echo "$resolved" | tr '\n' ' ')"
     for package in $resolved; do
         if [[ "$allowed" != *" $package "* ]]; then
@@ -25,7 +31,8 @@ check() {
             status=1
         fi
     done
-    (cd "$dir" && swift build 2>&1 | tail -1 && "$(swift build --show-bin-path)/ConsumerApp")
+    (cd "$dir" && swift build --scratch-path "$scratch" 2>&1 | tail -1 \
+        && "$(swift build --scratch-path "$scratch" --show-bin-path)/ConsumerApp")
 }
 
 check sdk swift-crypto swift-asn1
