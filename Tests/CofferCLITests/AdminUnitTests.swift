@@ -1,3 +1,4 @@
+import Coffer
 import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
@@ -51,10 +52,25 @@ struct AdminUnitTests {
                                                         headers: ["Retry-After": "30"]), from: server)
         #expect(limited.status == .tryAgain)
         #expect(limited.message == "too many key requests; try again in 30 seconds (HTTP 429 rate_limited)")
+        let hostile = ServerFailure.failure(for: answer(503, #"{"error":"busy","reason":"busy"}"#,
+                                                        headers: ["Retry-After": "nan\u{1b}[2J"]), from: server)
+        #expect(hostile.message == "busy (HTTP 503 busy)", "a Retry-After that is not seconds is left out")
         let proxy = ServerFailure.failure(for: answer(502, "<html>bad gateway</html>"), from: server)
         #expect(proxy.status == .unavailable)
         #expect(proxy.message.hasSuffix(" (HTTP 502)"))
         #expect(Printable.text("a\u{1b}[2Jb\n") == "a\\u{1b}[2Jb\\u{a}")
+    }
+
+    @Test("Retry-After is read as digits only, capped at a day; anything else is no wait at all")
+    func retryAfter() {
+        let cases: [(String?, TimeInterval?)] = [
+            ("30", 30), (" 120\t", 120), ("0", 0), ("86401", 86_400), (String(repeating: "9", count: 40), 86_400),
+            (nil, nil), ("", nil), (" ", nil), ("nan", nil), ("-nan", nil), ("inf", nil), ("-5", nil), ("+5", nil),
+            ("1e3", nil), ("0x10", nil), ("1.5", nil), ("٣", nil), ("Fri, 27 Nov 2026 10:00:00 GMT", nil),
+        ]
+        for (header, expected) in cases {
+            #expect(RetryAfter.seconds(header) == expected, "\(String(describing: header))")
+        }
     }
 
     @Test("server addresses, request URLs and byte ranges")

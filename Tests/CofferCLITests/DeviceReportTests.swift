@@ -116,7 +116,7 @@ struct DeviceReportTests {
         // Retry-After keeps this client's background sends an hour off: with the 30 s backoff a
         // plain 503 sets, a loaded machine could reach the wake before the explicit sends below,
         // and the background send would take their events.
-        answer.set(.status(503, retryAfter: 3600))
+        answer.set(.status(503, retryAfter: "3600"))
         await stylizer.report(.loaded)
         do {
             try await client.sendReports()
@@ -147,6 +147,45 @@ struct DeviceReportTests {
         let status = try await fleet.status("spring") { SDKFleet.outcomes($0)["failed"] == 1 }
         let reasons = (status["topReasons"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
         #expect(reasons == ["counted"], "\(status)")
+    }
+
+    @Test("a Retry-After that is not a number of seconds (nan, a date) is ignored: the app lives and the batch stays queued")
+    func hostileRetryAfter() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        try await fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("hostile-retry-after")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let answer = Answer()
+        answer.set(.status(503, retryAfter: "nan"))
+        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? answer.action : .forward }
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        let collection = try await client.beginAccessing(identifier: "FlowerModels")
+        let stylizer = try #require(collection.entries["FlowerStylizer"])
+        await stylizer.report(.loaded)
+
+        // `Double("nan")` is NaN, which a clamp with min and max passes through: the background
+        // send the events started (after `Reporter.gathering`, 5 s) got the 503 and scheduled its
+        // next try after NaN seconds, a `UInt64` made from NaN, which ended the app — and with the
+        // batch still queued on disk, again at every launch.
+        try await Task.sleep(nanoseconds: 7_000_000_000)
+        for hostile in ["-nan", "inf", "1e300", "0x1p70", "Fri, 27 Nov 2026 10:00:00 GMT"] {
+            answer.set(.status(503, retryAfter: hostile))
+            do {
+                try await client.sendReports()
+                Issue.record("503 was taken for an answer")
+            } catch {
+                guard case .queued(.server(503, _, _)) = error else { Issue.record("\(error)"); return }
+            }
+        }
+        let queued = SDKFleet.queuedReports(cache)
+        #expect(queued.contains { $0["outcome"] as? String == "loaded" })
+        answer.set(.forward)
+        #expect(try await client.sendReports() == queued.count)
+        #expect(SDKFleet.queuedReports(cache).isEmpty)
+        let sends = proxy.takeLog().filter { $0.path.hasPrefix("/v1/device/reports") }.count
+        #expect(sends >= 7, "the background send reached the proxy: \(sends) sends")
     }
 
     /// What the proxy answers to report requests, changed by the test as it goes.

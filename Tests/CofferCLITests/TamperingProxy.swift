@@ -36,7 +36,7 @@ final class TamperingProxy: @unchecked Sendable {
         /// Hold the answer until the gate opens, then forward (a network that stalls).
         case hold(Gate)
         /// Answer with this status and no body instead (a forged 304, say), with `Retry-After` if given.
-        case status(Int, retryAfter: Int? = nil)
+        case status(Int, retryAfter: String? = nil)
         /// Answer with a redirect (307 unless told) to this Location instead, with a small body
         /// (object storage's presigned redirect; a hostile one sends anywhere).
         case redirect(String, status: Int = 307)

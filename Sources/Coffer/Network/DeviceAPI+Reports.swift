@@ -44,7 +44,7 @@ extension DeviceAPI {
         let status = response.statusCode
         if status == 200 { return .accepted }
         let failure = Self.failure(response, body)
-        let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(TimeInterval.init).map { min(max($0, 0), 86_400) }
+        let retryAfter = RetryAfter.seconds(response.value(forHTTPHeaderField: "Retry-After"))
         switch failure {
         case .answer(_, let code, let reason) where [400, 403, 413, 422].contains(status):
             return .refused(status: status, code: code, reason: reason, event: Self.eventIndex(reason))

@@ -182,7 +182,9 @@ actor Reporter {
         guard background, !wakeScheduled else { return }
         wakeScheduled = true
         Task { [weak self] in
-            try? await Task.sleep(nanoseconds: UInt64(max(delay, 0) * 1e9) + 1_000_000)
+            // Never a trap: whatever the delay is made of, the nanoseconds are finite and in range.
+            let seconds = delay.isFinite ? min(max(delay, 0), RetryAfter.longest) : 0
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9) + 1_000_000)
             await self?.woke()
         }
     }

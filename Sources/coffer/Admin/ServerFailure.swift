@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -41,8 +42,8 @@ enum ServerFailure {
         } else {
             reason = HTTPURLResponse.localizedString(forStatusCode: code)
         }
-        if code == 429 || code == 503, let retry = answer.response.value(forHTTPHeaderField: "Retry-After") {
-            reason += "; try again in \(retry) seconds"
+        if code == 429 || code == 503, let retry = RetryAfter.seconds(answer.response.value(forHTTPHeaderField: "Retry-After")) {
+            reason += "; try again in \(Int(retry)) seconds"
         }
         return AdminFailure(status, "\(reason) (\(suffix))")
     }

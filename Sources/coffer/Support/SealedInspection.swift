@@ -26,14 +26,17 @@ enum SealedInspection {
         }
     }
 
-    static func inspect(_ path: String, name: String, using key: KeyMaterial) throws -> ModelReport {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-inspect-XXXXXX").path
-        var bytes = Array(template.utf8CString)
+    /// Restores the sealed folder at `path` into a private folder made in `temporaryFolder`,
+    /// inspects it and removes it again, whatever happened.
+    static func inspect(_ path: String, name: String, using key: KeyMaterial,
+                        temporaryFolder: String = FileManager.default.temporaryDirectory.path) throws -> ModelReport {
+        var bytes = Array((temporaryFolder + "/coffer-inspect-XXXXXX").utf8CString)
         guard let made = mkdtemp(&bytes) else {
-            throw CLIFailure(.cannotCreate, "cannot create a private temporary folder in \(FileManager.default.temporaryDirectory.path)")
+            throw CLIFailure(.cannotCreate, "cannot create a private temporary folder in \(temporaryFolder)")
         }
         let folder = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A restored folder may be read-only (its recorded modes): removeTree makes each one writable first.
+        defer { TreeUnpacker.removeTree(folder) }
         // The original name keeps its extension (which tells .mlpackage from .mlmodelc) but never a path.
         let last = (name as NSString).lastPathComponent
         let safe = last.isEmpty || last == "." || last == ".." ? "model" : last
