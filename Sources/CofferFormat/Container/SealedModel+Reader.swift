@@ -124,7 +124,9 @@ extension SealedModel {
     /// Reads and parses the header at the start of `input`, without a key.
     ///
     /// The preamble (at most 4 KiB) is checked first, the input's exact length next, and only then
-    /// is a version 2 chunk table read: a hostile file cannot make this allocate more than it holds.
+    /// is a version 2 chunk table read, 1 MiB at a time, each entry's length checked as it
+    /// arrives: a hostile file cannot make this allocate more than it holds. (Its length alone is
+    /// not enough: a sparse file of any length costs nothing, and reads as zeros — empty chunks.)
     public static func readHeader(from input: some PlaintextSource) throws -> ContainerHeader {
         var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.maximumLength), input.length)))
         try prefix.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
@@ -136,9 +138,36 @@ extension SealedModel {
             throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: input.length)
         }
         guard input.length >= UInt64(preamble.headerLength) else { throw ContainerError.malformedHeader("header ends early") }
-        var bytes = [UInt8](repeating: 0, count: preamble.headerLength)
-        try bytes.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(preamble.headerLength, tablePiece))
+        var checked = preamble.chunkTableOffset
+        while bytes.count < preamble.headerLength {
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: min(tablePiece, preamble.headerLength - start)))
+            try bytes[start...].withUnsafeMutableBytes { try input.read(into: $0, at: UInt64(start)) }
+            try checkChunkLengths(bytes, from: &checked, preamble: preamble)
+        }
         return try ContainerHeader(parsing: bytes)
+    }
+
+    /// How much of a header is read at a time.
+    static let tablePiece = 1 << 20
+
+    /// Checks the length of every chunk table entry that `bytes` now holds whole from `offset` on,
+    /// and moves `offset` past them: an entry of 0 bytes (a table of more than one) or over the
+    /// 4 MiB limit is refused before the rest of the table is read.
+    static func checkChunkLengths(_ bytes: [UInt8], from offset: inout Int, preamble: ContainerHeader.Preamble) throws {
+        guard preamble.version >= 2 else { return }
+        let end = min(bytes.count, preamble.chunkTableOffset + preamble.chunkCount * ChunkTable.entryLength)
+        while offset + ChunkTable.entryLength <= end {
+            let lengthAt = offset + ChunkID.length
+            let length = bytes[lengthAt..<lengthAt + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard length > 0 || preamble.chunkCount == 1, length <= ChunkTable.maximumChunkLength else {
+                throw ContainerError.malformedHeader(length == 0 ? "an empty chunk in a non-empty plaintext"
+                                                                 : "a chunk of \(length) bytes is over the 4 MiB limit")
+            }
+            offset += ChunkTable.entryLength
+        }
     }
 
     /// Reads the header of the container file at `path`, without a key (for `coffer inspect`).

@@ -207,6 +207,27 @@ struct DeterministicSealingTests {
         #expect(preamble.sealedLength == expected)
     }
 
+    @Test("a sparse file as long as a huge table claims is refused at its first empty entry, before the table is read")
+    func sparseTableClaim() throws {
+        var sealed = try Self.seal(Self.noise(1000, seed: 7))
+        // Plaintext length and chunk count 2^32 − 1: a 154 GB table, a 227 GB container, which a
+        // sparse file is at no cost; its holes read as zeros, entries of empty chunks.
+        sealed.replaceSubrange(16..<24, with: [0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])
+        sealed.replaceSubrange(56..<60, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        let preamble = try #require(try ContainerHeader.preamble(from: sealed))
+        #expect(preamble.headerLength > 150_000_000_000)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-sparse-\(UUID()).coffer").path
+        defer { unlink(path) }
+        // The fields and the one real entry (a 1000-byte chunk), then nothing but the claimed length.
+        let written = preamble.chunkTableOffset + ChunkTable.entryLength
+        try Data(sealed.prefix(written)).write(to: URL(fileURLWithPath: path))
+        #expect(truncate(path, off_t(preamble.sealedLength)) == 0, "a sparse file of \(preamble.sealedLength) bytes")
+        #expect { try SealedModel.readHeader(path: path) } throws: { error in
+            guard case ContainerError.malformedHeader(let reason) = error else { return false }
+            return reason == "an empty chunk in a non-empty plaintext"
+        }
+    }
+
     @Test("table rules: lengths over 4 MiB, empty chunks and sums other than the plaintext length are refused")
     func tableRules() throws {
         func entry(_ length: UInt32) -> ChunkTable.Entry { .init(id: ChunkID([UInt8](repeating: 1, count: 32)), length: length) }
