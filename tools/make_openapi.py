@@ -390,7 +390,9 @@ paths = {
     "/v1/device/collections/{collection}/manifest": {
         "get": op("deviceManifest", "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
                   {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
-                  auth="app", errors=["401", "403"]),
+                  auth="app", errors=["401", "403", "429"], retry_after=["429"],
+                  description="429 `rate_limited` (with `Retry-After`) when the client address is past its budget of wrong "
+                              "credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one."),
     },
     "/v1/device/reports": {
         "post": op("sendDeviceReports", "Devices report what became of a deployment's models: 1 to 100 events, at most 64 KiB "

@@ -44,6 +44,15 @@ struct Flowers {
         try await admin.call("POST", Self.base + "/deployments/\(id)/activate")
     }
 
+    /// Uploads a classifier and a stylizer, makes deployment `name` of them and activates it; its ID.
+    func activatedDeployment(_ name: String = "v1") async throws -> String {
+        let models = ["FlowerClassifier": try await upload("c"), "FlowerStylizer": try await upload("s")]
+        let id = try #require(try await deployment(name, models: models).id)
+        let activated = try await activate(id)
+        #expect(activated.status == 200, "\(activated.status)")
+        return id
+    }
+
     /// The manifest a device with `attributes` gets (HTTP Basic with the app's credential).
     func manifest(_ attributes: [String: String], app: (id: String, credential: String)? = nil, etag: String? = nil,
                   collection: String = "FlowerModels", base: URL? = nil) async throws -> HTTP.Reply {

@@ -12,9 +12,7 @@ struct DeviceListenerTests {
         let server = try await TestServer.start { $0.devicePort = 0 }
         let port = try #require(server.app.storage[DeviceListener.Key.self]?.port)
         let flowers = try await Flowers.make(server)
-        let models = ["FlowerClassifier": try await flowers.upload("c"), "FlowerStylizer": try await flowers.upload("s")]
-        let id = try #require(try await flowers.deployment("v1", models: models).id)
-        #expect(try await flowers.activate(id).status == 200)
+        _ = try await flowers.activatedDeployment()
         let authorization = "Basic " + Data("\(flowers.app.id):\(flowers.app.credential)".utf8).base64EncodedString()
         let request = { (target: String, version: String) in
             "GET \(target) \(version)\r\nHost: 127.0.0.1\r\nAuthorization: \(authorization)\r\n\r\n"

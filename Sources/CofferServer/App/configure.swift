@@ -82,7 +82,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)
     try app.register(collection: InvitationController.PublicRoutes(controller: invitations))
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
-    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics)
+    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics,
+                                    failures: authFailures)
     try app.register(collection: ManifestController(endpoint: endpoint))
 
     let authenticated = app.grouped(TokenAuthenticator(failures: authFailures))

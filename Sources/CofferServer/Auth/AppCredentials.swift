@@ -62,6 +62,14 @@ final class AppCredentials: Sendable {
         return app
     }
 
+    /// The app when its cached row, however old, is not revoked and `credential` matches it; nil
+    /// otherwise. No database: enough to let a device through a budget, never to authenticate it.
+    func knownApp(appID: UUID, credential: String) -> App? {
+        guard let app = cache.withLockedValue({ $0[appID] }), !app.revoked,
+              Secrets.matches(credential, hash: app.credentialHash) else { return nil }
+        return app
+    }
+
     /// Compares a credential with the app's row (from the cache when it is fresh and matches, else
     /// from the database). Comparisons are constant time.
     func check(appID: UUID, credential: String, on db: any Database) async throws -> Verdict {

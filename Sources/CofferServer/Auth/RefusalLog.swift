@@ -6,8 +6,11 @@ import Vapor
 
 /// Audits refusals of device requests (key deliveries, manifests) without letting a flood of them
 /// grow the database: identical refusals within a minute are one audit row whose `repeat_count`
-/// says how many there were, and at most ``maximumRowsPerMinute`` rows are written a minute in all
-/// (past that, one `audit.suppressed` row counts the rest).
+/// says how many there were. Each team (and refusals of no team, such as made-up credentials)
+/// writes at most ``maximumRowsPerTeamPerMinute`` rows a minute, the last an `audit.suppressed`
+/// row of that team counting the rest, so that one team, or anyone without one, cannot spend the
+/// rows another team's refusals need; at most ``maximumRowsPerMinute`` rows are written a minute
+/// in all (past that, one `audit.suppressed` row of no team counts the rest).
 ///
 /// What makes refusals "identical" is the caller's ``Refusal/key``, which leaves out what a caller
 /// can vary at will (device IDs, made-up app IDs and key IDs). The counts of repeats are kept in
@@ -27,6 +30,8 @@ final class RefusalLog: Sendable {
 
     /// The most rows written per minute, all refusals together.
     let maximumRowsPerMinute: Int
+    /// The most rows one team's refusals (or those of no team) write per minute, its suppressed row included.
+    let maximumRowsPerTeamPerMinute: Int
 
     private struct Row {
         let id: UUID
@@ -35,49 +40,74 @@ final class RefusalLog: Sendable {
         var repeats: Int64 = 0
     }
 
+    private enum RowKind { case refusal, teamSuppressed, suppressed }
+
     private struct State {
         var minute: Int64 = .min
         var rows: [String: Row] = [:]
+        /// Rows made this minute per team (the nil key: refusals of no team).
+        var teamRows: [UUID?: Int] = [:]
         /// Repeats of rows of earlier minutes, waiting for the next flush.
         var pending: [UUID: Int64] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
 
-    init(maximumRowsPerMinute: Int = 100) { self.maximumRowsPerMinute = maximumRowsPerMinute }
+    init(maximumRowsPerMinute: Int = 500, maximumRowsPerTeamPerMinute: Int = 20) {
+        self.maximumRowsPerMinute = maximumRowsPerMinute
+        self.maximumRowsPerTeamPerMinute = maximumRowsPerTeamPerMinute
+    }
 
     /// Audits `refusal`: writes a row when it is the first of its kind this minute, else counts it.
     func record(_ refusal: Refusal, on db: any Database, now: Date = Date()) async throws {
         let minute = Int64((now.timeIntervalSince1970 / 60).rounded(.down))
+        let team = refusal.teamID
+        let teamSuppressedKey = "\u{0}suppressed|" + (team?.uuidString ?? "none")
         let suppressedKey = "\u{0}suppressed"
-        let decision: (id: UUID, key: String, suppressed: Bool)? = state.withLockedValue { state in
+        let decision: (id: UUID, key: String, kind: RowKind)? = state.withLockedValue { state in
             if state.minute != minute {
                 for row in state.rows.values where row.written && row.repeats > 0 { state.pending[row.id, default: 0] += row.repeats }
                 state.rows.removeAll(keepingCapacity: true)
+                state.teamRows.removeAll(keepingCapacity: true)
                 state.minute = minute
             }
-            for key in [refusal.key, suppressedKey] {
+            // The refusal's own row; else its team's suppressed row (the team's last place); else
+            // the suppressed row of all (the last place of all).
+            for (key, kind) in [(refusal.key, RowKind.refusal), (teamSuppressedKey, .teamSuppressed), (suppressedKey, .suppressed)] {
                 if state.rows[key] != nil {
                     state.rows[key]!.repeats += 1
                     return nil
                 }
-                // The suppressed row takes the last place.
-                if state.rows.count < maximumRowsPerMinute - 1 || key == suppressedKey {
+                let teamUsed = state.teamRows[team, default: 0]
+                let fits = switch kind {
+                case .refusal: teamUsed < maximumRowsPerTeamPerMinute - 1 && state.rows.count < maximumRowsPerMinute - 1
+                case .teamSuppressed: teamUsed < maximumRowsPerTeamPerMinute && state.rows.count < maximumRowsPerMinute - 1
+                case .suppressed: true
+                }
+                if fits {
                     let id = UUID()
                     state.rows[key] = Row(id: id)
-                    return (id, key, key == suppressedKey)
+                    if kind != .suppressed { state.teamRows[team, default: 0] += 1 }
+                    return (id, key, kind)
                 }
             }
             return nil
         }
         guard let decision else { return }
-        let record = decision.suppressed
-            ? AuditRecord(teamID: nil, action: "audit.suppressed", actor: "server",
-                          target: "refusals past \(maximumRowsPerMinute) kinds in a minute", outcome: "refused",
-                          reason: "too many kinds of refusal", deviceID: nil)
-            : AuditRecord(teamID: refusal.teamID, action: refusal.action, actor: String(refusal.actor.prefix(200)),
-                          target: String(refusal.target.prefix(200)), outcome: "refused", reason: refusal.reason,
-                          deviceID: refusal.deviceID.map { String($0.prefix(200)) })
+        let record = switch decision.kind {
+        case .refusal:
+            AuditRecord(teamID: refusal.teamID, action: refusal.action, actor: String(refusal.actor.prefix(200)),
+                        target: String(refusal.target.prefix(200)), outcome: "refused", reason: refusal.reason,
+                        deviceID: refusal.deviceID.map { String($0.prefix(200)) })
+        case .teamSuppressed:
+            AuditRecord(teamID: team, action: "audit.suppressed", actor: "server",
+                        target: "refusals past \(maximumRowsPerTeamPerMinute - 1) kinds in a minute", outcome: "refused",
+                        reason: "too many kinds of refusal", deviceID: nil)
+        case .suppressed:
+            AuditRecord(teamID: nil, action: "audit.suppressed", actor: "server",
+                        target: "refusals past \(maximumRowsPerMinute) kinds in a minute", outcome: "refused",
+                        reason: "too many kinds of refusal", deviceID: nil)
+        }
         record.id = decision.id
         record.repeatCount = 1
         do {
@@ -88,7 +118,9 @@ final class RefusalLog: Sendable {
         } catch {
             // Not written: the next identical refusal tries again.
             state.withLockedValue { state in
-                if state.rows[decision.key]?.id == decision.id { state.rows[decision.key] = nil }
+                guard state.rows[decision.key]?.id == decision.id else { return }
+                state.rows[decision.key] = nil
+                if decision.kind != .suppressed { state.teamRows[team, default: 1] -= 1 }
             }
             throw error
         }

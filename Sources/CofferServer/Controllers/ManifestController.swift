@@ -21,7 +21,8 @@ struct ManifestController: RouteCollection {
     /// otherwise goes to the database in a task.
     func manifest(req: Request) -> EventLoopFuture<Response> {
         do {
-            let request = try ManifestEndpoint.parse(headers: req.headers, query: req.url.query, identifier: req.parameters.get("collection") ?? "")
+            let request = try ManifestEndpoint.parse(headers: req.headers, query: req.url.query, identifier: req.parameters.get("collection") ?? "",
+                                                     address: req.clientAddress)
             if let answer = try endpoint.cachedAnswer(request) {
                 return req.eventLoop.makeSucceededFuture(respond(answer, request))
             }

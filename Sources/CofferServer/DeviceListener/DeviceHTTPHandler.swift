@@ -146,7 +146,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let request: ManifestEndpoint.Request
         do {
-            request = try ManifestEndpoint.parse(headers: head.headers, query: query, identifier: identifier)
+            request = try ManifestEndpoint.parse(headers: head.headers, query: query, identifier: identifier,
+                                                 address: clientAddress(of: head, context: context))
             if let answer = try endpoint.cachedAnswer(request) {
                 return write(answer, request, keepAlive: keepAlive, context: context)
             }
@@ -172,8 +173,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let request: ReportEndpoint.Request
         do {
-            let address = trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress,
-                                                forwardedFor: received.head.headers["x-forwarded-for"]) ?? "unknown"
+            let address = clientAddress(of: received.head, context: context)
             let body = received.body.map { Array($0.readableBytesView) } ?? []
             request = try reports.parse(address: address, authorization: received.head.headers.first(name: "authorization"), body: body)
             if let answer = try reports.cachedAnswer(request) { return write(answer, keepAlive: keepAlive, context: context) }
@@ -187,6 +187,11 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .failure(let error): handler.write(error: error, keepAlive: keepAlive, context: context)
             }
         }
+    }
+
+    /// The client's address: the peer, or what a trusted proxy says it forwarded for.
+    private func clientAddress(of head: HTTPRequestHead, context: ChannelHandlerContext) -> String {
+        trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) ?? "unknown"
     }
 
     /// Runs `work` in a task while the requests behind this one wait, then `then` on the event

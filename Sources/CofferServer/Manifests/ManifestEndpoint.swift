@@ -9,6 +9,9 @@ struct ManifestEndpoint: Sendable {
     /// Audits requests for collections the app is not bound to.
     let refusals: RefusalLog
     let metrics: ServerMetrics
+    /// Wrong credentials per client address (the budget failed API tokens spend too): past it,
+    /// a request the cache cannot vouch for is answered 429 before any look-up.
+    let failures: RateLimiter
 
     /// A request, checked: who asks, for what, as which device.
     struct Request: Sendable {
@@ -17,10 +20,12 @@ struct ManifestEndpoint: Sendable {
         let identifier: String
         let device: DeviceAttributes
         let ifNoneMatch: [String]
+        /// The client's address (``TrustedProxies``), whose failure budget a wrong credential spends.
+        let address: String
     }
 
     /// Reads the request's parts; 401 without usable HTTP Basic credentials, 400 for bad attributes.
-    static func parse(headers: HTTPHeaders, query: String?, identifier: String) throws -> Request {
+    static func parse(headers: HTTPHeaders, query: String?, identifier: String, address: String) throws -> Request {
         guard let (username, password) = basicCredentials(headers.first(name: .authorization)), let appID = UUID(hexText: username) else {
             // No WWW-Authenticate challenge: FoundationNetworking's URLSession (Linux) waits forever
             // on a 401 that carries one when no delegate answers it.
@@ -33,7 +38,7 @@ struct ManifestEndpoint: Sendable {
             throw APIError.invalid(error.reason)
         }
         return Request(appID: appID, credential: password, identifier: identifier, device: device,
-                       ifNoneMatch: headers[.ifNoneMatch])
+                       ifNoneMatch: headers[.ifNoneMatch], address: address)
     }
 
     /// `Basic base64(user:password)` → (user, password); nil for anything else. Byte-level, as
@@ -59,10 +64,24 @@ struct ManifestEndpoint: Sendable {
     /// The answer, asking the database as needed. An app gets manifests only of the collections it
     /// is bound to: any other identifier, whether the team has such a collection or not, is 403
     /// `collection_not_bound`, audited (one row a minute per app).
+    ///
+    /// A wrong credential or an unknown app costs the client's address one failure; an address
+    /// past its budget gets 429 unless the cache vouches for the credential, so a flood of wrong
+    /// credentials costs no database query (a right one behind the same address still works).
     func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
-        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        let failureKey = "address:" + request.address
+        if let wait = failures.exhausted(failureKey),
+           credentials.knownApp(appID: request.appID, credential: request.credential) == nil {
+            throw TokenAuthenticator.tooMany(wait)
+        }
+        let app: AppCredentials.App
+        do {
+            app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        } catch let error as APIError where error.code == AppCredentials.invalid.code {
+            _ = failures.acquire(failureKey)
+            throw error
+        }
         guard app.collections.contains(request.identifier) else {
-            metrics.manifests(status: 403)
             try await refusals.record(.init(teamID: app.teamID, action: "manifest", actor: "app:\(app.id)",
                                             target: String(request.identifier.prefix(100)), reason: "collection_not_bound",
                                             deviceID: request.device.deviceID, key: "collection_not_bound|\(app.id)"), on: db)

@@ -2114,6 +2114,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/collections/{collection}/manifest": {
    "get": {
+    "description": "429 `rate_limited` (with `Retry-After`) when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.",
     "operationId": "deviceManifest",
     "parameters": [
      {
@@ -2145,6 +2146,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Error"
+     },
+     "429": {
+      "$ref": "#/components/responses/RetryLater"
      },
      "503": {
       "$ref": "#/components/responses/RetryLater"

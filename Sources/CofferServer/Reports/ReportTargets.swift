@@ -19,11 +19,12 @@ final class ReportTargets: Sendable {
         case unknown(until: Date)
     }
 
-    static let capacity = 20_000
+    /// The most deployments remembered, known and unknown together.
+    let capacity: Int
     private let entries = NIOLockedValueBox<[UUID: Entry]>([:])
     private let stages = NIOLockedValueBox<[UUID: Int]>([:])
 
-    init() {}
+    init(capacity: Int = 20_000) { self.capacity = capacity }
 
     /// The deployment's target, or nil when no activated deployment has that ID. `db` is asked for
     /// only when the cache does not know the answer (a request's `db` makes a handle each time).
@@ -41,7 +42,13 @@ final class ReportTargets: Sendable {
             entry = .known(Target(teamID: collection.$team.id, collection: collection.identifier, models: models))
         }
         entries.withLockedValue { entries in
-            if entries.count >= Self.capacity { entries.removeAll() }
+            if entries.count >= capacity {
+                // Made-up IDs are what fills the table (any credential can send them): the unknowns
+                // go first, so a flood of them does not push every team's deployments out, each to
+                // cost a query again. Half full of real ones, all go (never a scan per request).
+                entries = entries.filter { if case .known = $0.value { true } else { false } }
+                if entries.count >= capacity / 2 { entries.removeAll() }
+            }
             entries[deploymentID] = entry
         }
         if case .known(let target) = entry { return target }

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// Wrong app credentials on the manifest route: each costs the client's address one failure of
+/// the budget failed API tokens spend (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE), and past it a
+/// request the cache cannot vouch for is answered 429 before any look-up — before, every wrong
+/// credential or made-up app ID cost one or two database queries, without limit, from anyone.
+@Suite("Wrong app credentials on the manifest route")
+struct ManifestCredentialFailureTests {
+    @Test("past an address's failure budget: 429 with Retry-After for wrong credentials and unknown apps; the right credential still gets its manifest",
+          arguments: ["main port", "device port"])
+    func failureBudget(port which: String) async throws {
+        let server = try await TestServer.start {
+            $0.devicePort = 0
+            $0.authFailuresPerAddressPerMinute = 3
+        }
+        defer { Task { try? await server.stop() } }
+        let port = which == "device port" ? try #require(server.app.storage[DeviceListener.Key.self]?.port) : server.base.port!
+        let flowers = try await Flowers.make(server)
+        _ = try await flowers.activatedDeployment()
+
+        func get(_ appID: String, _ credential: String) async throws -> (status: Int, text: String) {
+            let authorization = "Basic " + Data("\(appID):\(credential)".utf8).base64EncodedString()
+            let connection = try await RawConnection.connect(port: port)
+            defer { Task { await connection.close() } }
+            try await connection.send("GET /v1/device/collections/FlowerModels/manifest?deviceID=d HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                      + "Authorization: \(authorization)\r\nConnection: close\r\n\r\n")
+            let (text, _) = try await connection.wait { !RawConnection.statuses($0).isEmpty && $0.contains("\r\n\r\n") }
+            return (RawConnection.statuses(text).first ?? 0, text)
+        }
+        let app = "\(flowers.app.id)", right = flowers.app.credential
+        #expect(try await get(app, right).status == 200)
+        for attempt in 1...3 {
+            #expect(try await get(app, right + "x").status == 401, "wrong credential \(attempt)")
+        }
+        let refused = try await get(app, right + "x")
+        #expect(refused.status == 429, "\(refused.text.prefix(300))")
+        #expect(refused.text.lowercased().contains("retry-after: "), "\(refused.text.prefix(300))")
+        #expect(try await get(UUID().uuidString, "anything").status == 429, "an unknown app, past the budget")
+        #expect(!refused.text.contains(right), "the credential is not echoed")
+        // The cached row is no longer fresh (a second), so this goes the slow way; the cache still
+        // vouches for the right credential, so the address's budget does not stop it.
+        try await Task.sleep(nanoseconds: 1_200_000_000)
+        #expect(try await get(app, right).status == 200)
+    }
+}

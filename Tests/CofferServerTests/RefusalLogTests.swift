@@ -1,0 +1,44 @@
+import Fluent
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// The refusal audit's budgets (``RefusalLog``): kinds of refusal are many and cheap to make, rows
+/// are not; one team's refusals, or a flood of refusals of no team, must not crowd another team's
+/// refusals out of that team's audit log.
+@Suite("Refusal audit budgets")
+struct RefusalLogTests {
+    static func refusal(team: UUID?, key: String) -> RefusalLog.Refusal {
+        .init(teamID: team, action: "key.delivery", actor: "app:x", target: "k", reason: key.components(separatedBy: "|")[0],
+              deviceID: nil, key: key)
+    }
+
+    @Test("a flood of kinds without a team, or of another team's, leaves a team's own refusal its row; past its budget a team gets its own suppressed row")
+    func teamsKeepTheirRows() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let db = server.app.db
+        let log = RefusalLog(maximumRowsPerMinute: 50, maximumRowsPerTeamPerMinute: 5)
+        let now = Date()
+        let flooder = UUID(), victim = UUID()
+        // Made-up credentials from 100 addresses, and one team's 100 kinds of its own.
+        for index in 0..<100 {
+            try await log.record(Self.refusal(team: nil, key: "invalid_credential|10.0.0.\(index)"), on: db, now: now)
+            try await log.record(Self.refusal(team: flooder, key: "collection_not_bound|app\(index)"), on: db, now: now)
+        }
+        try await log.record(Self.refusal(team: victim, key: "other_team|app|k"), on: db, now: now)
+        try await log.flush(on: db)
+
+        let rows = try await AuditRecord.query(on: db).filter(\.$outcome == "refused").all()
+        let victims = rows.filter { $0.teamID == victim }
+        #expect(victims.map(\.reason) == ["other_team"], "the victim team's refusal has its own row: \(victims.map(\.reason))")
+        for team in [nil, flooder] as [UUID?] {
+            let own = rows.filter { $0.teamID == team }
+            #expect(own.count == 5, "a team's rows a minute, its suppressed row included: \(own.count)")
+            let suppressed = try #require(own.first { $0.action == "audit.suppressed" })
+            #expect(suppressed.repeatCount == 96, "the 96 kinds past the first 4 are counted in the team's suppressed row")
+        }
+        #expect(!rows.contains { $0.action == "audit.suppressed" && $0.target.contains("50 kinds") }, "the budget of all was not reached")
+    }
+}
