@@ -109,6 +109,32 @@ struct AndroidAttestationHTTPTests {
         #expect(metrics.contains("coffer_attestations_total{format=\"android-key-attestation\",outcome=\"asserted\"} 2"))
     }
 
+    @Test("a changed policy forgets the installs attested under the old one; the same policy again forgets nothing")
+    func policyChangeForgetsInstalls() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested)).status == 200)
+        let path = "/v1/teams/T/apps/\(fixture.app.id)"
+        let policy: [String: Any] = [
+            "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
+            "signingCertificateDigests": [AndroidTestKeyDescription.signingDigest.hexString], "minimumSecurityLevel": "tee",
+        ]
+        // The same policy again: the install keeps asserting.
+        #expect(try await fixture.world.admin.call("PATCH", path, json: ["attestation": policy]).status == 200)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1)).status == 200)
+
+        // The app's signing key leaked: the team lists only a new digest. The install attested under
+        // the old digest is forgotten, and cannot attest again with the old signature.
+        var tightened = policy
+        tightened["signingCertificateDigests"] = [Array(SHA256.hash(data: Array("new signing key".utf8))).hexString]
+        #expect(try await fixture.world.admin.call("PATCH", path, json: ["attestation": tightened]).status == 200)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 2)).errorCode
+                == "attestation_unknown_key")
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested)).errorCode == "attestation_invalid")
+        #expect(try await AttestedDeviceRecord.query(on: fixture.server.app.db).count() == 0)
+    }
+
     @Test("each field of the evidence that differs from the policy is refused, and the challenge is not reusable")
     func brokenFields() async throws {
         let fixture = try await Fixture.make()

@@ -174,6 +174,17 @@ struct DashboardDeploymentTests {
         #expect((list.json as? [Any])?.count == 1)
     }
 
+    @Test("with no blob limit (COFFER_MAX_BLOB_SIZE at its largest) a form upload is checked, not a trap: the limit plus the form's overhead overflowed Int64")
+    func unlimitedBlobSize() async throws {
+        let server = try await TestServer.start { $0.maximumBlobSize = .max }
+        defer { Task { try? await server.stop() } }
+        _ = try await Flowers.make(server)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        let page = try await browser.postMultipart(Self.collection + "/models/FlowerClassifier", file: Data("not a model".utf8))
+        #expect(page.status == 422)
+        #expect(page.html.contains("too short to be a Coffer container"))
+    }
+
     @Test("uploads that are not sealed models, cut short, mutated, too big, forged or from a viewer are refused with a clear 4xx",
           arguments: TestStore.available)
     func uploadRefusals(store: TestStore) async throws {

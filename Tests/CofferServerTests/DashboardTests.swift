@@ -91,13 +91,18 @@ struct DashboardTests {
         }
     }
 
-    @Test("a member changes their password: the current one is asked, other browsers are signed out")
+    @Test("a member changes their password: the current one is asked, every session ends (a copy of this browser's cookie too) and this browser gets a new one")
     func changePassword() async throws {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let browser = try await Self.ownerBrowser(server)
         let other = Browser(base: server.base)
         #expect(try await other.signIn(Self.ownerEmail, Self.password).status == 303)
+        // A copy of this browser's own cookie (malware, a shared computer): changing the password is
+        // the remedy, so the change must end that session too.
+        let copy = Browser(base: server.base)
+        copy.headers["Cookie"] = browser.cookieHeader
+        #expect(try await copy.get("/dashboard").status == 200)
         let page = try await browser.get("/dashboard/account")
         #expect(page.status == 200)
         #expect(page.html.contains(Self.ownerEmail))
@@ -111,8 +116,46 @@ struct DashboardTests {
         #expect(done.status == 303)
         #expect(try await browser.get("/dashboard/account?changed=1").html.contains("Your password is changed"))
         #expect(try await other.get("/dashboard").location == "/dashboard/sign-in")
+        #expect(try await copy.get("/dashboard").location == "/dashboard/sign-in")
         #expect(try await Browser(base: server.base).signIn(Self.ownerEmail, Self.password).status == 401)
         #expect(try await Browser(base: server.base).signIn(Self.ownerEmail, "a brand new password").status == 303)
+    }
+
+    @Test("a password chosen with a leaked API token is taken back when the token is revoked: sessions end, sign-in fails, welcome works again with another token")
+    func welcomeTokenRevoked() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        _ = try await Self.ownerBrowser(server)
+        // An account made with an invitation through the API: a token, no password. The token
+        // leaks, and whoever holds it chooses the account's email and password.
+        let vera = try await flowers.world.member("vera", role: "viewer", in: "T")
+        let leaked = try #require(vera.token)
+        let thief = Browser(base: server.base)
+        #expect(try await thief.welcome(token: leaked, email: "thief@example.com", password: Self.password).status == 303)
+        #expect(try await thief.get("/dashboard").status == 200)
+        // Another token of the same account, made before the leak was noticed, stays valid.
+        let spare = try await vera.call("POST", "/v1/tokens", json: ["name": "spare"])
+        #expect(spare.status == 201)
+        let spareToken = try #require(spare.object["token"] as? String)
+
+        // The owner of the account revokes the leaked token: the password it chose goes with it.
+        let leakedID = try #require(try await vera.call("GET", "/v1/tokens").array.first { ($0["name"] as? String) != "spare" }?["id"] as? String)
+        #expect(try await HTTP(base: server.base, token: spareToken).call("DELETE", "/v1/tokens/\(leakedID)").status == 204)
+        #expect(try await thief.get("/dashboard").location == "/dashboard/sign-in")
+        #expect(try await Browser(base: server.base).signIn("thief@example.com", Self.password).status == 401)
+        let audited = try await AuditRecord.query(on: server.app.db).filter(\.$action == "dashboard.password-cleared").all()
+        #expect(audited.map(\.target) == ["vera"])
+
+        // The account's holder chooses their own with the token they still have; revoking a token
+        // that chose no password changes nothing.
+        let owner = Browser(base: server.base)
+        #expect(try await owner.welcome(token: spareToken, email: "vera@example.com", password: Self.password).status == 303)
+        let other = try await HTTP(base: server.base, token: spareToken).call("POST", "/v1/tokens", json: ["name": "ci"])
+        let otherID = try #require(other.object["id"] as? String)
+        #expect(try await HTTP(base: server.base, token: spareToken).call("DELETE", "/v1/tokens/\(otherID)").status == 204)
+        #expect(try await owner.get("/dashboard").status == 200)
+        #expect(try await Browser(base: server.base).signIn("vera@example.com", Self.password).status == 303)
     }
 
     @Test("an unknown dashboard address is the dashboard's Not found page; the API's stay JSON")

@@ -79,15 +79,27 @@ struct TrustedProxiesTests {
         }
     }
 
+    @Test("budgets count an IPv4 address as itself, an IPv6 address by its /64, an IPv4-mapped one as its IPv4 address")
+    func budgetKeys() {
+        #expect(AddressBudget.key("203.0.113.7") == "203.0.113.7")
+        #expect(AddressBudget.key("2001:db8::1") == "2001:db8::/64")
+        #expect(AddressBudget.key("2001:db8:0:0:ffff:ffff:ffff:ffff") == "2001:db8::/64")
+        #expect(AddressBudget.key("2001:db8:0:1::1") == "2001:db8:0:1::/64")
+        #expect(AddressBudget.key("::ffff:192.0.2.1") == "192.0.2.1")
+        #expect(AddressBudget.key("::1") == "::/64")
+        #expect(AddressBudget.key("unknown") == "unknown")
+        #expect(AddressBudget.key("not:an:address") == "not:an:address")
+    }
+
     @Test("behind a trusted proxy each forwarded client has its own sign-in limit; without trust a forged header changes nothing")
     func signInLimits() async throws {
-        func attempts(_ server: TestServer, _ forwarded: [String]) async throws -> [Int] {
+        func attempts(_ server: TestServer, _ forwarded: [String], tag: String = "") async throws -> [Int] {
             var statuses: [Int] = []
             for (index, address) in forwarded.enumerated() {
                 let browser = Browser(base: server.base)
                 browser.headers["X-Forwarded-For"] = address
                 // A different email each time, so that only the per-address limit applies.
-                statuses.append(try await browser.signIn("nobody\(index)@example.com", "a wrong password").status)
+                statuses.append(try await browser.signIn("nobody\(tag)\(index)@example.com", "a wrong password").status)
             }
             return statuses
         }
@@ -97,6 +109,10 @@ struct TrustedProxiesTests {
         _ = try await DashboardTests.ownerBrowser(proxied)
         let behindProxy = try await attempts(proxied, ["203.0.113.1", "203.0.113.1", "203.0.113.1", "203.0.113.2", "198.51.100.9, 203.0.113.1"])
         #expect(behindProxy == [401, 401, 429, 401, 429], "\(behindProxy)")
+        // IPv6 clients are counted by their /64 (a host has all of it): two addresses of one /64
+        // share a budget, another /64 has its own.
+        let sixes = try await attempts(proxied, ["2001:db8::1", "2001:db8::ffff:2", "2001:db8::3", "2001:db8:0:1::1"], tag: "v6-")
+        #expect(sixes == [401, 401, 429, 401], "\(sixes)")
 
         // Not trusted: every forged address shares the peer's budget (one used by the set-up).
         let direct = try await TestServer.start { $0.signInAttemptsPerMinute = 3 }

@@ -67,6 +67,17 @@ public struct ChunkTable: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// The rule every entry's length follows, for a table of `count` entries over `plaintextLength`
+    /// bytes: not over 4 MiB, and not 0 unless the table is the one empty chunk of an empty plaintext.
+    static func checkEntryLength(_ length: UInt32, count: Int, plaintextLength: UInt64) throws {
+        guard length <= maximumChunkLength else {
+            throw ContainerError.malformedHeader("a chunk of \(length) bytes is over the 4 MiB limit")
+        }
+        guard length > 0 || (count == 1 && plaintextLength == 0) else {
+            throw ContainerError.malformedHeader("an empty chunk in a non-empty plaintext")
+        }
+    }
+
     /// Parses `count` entries from `bytes` (exactly `count × 36` of them), refusing a length of 0
     /// (unless the table is the one empty chunk of an empty plaintext), over 4 MiB, or lengths
     /// that do not add up to `plaintextLength`.
@@ -81,12 +92,7 @@ public struct ChunkTable: Sendable, Equatable {
         for _ in 0..<count {
             let id = ChunkID(try cursor.take(ChunkID.length, or: ContainerError.malformedHeader("chunk table ends early")))
             let length = try cursor.integer(UInt32.self, or: ContainerError.malformedHeader("chunk table ends early"))
-            guard length <= Self.maximumChunkLength else {
-                throw ContainerError.malformedHeader("a chunk of \(length) bytes is over the 4 MiB limit")
-            }
-            guard length > 0 || (count == 1 && plaintextLength == 0) else {
-                throw ContainerError.malformedHeader("an empty chunk in a non-empty plaintext")
-            }
+            try Self.checkEntryLength(length, count: count, plaintextLength: plaintextLength)
             sum += UInt64(length)  // count ≤ 2^32 and length ≤ 2^22: no overflow
             entries.append(Entry(id: id, length: length))
         }

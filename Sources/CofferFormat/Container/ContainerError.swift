@@ -19,6 +19,9 @@ public enum ContainerError: Error, Sendable, Equatable, CustomStringConvertible 
     case authenticationFailure
     /// The passphrase parameters in the header ask for more work or memory than this reader allows.
     case costLimitExceeded(String)
+    /// The header (a version 2 header is mostly its chunk table) is longer than the reader was told
+    /// to accept (``SealedModel/readHeader(from:maximumHeaderLength:)``); nothing past its preamble was read.
+    case headerTooLong(length: Int, limit: Int)
     /// A packed directory breaks a rule of docs/FORMAT.md (unsafe path, unsorted entries, ...).
     case malformedTree(String)
     /// A legacy file that cannot be read (too short, unknown options, ...).
@@ -45,6 +48,8 @@ public enum ContainerError: Error, Sendable, Equatable, CustomStringConvertible 
             return "authentication failed: wrong key or passphrase, or the file was damaged or tampered with"
         case .costLimitExceeded(let what):
             return "passphrase parameters exceed this reader's limits (\(what)); refusing to derive the key"
+        case .headerTooLong(let length, let limit):
+            return "the container's header is \(length) bytes (its chunk table), more than the \(limit) this reader accepts"
         case .malformedTree(let rule):
             return "damaged packed directory: \(rule)"
         case .malformedLegacy(let rule):

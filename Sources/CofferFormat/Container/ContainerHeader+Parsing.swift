@@ -9,6 +9,8 @@ extension ContainerHeader {
         public let headerLength: Int
         /// The exact length of the whole container.
         public let sealedLength: UInt64
+        /// The plaintext's length.
+        let plaintextLength: UInt64
         /// Version 2: where the chunk table starts in the header, and how many entries it has.
         let chunkTableOffset: Int
         let chunkCount: Int
@@ -27,12 +29,13 @@ extension ContainerHeader {
         switch version {
         case 1:
             let header = try ContainerHeader(parsing: Array(bytes[0..<length]))
-            return Preamble(version: 1, headerLength: length, sealedLength: header.sealedLength, chunkTableOffset: length, chunkCount: 0)
+            return Preamble(version: 1, headerLength: length, sealedLength: header.sealedLength, plaintextLength: header.plaintextLength,
+                            chunkTableOffset: length, chunkCount: 0)
         default:
             let fields = try Fields(parsing: bytes[0..<length], version: 2)
             // chunkCount < 2^32 fits `Int` wherever the header's length does (Fields checked that).
             return Preamble(version: 2, headerLength: fields.headerLength, sealedLength: fields.sealedLength,
-                            chunkTableOffset: length, chunkCount: Int(fields.chunkCount))
+                            plaintextLength: fields.plaintextLength, chunkTableOffset: length, chunkCount: Int(fields.chunkCount))
         }
     }
 

@@ -127,7 +127,12 @@ extension SealedModel {
     /// is a version 2 chunk table read, 1 MiB at a time, each entry's length checked as it
     /// arrives: a hostile file cannot make this allocate more than it holds. (Its length alone is
     /// not enough: a sparse file of any length costs nothing, and reads as zeros — empty chunks.)
-    public static func readHeader(from input: some PlaintextSource) throws -> ContainerHeader {
+    ///
+    /// - Parameter maximumHeaderLength: a header (version 2: fields, chunk table and MAC) longer
+    ///   than this is refused from its preamble, before the table is read; nil: no limit but the
+    ///   input's own length. A server reading headers of uploads sets one, so that a blob of tiny
+    ///   chunks cannot make every read of its header cost gigabytes.
+    public static func readHeader(from input: some PlaintextSource, maximumHeaderLength: Int? = nil) throws -> ContainerHeader {
         var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.maximumLength), input.length)))
         try prefix.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
         guard prefix.starts(with: ContainerHeader.magic) else { throw ContainerError.notAContainer }
@@ -136,6 +141,9 @@ extension SealedModel {
         }
         if preamble.version >= 2, input.length != preamble.sealedLength {
             throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: input.length)
+        }
+        if let maximumHeaderLength, preamble.headerLength > maximumHeaderLength {
+            throw ContainerError.headerTooLong(length: preamble.headerLength, limit: maximumHeaderLength)
         }
         guard input.length >= UInt64(preamble.headerLength) else { throw ContainerError.malformedHeader("header ends early") }
         var bytes: [UInt8] = []
@@ -154,18 +162,15 @@ extension SealedModel {
     static let tablePiece = 1 << 20
 
     /// Checks the length of every chunk table entry that `bytes` now holds whole from `offset` on,
-    /// and moves `offset` past them: an entry of 0 bytes (a table of more than one) or over the
-    /// 4 MiB limit is refused before the rest of the table is read.
+    /// and moves `offset` past them: an entry breaking ``ChunkTable``'s length rule (0 bytes in a
+    /// non-empty plaintext, or over 4 MiB) is refused before the rest of the table is read.
     static func checkChunkLengths(_ bytes: [UInt8], from offset: inout Int, preamble: ContainerHeader.Preamble) throws {
         guard preamble.version >= 2 else { return }
         let end = min(bytes.count, preamble.chunkTableOffset + preamble.chunkCount * ChunkTable.entryLength)
         while offset + ChunkTable.entryLength <= end {
             let lengthAt = offset + ChunkID.length
             let length = bytes[lengthAt..<lengthAt + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            guard length > 0 || preamble.chunkCount == 1, length <= ChunkTable.maximumChunkLength else {
-                throw ContainerError.malformedHeader(length == 0 ? "an empty chunk in a non-empty plaintext"
-                                                                 : "a chunk of \(length) bytes is over the 4 MiB limit")
-            }
+            try ChunkTable.checkEntryLength(length, count: preamble.chunkCount, plaintextLength: preamble.plaintextLength)
             offset += ChunkTable.entryLength
         }
     }

@@ -18,7 +18,7 @@ struct TokenAuthenticator: AsyncBearerAuthenticator {
     let failures: RateLimiter
 
     func authenticate(bearer: BearerAuthorization, for request: Request) async throws {
-        let address = "address:" + request.clientAddress
+        let address = "address:" + AddressBudget.key(request.clientAddress)
         if let wait = failures.exhausted(address) { throw Self.tooMany(wait) }
         let hash = Secrets.hash(bearer.token)
         guard let token = try await TokenRecord.query(on: request.db)

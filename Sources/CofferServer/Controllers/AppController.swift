@@ -95,6 +95,7 @@ struct AppController: RouteCollection {
     /// Binds `app` to exactly `identifiers` (collections of `team`) and sets its attestation policy,
     /// each when given, audited; the API's and the dashboard's way. The cached credential check
     /// forgets the app, so the change holds at once on this instance and within a second on the others.
+    /// A changed policy forgets every install attested under the old one: they attest again.
     static func update(_ app: AppRecord, in team: TeamRecord, collections identifiers: [String]?, attestation: AttestationSettings? = nil,
                        actor: String, on db: any Database, credentials: AppCredentials) async throws -> AppView {
         let appID = try app.requireID()
@@ -108,8 +109,12 @@ struct AppController: RouteCollection {
         try await UniqueViolation.asConflict("the app's collections were changed by another request at the same moment; list the apps and retry if needed") {
           try await db.writeTransaction { db in
             if let collections { try await AppCollections.bind(appID, to: collections, on: db) }
-            if let stored {
+            if let stored, stored != app.attestation {
                 try await AppRecord.query(on: db).filter(\.$id == appID).set(\.$attestation, to: stored).update()
+                // Installs attested under the old policy were checked against its rules only (its
+                // signing digests, security level, environment): they attest again under the new
+                // one (the SDK does so by itself on `attestation_unknown_key`).
+                try await AttestedDeviceRecord.query(on: db).filter(\.$appID == appID).delete()
             }
             try await Audit.record(on: db, teamID: team.id, action: "app.update", actor: actor,
                                    target: "\(appID) " + changes.joined(separator: "; "), outcome: "ok")

@@ -29,7 +29,7 @@ struct AttestationController: RouteCollection {
     }
 
     func challenge(req: Request) async throws -> Response {
-        if let wait = perAddress.acquire("address:" + req.clientAddress) { throw DeliveryController.tooMany(wait) }
+        if let wait = perAddress.acquire("address:" + AddressBudget.key(req.clientAddress)) { throw DeliveryController.tooMany(wait) }
         let body = try req.content.decode(ChallengeRequest.self)
         let app = try await credentials.authenticate(appID: body.appID, credential: body.credential, on: req.db)
         if let wait = perApp.acquire("app:\(app.id)") { throw DeliveryController.tooMany(wait) }

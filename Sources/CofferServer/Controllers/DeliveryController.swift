@@ -49,7 +49,7 @@ struct DeliveryController: RouteCollection {
 
     func deliver(req: Request) async throws -> DeliveryResponse {
         let client = req.clientAddress
-        if let wait = perAddress.acquire("address:" + client) {
+        if let wait = perAddress.acquire("address:" + AddressBudget.key(client)) {
             metrics.keyDeliveries(outcome: "rate_limited_address")
             throw Self.tooMany(wait)
         }

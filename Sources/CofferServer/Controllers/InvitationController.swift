@@ -98,7 +98,7 @@ struct InvitationController {
             if let address = body.email, let password = body.password {
                 do {
                     email = try Credentials.email(address)
-                    hash = try await req.password.async.hash(try Credentials.password(password)).get()
+                    hash = try await req.passwordHashing.hash(try Credentials.password(password))
                 } catch DashboardError.invalidForm(let reason) {
                     throw APIError.invalid(reason)
                 }

@@ -60,6 +60,7 @@ struct TokenController: RouteCollection {
             if token.revokedAt == nil {
                 token.revokedAt = Date()
                 try await token.update(on: db)
+                try await PasswordToken.tokenRevoked(try token.requireID(), of: user.userID, actor: user.name, on: db)
             }
             try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
         }

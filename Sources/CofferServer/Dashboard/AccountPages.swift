@@ -56,7 +56,7 @@ struct AccountPages: RouteCollection {
                                   error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
         }
         let user = email.isEmpty ? nil : try await UserRecord.query(on: req.db).filter(\.$email == email).first()
-        let verified = try await req.password.async.verify(password, created: user?.passwordHash ?? Self.decoy).get()
+        let verified = try await req.passwordHashing.verify(password, created: user?.passwordHash ?? Self.decoy)
         guard verified, let user, user.passwordHash != nil else {
             // What was typed as the address is kept only if it looks like one: a password typed
             // into the wrong field must not end up in the audit log.
@@ -106,6 +106,7 @@ struct AccountPages: RouteCollection {
         }
         let user = try await UserRecord.find(match.$user.id, on: req.db)
         guard let user else { throw Abort(.notFound) }
+        user.passwordTokenID = try match.requireID()
         do {
             try await Credentials.set(email: Credentials.email(email), password: Credentials.password(password), for: user, on: req, db: req.db)
         } catch DashboardError.invalidForm(let reason) {
@@ -142,6 +143,7 @@ struct AccountPages: RouteCollection {
             return try await form(req, "welcome", title: "Choose your sign-in", email: email,
                                   error: "This account already has a password: sign in with it.", status: .conflict)
         }
+        user.passwordTokenID = try record.requireID()
         do {
             try await Credentials.set(email: Credentials.email(email), password: Credentials.password(password), for: user, on: req, db: req.db)
         } catch DashboardError.invalidForm(let reason) {
@@ -172,7 +174,7 @@ struct AccountPages: RouteCollection {
     /// Counts an attempt from this client address (and for this email address); the seconds to
     /// wait when over the limit.
     private func limited(_ req: Request, email: String) -> Int? {
-        if let wait = attempts.acquire("ip:" + req.clientAddress) { return wait }
+        if let wait = attempts.acquire("ip:" + AddressBudget.key(req.clientAddress)) { return wait }
         if !email.isEmpty, let wait = attempts.acquire("email:" + email) { return wait }
         return nil
     }

@@ -31,7 +31,7 @@ enum Credentials {
             throw DashboardError.invalidForm("Another account already signs in with \(email).")
         }
         user.email = email
-        user.passwordHash = try await req.password.async.hash(password).get()
+        user.passwordHash = try await req.passwordHashing.hash(password)
         try await user.update(on: db)
     }
 

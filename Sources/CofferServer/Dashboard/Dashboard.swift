@@ -15,7 +15,9 @@ enum Dashboard {
         deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages, invitations: InvitationController
     ) throws {
         DashboardResources.configureLeaf(app)
-        app.passwords.use(.bcrypt)
+        let hashing = PasswordHashing()
+        app.passwordHashing = hashing
+        app.lifecycle.use(PasswordHashingShutdown(hashing: hashing))
         let sessions = DashboardSessions(lifetime: configuration.sessionLifetime, secureCookies: configuration.secureCookies)
 
         let stylesheet = try DashboardResources.stylesheet()
@@ -45,7 +47,7 @@ enum Dashboard {
         try pages.register(collection: DevicePage())
         try pages.register(collection: SigningKeyPage(signer: signer))
         let passwordCheck = PasswordCheck(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute))
-        try pages.register(collection: PasswordPage(check: passwordCheck))
+        try pages.register(collection: PasswordPage(check: passwordCheck, sessions: sessions))
         try pages.register(collection: TokenPages(check: passwordCheck))
         try pages.register(collection: admin)
         try pages.register(collection: TeamPages())

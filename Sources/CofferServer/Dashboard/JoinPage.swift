@@ -49,7 +49,7 @@ struct JoinPage: RouteCollection {
                 try Names.validate(name, what: "account name")
                 try await Invitations.check(code, on: req.db)
                 let address = try Credentials.email(email)
-                let hash = try await req.password.async.hash(try Credentials.password(password)).get()
+                let hash = try await req.passwordHashing.hash(try Credentials.password(password))
                 return try await Invitations.redeem(code, name: name, email: address, passwordHash: hash, makeToken: false, on: req.db).1
             }
             try await AccountPages.audit(req, action: "dashboard.sign-in", actor: name, target: email.lowercased(), outcome: "ok")

@@ -48,7 +48,8 @@ struct ModelUploadPage: RouteCollection {
                 let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
                 return try await version.encodeResponse(status: .created, for: req)
             }
-            guard length <= maximumSize + Int64(MultipartModelForm.overheadLimit) else {
+            // Subtracted, not added: the setting may be as large as Int64.max (length is not negative).
+            guard length - Int64(MultipartModelForm.overheadLimit) <= maximumSize else {
                 throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
             }
             let (address, size, fields) = try await receiveForm(req)

@@ -2,7 +2,8 @@ import Fluent
 import Vapor
 
 /// `/dashboard/account`: who is signed in, and changing one's own password (the current one is
-/// asked first). A change signs out every other browser of the account.
+/// asked first). A change ends every session of the account, this browser's included, and signs
+/// this browser in again with a new session: a copy of its old cookie is worth nothing after it.
 struct PasswordPage: RouteCollection {
     struct Page: Encodable, Sendable {
         let chrome: Chrome
@@ -14,6 +15,8 @@ struct PasswordPage: RouteCollection {
 
     /// Asks for the current password, with guesses from a stolen session limited.
     let check: PasswordCheck
+    /// Starts the session that replaces this browser's after a change.
+    let sessions: DashboardSessions
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "account", use: show)
@@ -35,16 +38,16 @@ struct PasswordPage: RouteCollection {
         case .failure(let refusal): return try await page(req, changed: false, error: refusal.sentence, status: refusal.status)
         }
         do {
-            user.passwordHash = try await req.password.async.hash(Credentials.password(replacement)).get()
+            user.passwordHash = try await req.passwordHashing.hash(Credentials.password(replacement))
         } catch DashboardError.invalidForm(let reason) {
             return try await page(req, changed: false, error: reason, status: .badRequest)
         }
         try await req.db.transaction { db in
             try await user.update(on: db)
-            try await SessionRecord.query(on: db).filter(\.$user.$id == session.userID).filter(\.$id != session.sessionID).delete()
+            try await SessionRecord.query(on: db).filter(\.$user.$id == session.userID).delete()
         }
         try await Audit.record(on: req.db, teamID: nil, action: "dashboard.password", actor: user.name, target: user.name, outcome: "ok")
-        return req.seeOther("/dashboard/account?changed=1")
+        return try await sessions.signedIn(req, user: user, to: "/dashboard/account?changed=1")
     }
 
     private func page(_ req: Request, changed: Bool, error: String?, status: HTTPStatus = .ok) async throws -> Response {

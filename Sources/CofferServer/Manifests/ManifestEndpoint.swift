@@ -69,7 +69,7 @@ struct ManifestEndpoint: Sendable {
     /// past its budget gets 429 unless the cache vouches for the credential, so a flood of wrong
     /// credentials costs no database query (a right one behind the same address still works).
     func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
-        let failureKey = "address:" + request.address
+        let failureKey = "address:" + AddressBudget.key(request.address)
         if let wait = failures.exhausted(failureKey),
            credentials.knownApp(appID: request.appID, credential: request.credential) == nil {
             throw TokenAuthenticator.tooMany(wait)

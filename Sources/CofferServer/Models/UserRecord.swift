@@ -12,6 +12,9 @@ final class UserRecord: Model, @unchecked Sendable {
     @OptionalField(key: "email") var email: String?
     /// Bcrypt hash of the dashboard password; nil: the user cannot sign in to the dashboard.
     @OptionalField(key: "password_hash") var passwordHash: String?
+    /// The API token whose holder chose the password (welcome, set-up), if one did: revoking that
+    /// token clears the password and ends the user's sessions (``PasswordToken``).
+    @OptionalField(key: "password_token_id") var passwordTokenID: UUID?
 
     init() {}
 

@@ -45,7 +45,7 @@ struct ReportEndpoint: Sendable {
     func parse(address: String, authorization: String?, body: [UInt8]) throws -> Request {
         // Vapor's body collection does not check a body that arrives in one read: checked here for both ports.
         guard body.count <= Self.maximumBody else { throw Self.tooLarge }
-        if let wait = perAddress.acquire("address:" + address) { throw Self.tooMany(wait) }
+        if let wait = perAddress.acquire("address:" + AddressBudget.key(address)) { throw Self.tooMany(wait) }
         guard let (username, credential) = ManifestEndpoint.basicCredentials(authorization), let appID = UUID(hexText: username) else {
             throw APIError(.unauthorized, "invalid_credential", "send the app ID and credential with HTTP Basic authentication")
         }

@@ -5,7 +5,7 @@ extension RateLimiter {
     /// address: refused at once with 429 when the address used its budget; an unknown, used,
     /// revoked or expired code (404, 410) counts against it.
     func redeeming<T>(_ req: Request, _ body: () async throws -> T) async throws -> T {
-        let address = "address:" + req.clientAddress
+        let address = "address:" + AddressBudget.key(req.clientAddress)
         if let wait = exhausted(address) { throw TokenAuthenticator.tooMany(wait) }
         do {
             return try await body()

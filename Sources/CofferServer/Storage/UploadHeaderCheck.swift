@@ -2,8 +2,9 @@ import CofferFormat
 
 /// Checks an upload's first bytes: they must start a valid Coffer container whose stated total
 /// length equals the upload's size (when it is known in advance; ``BlobIntake`` checks it at the
-/// end otherwise). Fed incrementally; keeps at most 4 KiB in memory (a version 2 chunk table is
-/// checked once the blob is stored, by ``BlobStore/header(of:)``).
+/// end otherwise), and whose header is at most ``StoredHeader/maximumLength``. Fed incrementally;
+/// keeps at most 4 KiB in memory (a version 2 chunk table is checked once the blob is stored, by
+/// ``BlobStore/header(of:)``).
 struct UploadHeaderCheck {
     private var prefix: [UInt8] = []
     private(set) var header: ContainerHeader.Preamble?
@@ -21,6 +22,7 @@ struct UploadHeaderCheck {
         if let declaredSize, UInt64(exactly: declaredSize) != parsed.sealedLength {
             throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(clamping: declaredSize))
         }
+        try StoredHeader.check(parsed)
         header = parsed
         prefix = []
     }

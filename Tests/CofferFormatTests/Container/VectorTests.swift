@@ -232,6 +232,7 @@ private func vectorCode(_ error: ContainerError) -> String {
     case .lengthMismatch: return "lengthMismatch"
     case .wrongKey, .wrongKeyKind, .authenticationFailure: return "authenticationFailure"
     case .costLimitExceeded: return "costLimitExceeded"
+    case .headerTooLong: return "headerTooLong"
     case .malformedTree: return "malformedTree"
     case .malformedLegacy: return "malformedLegacy"
     }

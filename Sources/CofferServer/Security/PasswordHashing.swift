@@ -1,0 +1,84 @@
+import NIOConcurrencyHelpers
+import NIOPosix
+import Vapor
+
+/// Bcrypt (cost 12) on a thread pool of its own, with a bounded queue.
+///
+/// Every sign-in, password check, welcome, set-up and account made with a password costs one
+/// Bcrypt hash: a quarter of a second of a core, by design. On Vapor's shared pool it competed with
+/// every SQLite statement and blob read, so anyone sending wrong passwords from many addresses
+/// (an IPv6 /64 has 2^64) stalled the whole server (`/healthz` took seconds). Here at most
+/// a quarter of the cores' worth of hashes run at a time, beside the database's pool rather than
+/// on it, and at most 32 wait or run: more is refused at once with 503 `busy` and `Retry-After`,
+/// before any work is done.
+struct PasswordHashing: Sendable {
+    private let pool: NIOThreadPool
+    private let pending: NIOLockedValueBox<Int>
+    private let maximumWaiting: Int
+    private let cost: Int
+
+    /// A started pool of `threads` (``shutdown()`` ends it) taking at most `maximumWaiting` hashes
+    /// at a time, waiting or running.
+    init(cost: Int = 12, threads: Int = max(1, System.coreCount / 4), maximumWaiting: Int = 32) {
+        pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+        pending = NIOLockedValueBox(0)
+        self.maximumWaiting = maximumWaiting
+        self.cost = cost
+    }
+
+    /// Hashes waiting or running now.
+    var inProgress: Int { pending.withLockedValue { $0 } }
+
+    /// The Bcrypt hash of `password`.
+    func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await run { try Bcrypt.hash(password, cost: cost) }
+    }
+
+    /// Whether `password` matches `hash`.
+    func verify(_ password: String, created hash: String) async throws -> Bool {
+        try await run { try Bcrypt.verify(password, created: hash) }
+    }
+
+    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let maximumWaiting = self.maximumWaiting
+        let admitted = pending.withLockedValue { count in
+            guard count < maximumWaiting else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            throw APIError(.serviceUnavailable, "busy", "too many password checks are in progress; retry in 5 s",
+                           headers: ["Retry-After": "5"])
+        }
+        defer { pending.withLockedValue { $0 -= 1 } }
+        return try await pool.runIfActive(work)
+    }
+
+    func shutdown() async { try? await pool.shutdownGracefully() }
+}
+
+extension Application {
+    private struct PasswordHashingKey: StorageKey { typealias Value = PasswordHashing }
+
+    /// The server's Bcrypt pool (``PasswordHashing``), made with the dashboard's routes.
+    var passwordHashing: PasswordHashing {
+        get {
+            guard let hashing = storage[PasswordHashingKey.self] else { fatalError("passwordHashing is set up by Dashboard.register") }
+            return hashing
+        }
+        set { storage[PasswordHashingKey.self] = newValue }
+    }
+}
+
+extension Request {
+    /// The server's Bcrypt pool.
+    var passwordHashing: PasswordHashing { application.passwordHashing }
+}
+
+/// Ends the Bcrypt pool with the application.
+struct PasswordHashingShutdown: LifecycleHandler {
+    let hashing: PasswordHashing
+    func shutdownAsync(_ application: Application) async { await hashing.shutdown() }
+}
