@@ -25,12 +25,19 @@ public enum SealedFieldsError: Error, Equatable, Sendable, CustomStringConvertib
     case noStore(table: String)
     /// The column has no blind index (see ``SealedRecord/blindIndexColumns``).
     case noBlindIndex(table: String, column: String)
+    /// A record names `column` among its sealed columns but does not encode a value for it: the name
+    /// is misspelt, or differs from the column the record writes (e.g. `secretWord` for
+    /// `secret_word`). Refused before anything is written: the value would be stored in the clear.
+    case unknownColumn(table: String, column: String)
     /// The database's SealedFields tables are missing parts or hold values that cannot be right.
     case corruptKeyTables
     /// The scrypt parameters (stored in the database, or given for a new store) need more than
     /// 256 MiB of memory (128 · r · N bytes), the limit CofferFormat also enforces. Refused before
     /// anything is derived or allocated.
     case scryptCostTooHigh
+    /// Another store on the same database changed its passphrase or key since this store opened;
+    /// nothing was written. Open the store again with the new passphrase or key.
+    case keyChanged
     /// A passphrase must not be empty.
     case emptyPassphrase
     /// A raw key must be 32 bytes.
@@ -59,10 +66,14 @@ public enum SealedFieldsError: Error, Equatable, Sendable, CustomStringConvertib
             return "no SealedFields store is open for \(table)"
         case .noBlindIndex(let table, let column):
             return "\(table).\(column) has no blind index"
+        case .unknownColumn(let table, let column):
+            return "\(table) names \(column) as a sealed column, but the record encodes no such column; check the name (nothing was written)"
         case .corruptKeyTables:
             return "the SealedFields key tables are damaged"
         case .scryptCostTooHigh:
             return "the scrypt parameters need more than 256 MiB of memory (128 · r · N); refused before deriving"
+        case .keyChanged:
+            return "the database's passphrase or key was changed by another store since this one opened; open it again (nothing was written)"
         case .emptyPassphrase:
             return "the passphrase is empty"
         case .invalidRawKey:

@@ -117,5 +117,18 @@ extension SealedFields {
             #expect(try dbQueue.read { try Item.fetchCount($0) } == 20)
             #expect(try dbQueue.read { try Item.fetchAll($0) }.count == 20)
         }
+
+        @Test("a key source never shows its passphrase or key: description, debug description, dump")
+        func keySourceIsRedacted() {
+            let raw = SymmetricKey(data: Array("0123456789abcdef0123456789ABCDEF".utf8))
+            for (source, kind) in [(KeySource.passphrase("hunter2 is my passphrase"), "passphrase"), (.rawKey(raw), "rawKey")] {
+                var dumped = ""
+                dump(source, to: &dumped)
+                for shown in ["\(source)", String(reflecting: source), dumped] {
+                    #expect(shown.contains(kind) && shown.contains("redacted"), "\(shown)")
+                    #expect(!shown.contains("hunter2") && !shown.contains("0123456789"), "\(shown)")
+                }
+            }
+        }
     }
 }

@@ -77,5 +77,48 @@ extension SealedFields {
             try dbQueue.write { try $0.execute(sql: "DROP TABLE backup") }
             try store.retire(version: 1)
         }
+
+        /// Two stores on one file (an app and its extension): whichever order a rotation and a
+        /// passphrase change come in, every key stays readable under the new passphrase.
+        @Test func rotationAndPassphraseChangeFromTwoStores() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, first) = try makeItemDatabase(dir, phrase: "old phrase")
+            let second = try SealedFieldsStore(dbQueue, key: passphrase("old phrase"), makeShared: false)
+            let early = Item(name: "sealed under key 1", identifier: "early")
+            try dbQueue.write { try early.insert($0) }
+
+            // The second rotates; the first, which never saw key 2, changes the passphrase.
+            #expect(try second.rotate() == 2)
+            try first.changeKey(from: passphrase("old phrase"), to: passphrase("new phrase"))
+            let reopened = try SealedFieldsStore(dbQueue, key: passphrase("new phrase"), makeShared: false)
+            #expect(reopened.keyVersions == [1, 2] && reopened.activeKeyVersion == 2)
+            #expect(first.keyVersions == [1, 2] && first.activeKeyVersion == 2)
+
+            // The other way round: the second, still on the old passphrase, may not add a key the
+            // database could never unwrap; nothing is written.
+            #expect(throws: SealedFieldsError.keyChanged) { try second.rotate() }
+            #expect(try SealedFieldsStore(dbQueue, key: passphrase("new phrase"), makeShared: false).keyVersions == [1, 2])
+            #expect(try first.rotate() == 3)
+            let late = Item(name: "sealed under key 3", identifier: "late")
+            try dbQueue.write { try late.insert($0) }
+            let last = try SealedFieldsStore(dbQueue, key: passphrase("new phrase"))
+            #expect(last.keyVersions == [1, 2, 3])
+            #expect(try dbQueue.read { try Item.fetchAll($0) }.map(\.name).sorted() == ["sealed under key 1", "sealed under key 3"])
+        }
+
+        @Test("a key row without a version, or at the last version, is refused as damaged, not a crash")
+        func damagedKeyRows() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, store) = try makeItemDatabase(dir)
+            try dbQueue.write { try $0.execute(sql: "UPDATE sealedfields_keys SET version = 4294967295") }
+            #expect(throws: SealedFieldsError.corruptKeyTables) { try store.rotate() }
+            try dbQueue.write { db in
+                try db.execute(sql: "CREATE TABLE k2 AS SELECT * FROM sealedfields_keys")
+                try db.execute(sql: "DROP TABLE sealedfields_keys")
+                try db.execute(sql: "CREATE TABLE sealedfields_keys (version INTEGER, wrapped BLOB NOT NULL, state TEXT NOT NULL)")
+                try db.execute(sql: "INSERT INTO sealedfields_keys SELECT NULL, wrapped, state FROM k2")
+            }
+            #expect(throws: SealedFieldsError.corruptKeyTables) { try SealedFieldsStore(dbQueue, key: passphrase("correct horse"), makeShared: false) }
+        }
     }
 }

@@ -105,6 +105,29 @@ extension SealedFields {
             #expect(types.map { Array($0.databaseValues) } == Array(repeating: "blob".databaseValue, count: 4))
         }
 
+        @Test("a sealed column the record does not encode (misspelt, or named otherwise in the database) is refused, not stored in the clear")
+        func misnamedSealedColumn() throws {
+            struct Secret: Codable, FetchableRecord, PersistableRecord, SealedRecord {
+                var id: String
+                var secretWord: String
+                enum CodingKeys: String, CodingKey { case id, secretWord = "secret_word" }
+                static let sealedColumns = ["secretWord"]
+            }
+            let dir = try TemporaryDirectory()
+            let dbQueue = try DatabaseQueue(path: dir.path("secret.sqlite"))
+            try dbQueue.write { db in
+                try db.create(table: "secret") { t in
+                    t.primaryKey("id", .text)
+                    t.column("secret_word", .blob)
+                }
+            }
+            _ = try SealedFieldsStore(dbQueue, key: passphrase("p"))
+            #expect(throws: SealedFieldsError.unknownColumn(table: "secret", column: "secretWord")) {
+                try dbQueue.write { try Secret(id: "s-1", secretWord: "swordfish").insert($0) }
+            }
+            #expect(try dbQueue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM secret") } == 0)
+        }
+
         @Test func handWrittenRecordsUseTheSameHelpers() throws {
             struct Account: FetchableRecord, PersistableRecord, SealedRecord {
                 var id: Int64

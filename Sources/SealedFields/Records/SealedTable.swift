@@ -99,10 +99,15 @@ final class SealedTable: Sendable {
     }
 
     /// Replaces the plain values of sealed columns in `container` by ciphertexts, and fills blind indexes.
+    ///
+    /// A sealed column the record does not encode at all (a misspelt name, or a property name where
+    /// the database's column is named otherwise) is refused: skipped, its value would be written in
+    /// the clear under the column the record does encode. (GRDB encodes a nil property as NULL, so a
+    /// column that is really there is never missing.)
     func seal(_ container: inout PersistenceContainer, with store: SealedFieldsStore) throws {
         let identity = AssociatedData.identityFields(try identity { container[$0]?.databaseValue })
         for (column, prefix) in zip(sealedColumns, prefixes) {
-            guard let plain = container[column]?.databaseValue else { continue }
+            guard let plain = container[column]?.databaseValue else { throw SealedFieldsError.unknownColumn(table: name, column: column) }
             container[column] = try store.seal(plain, AssociatedData(prefix: prefix, identityFields: identity))
             if let indexColumn = blindIndexColumns[column] {
                 container[indexColumn] = BlindIndex.compute(PlainValue.encode(plain), with: store.keyring.active, prefix: prefix)

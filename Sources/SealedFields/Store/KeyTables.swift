@@ -40,12 +40,23 @@ enum KeyTables {
             throw SealedFieldsError.unsupportedFormat
         }
         let wrapped = try Row.fetchAll(db, sql: "SELECT version, wrapped, state FROM \(keys) ORDER BY version").map { row in
-            guard let version = UInt32(exactly: row["version"] as Int64), let wrapped = row["wrapped"] as Data?
+            guard let stored = row["version"] as Int64?, let version = UInt32(exactly: stored), let wrapped = row["wrapped"] as Data?
             else { throw SealedFieldsError.corruptKeyTables }
             return WrappedKey(version: version, wrapped: wrapped, isActive: (row["state"] as String?) == "active")
         }
         guard wrapped.filter(\.isActive).count == 1 else { throw SealedFieldsError.corruptKeyTables }
         return (Meta(kdf: kdf, scrypt: scrypt, salt: [UInt8](salt), verifier: verifier), wrapped)
+    }
+
+    /// Every key of `rows` unwrapped with `kek`, and the active one's version.
+    static func unwrap(_ rows: [WrappedKey], with kek: KeyEncryptionKey) throws -> (keys: [UInt32: DataKey], active: UInt32) {
+        var keys: [UInt32: DataKey] = [:]
+        var active: UInt32 = 0
+        for row in rows {
+            keys[row.version] = try kek.unwrap(row.wrapped, version: row.version)
+            if row.isActive { active = row.version }
+        }
+        return (keys, active)
     }
 
     static func create(_ db: Database) throws {

@@ -5,15 +5,24 @@ extension SealedFieldsStore {
     /// Adds a new random data key and makes it the one that writes. Older keys stay readable, so the app
     /// keeps working while ``reencrypt(_:batchSize:progress:)`` moves rows to the new key.
     ///
+    /// The keys are read again in the same transaction, so keys another store on the same file
+    /// added meanwhile are kept.
+    ///
     /// - Returns: the new key version.
+    /// - Throws: ``SealedFieldsError/keyChanged`` when another store changed the passphrase or key
+    ///   since this one opened (nothing is written: open the store again);
+    ///   ``SealedFieldsError/corruptKeyTables`` when the newest version is already the last one.
     @discardableResult
     public func rotate() throws -> UInt32 {
         let kek = kek.get()
         let (key, keys) = try writer.write { db -> (DataKey, [UInt32: DataKey]) in
-            let maxVersion = try UInt32.fetchOne(db, sql: "SELECT MAX(version) FROM \(KeyTables.keys)") ?? 0
-            let key = DataKey.random(version: maxVersion + 1)
+            guard case let (meta, rows)? = try KeyTables.load(db) else { throw SealedFieldsError.corruptKeyTables }
+            // A key wrapped under a key-encryption key the database no longer has could never be read.
+            guard kek.matches(verifier: meta.verifier) else { throw SealedFieldsError.keyChanged }
+            guard let newest = rows.map(\.version).max(), newest < UInt32.max else { throw SealedFieldsError.corruptKeyTables }
+            var (keys, _) = try KeyTables.unwrap(rows, with: kek)
+            let key = DataKey.random(version: newest + 1)
             try KeyTables.saveKey(db, version: key.version, wrapped: kek.wrap(key), active: true)
-            var keys = Dictionary(uniqueKeysWithValues: keyring.all.map { ($0.version, $0) })
             keys[key.version] = key
             return (key, keys)
         }

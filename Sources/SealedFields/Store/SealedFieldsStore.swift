@@ -58,12 +58,7 @@ public final class SealedFieldsStore: Sendable {
         }
         let kek = try KeyEncryptionKey(source: key, salt: meta.salt, scrypt: meta.scrypt)
         guard kek.matches(verifier: meta.verifier) else { throw SealedFieldsError.wrongKey }
-        var keys: [UInt32: DataKey] = [:]
-        var active: UInt32 = 0
-        for entry in wrapped {
-            keys[entry.version] = try kek.unwrap(entry.wrapped, version: entry.version)
-            if entry.isActive { active = entry.version }
-        }
+        let (keys, active) = try KeyTables.unwrap(wrapped, with: kek)
         return (LockedValue(kek), Keyring(keys: keys, active: active))
     }
 
