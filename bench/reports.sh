@@ -31,7 +31,9 @@
 #
 # PostgreSQL: URL names a server and a role that may CREATE DATABASE (.ci/postgres.sh prints one);
 # the script makes a database coffer_bench_* there and drops it at the end.
-# Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries.
+# Set COFFER_BIN and COFFER_SERVER_BIN to use already-built binaries. Set COFFER_BENCH_NIO_FLOOR_BIN
+# to the binary of bench/experiments/nio-floor to also load a bare SwiftNIO server with the device
+# port's pipeline and none of the route's work (printed for reference, no target).
 set -euo pipefail
 
 usage() { echo "usage: $0 [--smoke] [--strict] [--postgres URL]" >&2; exit 64; }
@@ -222,6 +224,15 @@ bench_nginx "$work/tmp" "  server {
 for _ in $(seq 50); do curl -fs -o /dev/null --data-binary @check.json "http://127.0.0.1:$nginx_port/v1/device/reports" && break; sleep 0.1; done
 
 read -r n_rps n_p99 n_ok n_total < <(run_wrk ngx "http://127.0.0.1:$nginx_port/v1/device/reports")
+# The bare SwiftNIO floor (bench/experiments/nio-floor), when asked for: the same pipeline as the
+# device port, none of the route's work.
+if [ -n "${COFFER_BENCH_NIO_FLOOR_BIN:-}" ]; then
+  floor_port=$(free_port)
+  "$COFFER_BENCH_NIO_FLOOR_BIN" "$floor_port" & floor_pid=$!
+  for _ in $(seq 50); do curl -fs -o /dev/null --data-binary @check.json "http://127.0.0.1:$floor_port/v1/device/reports" && break; sleep 0.1; done
+  read -r f_rps f_p99 _ _ < <(run_wrk flr "http://127.0.0.1:$floor_port/v1/device/reports")
+  kill "$floor_pid"; wait "$floor_pid" 2>/dev/null || true
+fi
 read -r sd_rps sd_p99 sd_ok sd_total < <(run_wrk sqd "$device_server/v1/device/reports" "$auth")
 sd_written=$(written $((sd_ok + 2)))
 read -r s_rps s_p99 s_ok s_total < <(run_wrk sql "$server/v1/device/reports" "$auth")
@@ -259,6 +270,7 @@ else
   echo "  postgresql not measured (give --postgres URL or set COFFER_BENCH_DATABASE_URL)"
 fi
 echo "  (nginx: $(percent "$n_ok" "$n_total") % of $n_total answers 200)"
+[ -n "${f_rps:-}" ] && echo "  bare SwiftNIO floor (same pipeline, no route work): $f_rps req/s, p99 $f_p99 ms, $(ratio "$f_rps" "$n_rps")x nginx"
 [ "$smoke" = 1 ] && echo "(smoke run: debug build, figures are not meaningful)"
 [ "$strict" = 1 ] && [ "$missed" = 1 ] && exit 1
 exit 0
