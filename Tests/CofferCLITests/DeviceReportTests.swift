@@ -103,20 +103,12 @@ struct DeviceReportTests {
     func refusalsAndRetries() async throws {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("refusals")
-        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
-        defer { proxy.stop() }
-        let answer = Answer()
-        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? answer.action : .forward }
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        let collection = try await client.beginAccessing(identifier: "FlowerModels")
-        let stylizer = try #require(collection.entries["FlowerStylizer"])
-
         // Retry-After keeps this client's background sends an hour off: with the 30 s backoff a
         // plain 503 sets, a loaded machine could reach the wake before the explicit sends below,
         // and the background send would take their events.
-        answer.set(.status(503, retryAfter: "3600"))
+        let (proxy, answer, client, stylizer) = try await Self.proxiedReports(fleet, cache: cache, answering: .status(503, retryAfter: "3600"))
+        defer { proxy.stop() }
         await stylizer.report(.loaded)
         do {
             try await client.sendReports()
@@ -153,16 +145,9 @@ struct DeviceReportTests {
     func hostileRetryAfter() async throws {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("hostile-retry-after")
-        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        let (proxy, answer, client, stylizer) = try await Self.proxiedReports(fleet, cache: cache, answering: .status(503, retryAfter: "nan"))
         defer { proxy.stop() }
-        let answer = Answer()
-        answer.set(.status(503, retryAfter: "nan"))
-        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? answer.action : .forward }
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        let collection = try await client.beginAccessing(identifier: "FlowerModels")
-        let stylizer = try #require(collection.entries["FlowerStylizer"])
         await stylizer.report(.loaded)
 
         // `Double("nan")` is NaN, which a clamp with min and max passes through: the background
@@ -186,6 +171,26 @@ struct DeviceReportTests {
         #expect(SDKFleet.queuedReports(cache).isEmpty)
         let sends = proxy.takeLog().filter { $0.path.hasPrefix("/v1/device/reports") }.count
         #expect(sends >= 7, "the background send reached the proxy: \(sends) sends")
+    }
+
+    /// The "spring" deployment, and a client on `cache` whose report requests go through a proxy
+    /// answering `answer`'s action (first `first`; manifests and blobs are forwarded), with its
+    /// collection begun; the caller stops the proxy.
+    static func proxiedReports(_ fleet: SDKFleet, cache: URL, answering first: TamperingProxy.Action) async throws
+        -> (proxy: TamperingProxy, answer: Answer, client: CofferClient, stylizer: ModelCollection.Entry) {
+        try await fleet.deploy("spring", classifier: "classifier")
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        let answer = Answer()
+        answer.set(first)
+        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? answer.action : .forward }
+        do {
+            let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+            let collection = try await client.beginAccessing(identifier: "FlowerModels")
+            return (proxy, answer, client, try #require(collection.entries["FlowerStylizer"]))
+        } catch {
+            proxy.stop()
+            throw error
+        }
     }
 
     /// What the proxy answers to report requests, changed by the test as it goes.
