@@ -32,8 +32,13 @@ final class Floor: ChannelInboundHandler {
         case .body(var part):
             body?.writeBuffer(&part)
         case .end:
-            // Every byte read once, as a parser would.
-            if let body { for byte in body.readableBytesView { checksum &+= byte } }
+            // Every byte read once, as a parser would (summed in a local: a stored property written
+            // per byte costs an exclusivity check per byte, which halved the rate).
+            if let body {
+                var sum: UInt8 = 0
+                for byte in body.readableBytesView { sum &+= byte }
+                checksum &+= sum
+            }
             body = nil
             context.writeAndFlush(wrapOutboundOut(Self.answer), promise: nil)
         }
