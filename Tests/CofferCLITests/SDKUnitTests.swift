@@ -124,6 +124,20 @@ struct SDKUnitTests {
         #expect((try FileManager.default.attributesOfItem(atPath: own)[.posixPermissions] as? Int) == 0o700)
     }
 
+    @Test("a configuration never shows its credential: description, debug description, dump")
+    func configurationIsRedacted() throws {
+        let secret = "cfa_" + String(repeating: "s3cr3t", count: 6)
+        let configuration = try CofferConfiguration(serverURL: URL(string: "https://models.example.com")!, appID: UUID().uuidString,
+                                                    credential: secret, publicKey: "q3Jv8yE6kQ4m6Zl2Qm9C1j0s8mQ5dJc9yT3lQm2bW1E=",
+                                                    cacheDirectory: URL(fileURLWithPath: "/tmp/x"))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for shown in ["\(configuration)", String(reflecting: configuration), dumped] {
+            #expect(shown.contains("models.example.com") && shown.contains("redacted"), "\(shown)")
+            #expect(!shown.contains("s3cr3t"), "the credential is shown: \(shown)")
+        }
+    }
+
     @Test("a configuration that cannot work is refused before any request")
     func configuration() throws {
         let key = "q3Jv8yE6kQ4m6Zl2Qm9C1j0s8mQ5dJc9yT3lQm2bW1E="

@@ -23,6 +23,25 @@ extension SealedFields {
             #expect(Set(indexes).count == 4)  // equal values, equal indexes: the documented leak
         }
 
+        @Test("an index copied into another row finds that row through filter, and fetchAll(sealed:equals:) leaves it out")
+        func copiedIndexIsCaughtByTheCheckedSearch() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, _) = try makeItemDatabase(dir)
+            let alice = Item(name: "alice@example.com", identifier: "alice"), mallory = Item(name: "mallory@example.com", identifier: "mallory")
+            try dbQueue.write { db in
+                try alice.insert(db)
+                try mallory.insert(db)
+                // Someone who can write the file gives Mallory's row Alice's index.
+                try db.execute(sql: "UPDATE item SET nameIndex = (SELECT nameIndex FROM item WHERE id = ?) WHERE id = ?",
+                               arguments: [alice.id, mallory.id])
+            }
+            let unchecked = try dbQueue.read { try Item.filter(sealed: "name", equals: "alice@example.com").fetchAll($0) }
+            #expect(Set(unchecked.map(\.identifier)) == ["alice", "mallory"], "the documented limit of the bare index")
+            let checked = try dbQueue.read { try Item.fetchAll($0, sealed: "name", equals: "alice@example.com") }
+            #expect(checked.map(\.identifier) == ["alice"])
+            #expect(try dbQueue.read { try Item.fetchAll($0, sealed: "name", equals: "mallory@example.com") }.isEmpty)
+        }
+
         @Test func plaintextColumnsAreSealedInPlaceResumably() throws {
             let dir = try TemporaryDirectory()
             let dbQueue = try DatabaseQueue(path: dir.path("legacy.sqlite"))

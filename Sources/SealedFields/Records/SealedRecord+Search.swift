@@ -15,10 +15,31 @@ extension SealedRecord {
     }
 
     /// Records whose sealed `column` equals `value`, found through its blind index.
+    ///
+    /// The index is not bound to its row (equal values must have equal indexes): someone who can
+    /// write the database file can copy one row's index into another, and this request then finds
+    /// that other row too. Where the answer decides something (a sign-in, a de-duplication), use
+    /// ``fetchAll(_:sealed:equals:)``, which also checks each found record's opened value.
     public static func filter(sealed column: String, equals value: some DatabaseValueConvertible) throws
         -> QueryInterfaceRequest<Self>
     {
         try all().filter(sealedEquals(column, value))
+    }
+}
+
+extension SealedRecord where Self: FetchableRecord {
+    /// Records whose sealed `column` equals `value`: found through its blind index, then kept only
+    /// when the value opened from the row (authenticated, bound to that row) equals `value`. A row
+    /// whose index was copied from another is left out.
+    public static func fetchAll(_ db: Database, sealed column: String, equals value: some DatabaseValueConvertible) throws -> [Self] {
+        let wanted = value.databaseValue
+        let table = SealedTable.of(Self.self)
+        let store = try requireStore()
+        return try Row.fetchAll(db, filter(sealed: column, equals: value)).compactMap { row in
+            let opened = try table.open(row, with: store)
+            guard try opened.decode(DatabaseValue.self, forColumn: column) == wanted else { return nil }
+            return try Self(row: row)
+        }
     }
 }
 
