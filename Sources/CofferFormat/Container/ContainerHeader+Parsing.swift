@@ -14,6 +14,12 @@ extension ContainerHeader {
         /// Version 2: where the chunk table starts in the header, and how many entries it has.
         let chunkTableOffset: Int
         let chunkCount: Int
+
+        /// Throws ``ContainerError/headerTooLong(length:limit:)`` when the header this preamble
+        /// announces (version 2: fields, chunk table and MAC) is longer than `limit` bytes.
+        public func checkHeaderLength(atMost limit: Int) throws {
+            guard headerLength <= limit else { throw ContainerError.headerTooLong(length: headerLength, limit: limit) }
+        }
     }
 
     /// Reads the preamble from the start of a container, checking magic, version, bounds and every

@@ -142,9 +142,7 @@ extension SealedModel {
         if preamble.version >= 2, input.length != preamble.sealedLength {
             throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: input.length)
         }
-        if let maximumHeaderLength, preamble.headerLength > maximumHeaderLength {
-            throw ContainerError.headerTooLong(length: preamble.headerLength, limit: maximumHeaderLength)
-        }
+        if let maximumHeaderLength { try preamble.checkHeaderLength(atMost: maximumHeaderLength) }
         guard input.length >= UInt64(preamble.headerLength) else { throw ContainerError.malformedHeader("header ends early") }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(min(preamble.headerLength, tablePiece))

@@ -14,7 +14,7 @@ enum PasswordToken {
         user.passwordHash = nil
         user.passwordTokenID = nil
         try await user.update(on: db)
-        try await SessionRecord.query(on: db).filter(\.$user.$id == userID).delete()
+        try await DashboardSessions.endAll(of: userID, on: db)
         try await Audit.record(on: db, teamID: nil, action: "dashboard.password-cleared", actor: actor, target: user.name, outcome: "ok",
                                reason: "the API token that chose the password was revoked")
     }

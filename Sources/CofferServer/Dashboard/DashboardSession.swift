@@ -49,6 +49,11 @@ struct DashboardSessions: Sendable {
         try await SessionRecord.query(on: db).filter(\.$id == sessionID).delete()
     }
 
+    /// Signs every browser of `userID` out (a password changed or taken back).
+    static func endAll(of userID: UUID, on db: any Database) async throws {
+        try await SessionRecord.query(on: db).filter(\.$user.$id == userID).delete()
+    }
+
     /// A cookie: HttpOnly, SameSite=Strict, Path=/, Secure when the server is reached over https.
     func cookie(_ value: String, expires: Date?) -> HTTPCookies.Value {
         HTTPCookies.Value(string: value, expires: expires, maxAge: nil, domain: nil, path: "/",

@@ -44,7 +44,7 @@ struct PasswordPage: RouteCollection {
         }
         try await req.db.transaction { db in
             try await user.update(on: db)
-            try await SessionRecord.query(on: db).filter(\.$user.$id == session.userID).delete()
+            try await DashboardSessions.endAll(of: session.userID, on: db)
         }
         try await Audit.record(on: req.db, teamID: nil, action: "dashboard.password", actor: user.name, target: user.name, outcome: "ok")
         return try await sessions.signedIn(req, user: user, to: "/dashboard/account?changed=1")

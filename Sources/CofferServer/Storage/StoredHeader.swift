@@ -1,5 +1,3 @@
-import CofferFormat
-
 /// The longest container header the server reads: 32 MiB, a version 2 chunk table of about
 /// 930,000 chunks (a model of 57 GiB or more at the writer's smallest chunk, 64 KiB; the SDK reads
 /// at most 16 MiB of a header for a delta).
@@ -11,11 +9,4 @@ import CofferFormat
 /// `not_a_container`); a blob stored before this limit is refused when its header is read.
 enum StoredHeader {
     static let maximumLength = 32 << 20
-
-    /// Throws ``ContainerError/headerTooLong(length:limit:)`` for a preamble announcing more.
-    static func check(_ preamble: ContainerHeader.Preamble) throws {
-        guard preamble.headerLength <= maximumLength else {
-            throw ContainerError.headerTooLong(length: preamble.headerLength, limit: maximumLength)
-        }
-    }
 }

@@ -22,7 +22,7 @@ struct UploadHeaderCheck {
         if let declaredSize, UInt64(exactly: declaredSize) != parsed.sealedLength {
             throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(clamping: declaredSize))
         }
-        try StoredHeader.check(parsed)
+        try parsed.checkHeaderLength(atMost: StoredHeader.maximumLength)
         header = parsed
         prefix = []
     }

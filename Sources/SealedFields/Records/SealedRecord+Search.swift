@@ -36,8 +36,9 @@ extension SealedRecord where Self: FetchableRecord {
         let table = SealedTable.of(Self.self)
         let store = try requireStore()
         return try Row.fetchAll(db, filter(sealed: column, equals: value)).compactMap { row in
-            let opened = try table.open(row, with: store)
-            guard try opened.decode(DatabaseValue.self, forColumn: column) == wanted else { return nil }
+            // Only the searched column is opened here; decoding the record opens the rest.
+            let opened = try store.open(row[column], table: table.name, column: column, identity: table.identity(of: row))
+            guard opened == wanted else { return nil }
             return try Self(row: row)
         }
     }

@@ -39,7 +39,7 @@ struct S3BlobStore: BlobStore {
             throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: UInt64(size))
         }
         guard Int64(preamble.headerLength) <= size else { throw ContainerError.malformedHeader("header ends early") }
-        try StoredHeader.check(preamble)
+        try preamble.checkHeaderLength(atMost: StoredHeader.maximumLength)
         var bytes = Array(first.readableBytesView.prefix(preamble.headerLength))
         if bytes.count < preamble.headerLength {
             guard let whole = try await client.getBytes(key: key(of: address), range: .bytes(0..<Int64(preamble.headerLength)),
