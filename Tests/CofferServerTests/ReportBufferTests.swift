@@ -32,6 +32,18 @@ struct ReportBufferTests {
         #expect(!table.contains(ReportEventKey(high: 1, low: 14)))
     }
 
+    @Test("an emptied table holds nothing and takes keys again (a retired generation is reused)")
+    func emptiedTable() {
+        let table = ReportEventKeyTable(capacity: 8)
+        let keys = (1...8).map { ReportEventKey(high: UInt64($0), low: UInt64($0) * 3) }
+        for key in keys { #expect(table.insert(key)) }
+        table.removeAll()
+        #expect(table.count == 0)
+        for key in keys { #expect(!table.contains(key)) }
+        for key in keys { #expect(table.insert(key)) }
+        #expect(table.count == 8)
+    }
+
     @Test("keys differ by app and by event ID, and are the same for the same pair")
     func keys() {
         func key(_ app: UUID, _ id: String) -> ReportEventKey {

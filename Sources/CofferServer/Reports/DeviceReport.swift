@@ -24,7 +24,8 @@ struct DeviceReport: Sendable {
 /// The body of `POST /v1/device/reports` as sent (read by ``ReportBatchReader``): at most
 /// ``maximumEvents`` events. Nothing of it is used before ``reports(now:appID:)`` has checked every event.
 struct ReportBatch: Sendable {
-    /// One event as sent: its strings' bytes, read by ``ReportBatch/Event/checked(now:appID:previous:)``.
+    /// One event as sent: where its strings are in ``ReportBatch/bytes``, read by
+    /// ``ReportBatch/Event/checked(in:now:appID:previous:)``. Plain values only (no reference).
     struct Event: Sendable {
         let id: ReportText
         let deviceID: ReportText
@@ -46,7 +47,14 @@ struct ReportBatch: Sendable {
     /// How far ahead of the server's clock an event's time may be.
     static let newest: TimeInterval = 3600
 
+    /// The body, followed by the unescaped bytes of any string that had escapes.
+    let bytes: [UInt8]
     let events: [Event]
+
+    /// The text of `text`, one of this batch's.
+    func string(_ text: ReportText) -> String {
+        bytes.withUnsafeBufferPointer { text.string(in: $0) }
+    }
 
     /// The events of app `appID`, checked; the error names the first event (by index) and field
     /// that is not valid.
@@ -54,17 +62,19 @@ struct ReportBatch: Sendable {
         guard (1...Self.maximumEvents).contains(events.count) else {
             throw ReportFieldError("a report batch holds 1 to \(Self.maximumEvents) events")
         }
-        var reports: [DeviceReport] = []
-        reports.reserveCapacity(events.count)
-        var previous = ReportBatch.Event.Previous()
-        for index in events.indices {
-            do throws(ReportFieldError) {
-                reports.append(try events[index].checked(now: now, appID: appID, previous: &previous))
-            } catch {
-                throw ReportFieldError("event \(index): \(error.reason)")
+        return try bytes.withUnsafeBufferPointer { (bytes) throws(ReportFieldError) -> [DeviceReport] in
+            var reports: [DeviceReport] = []
+            reports.reserveCapacity(events.count)
+            var previous = ReportBatch.Event.Previous()
+            for index in events.indices {
+                do throws(ReportFieldError) {
+                    reports.append(try events[index].checked(in: bytes, now: now, appID: appID, previous: &previous))
+                } catch {
+                    throw ReportFieldError("event \(index): \(error.reason)")
+                }
             }
+            return reports
         }
-        return reports
     }
 }
 
@@ -75,46 +85,63 @@ struct ReportFieldError: Error {
 }
 
 extension ReportBatch.Event {
-    /// The previous event's strings: the events of a batch are usually one device's, for one
-    /// collection and a model or two, and a string equal to the one before is not made again.
+    /// The previous event's strings and deployment: the events of a batch are usually one
+    /// device's, for one collection, one deployment and a model or two, and a string equal to the
+    /// one before is not made (nor a deployment ID read) again.
     struct Previous {
         var deviceID: String?
         var collection: String?
         var model: String?
+        /// The last deployment ID read, and where its text is in the batch's bytes.
+        var deployment: (text: ReportText, id: UUID)?
+
+        /// The deployment ID `text` (in `bytes`) gives, or nil when it is not a UUID.
+        mutating func deploymentID(_ text: ReportText, in bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+            let given = text.bytes(in: bytes)
+            if let deployment, deployment.text.count == given.count,
+               memcmp(deployment.text.bytes(in: bytes).baseAddress!, given.baseAddress!, given.count) == 0 {
+                return deployment.id
+            }
+            guard let id = UUID(hexBytes: given) else { return nil }
+            deployment = (text, id)
+            return id
+        }
     }
 
-    /// The event checked, its fields read from their bytes: Strings are made only of what a report
-    /// keeps (the device ID, the collection, the model; a failure's event ID and reason), and only
-    /// when they differ from `previous`.
-    func checked(now: Date, appID: UUID, previous: inout Previous) throws(ReportFieldError) -> DeviceReport {
-        guard (8...64).contains(id.count), id.allBytes(Self.isIDByte) else {
+    /// The event checked, its fields read from their bytes (`bytes`, the batch's): Strings are
+    /// made only of what a report keeps (the device ID, the collection, the model; a failure's event
+    /// ID and reason), and only when they differ from `previous`.
+    func checked(in bytes: UnsafeBufferPointer<UInt8>, now: Date, appID: UUID, previous: inout Previous) throws(ReportFieldError) -> DeviceReport {
+        guard (8...64).contains(id.count), id.allBytes(in: bytes, Self.isIDByte) else {
             throw ReportFieldError("id must be 8 to 64 characters of A-Z, a-z, 0-9, '-' and '_'")
         }
-        guard (1...200).contains(deviceID.count), deviceID.allBytes({ $0 != UInt8(ascii: "|") }), Self.isPrintable(deviceID) else {
+        guard (1...200).contains(deviceID.count), deviceID.allBytes(in: bytes, { $0 != UInt8(ascii: "|") }), Self.isPrintable(deviceID, in: bytes) else {
             throw ReportFieldError("deviceID must be 1 to 200 bytes without '|', control, format or line-separator characters")
         }
-        guard (1...100).contains(collection.count), Self.isPrintable(collection) else { throw ReportFieldError("collection is not a collection identifier") }
+        guard (1...100).contains(collection.count), Self.isPrintable(collection, in: bytes) else { throw ReportFieldError("collection is not a collection identifier") }
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
-        guard let deploymentID = deployment.withBytes({ UUID(hexBytes: $0) }) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
-        guard (1...100).contains(model.count), Self.isPrintable(model) else { throw ReportFieldError("model is not a model name") }
-        guard sha256.count == 64, sha256.allBytes(Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
-        guard let outcome = ReportOutcome.allCases.first(where: { outcome.bytes.elementsEqual($0.rawValue.utf8) }) else {
+        guard let deploymentID = previous.deploymentID(deployment, in: bytes) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
+        guard (1...100).contains(model.count), Self.isPrintable(model, in: bytes) else { throw ReportFieldError("model is not a model name") }
+        guard sha256.count == 64, sha256.allBytes(in: bytes, Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard let outcome = ReportOutcome(bytes: outcome.bytes(in: bytes)) else {
             throw ReportFieldError("outcome must be downloaded, opened, loaded or failed")
         }
         if let reason {
             guard outcome == .failed else { throw ReportFieldError("reason goes only with a failed outcome") }
-            guard reason.count <= ReportBatch.maximumReason, Self.isPrintable(reason) else {
+            guard reason.count <= ReportBatch.maximumReason, Self.isPrintable(reason, in: bytes) else {
                 throw ReportFieldError("reason must be at most \(ReportBatch.maximumReason) bytes without control, format or line-separator characters")
             }
         }
-        guard let date = at.withBytes({ RFC3339.date(bytes: $0) }) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
+        guard let date = RFC3339.date(bytes: at.bytes(in: bytes)) else { throw ReportFieldError("at must be an RFC 3339 time, e.g. 2026-11-24T08:00:00Z") }
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
             throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
-        return DeviceReport(eventKey: id.withBytes { ReportEventKey(appID: appID, eventID: $0) }, deviceID: deviceID.string(reusing: &previous.deviceID),
-                            collection: collection.string(reusing: &previous.collection), sequence: sequence, deploymentID: deploymentID,
-                            model: model.string(reusing: &previous.model), outcome: outcome,
-                            failure: outcome == .failed ? DeviceReport.Failure(eventID: id.string, reason: reason?.string) : nil, at: date)
+        return DeviceReport(eventKey: ReportEventKey(appID: appID, eventID: id.bytes(in: bytes)),
+                            deviceID: deviceID.string(in: bytes, reusing: &previous.deviceID),
+                            collection: collection.string(in: bytes, reusing: &previous.collection), sequence: sequence, deploymentID: deploymentID,
+                            model: model.string(in: bytes, reusing: &previous.model), outcome: outcome,
+                            failure: outcome == .failed ? DeviceReport.Failure(eventID: id.string(in: bytes), reason: reason?.string(in: bytes)) : nil,
+                            at: date)
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {
@@ -125,9 +152,9 @@ extension ReportBatch.Event {
 
     /// No control, format (bidirectional overrides among them) or line-separator characters: they
     /// would disguise what the dashboard and the CLI show (the targeting text's rule).
-    private static func isPrintable(_ text: ReportText) -> Bool {
+    private static func isPrintable(_ text: ReportText, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         // Printable ASCII (the usual text) has none of them; every ASCII one is below 0x20 or 0x7F.
-        if text.allBytes({ $0 >= 0x20 && $0 < 0x7F }) { return true }
-        return TargetingText.firstForbidden(in: text.string) == nil
+        if text.allBytes(in: bytes, { $0 >= 0x20 && $0 < 0x7F }) { return true }
+        return TargetingText.firstForbidden(in: text.string(in: bytes)) == nil
     }
 }

@@ -10,15 +10,23 @@ import Foundation
 struct ReportBatchReader {
     static let maximumDepth = 16
 
-    private let bytes: [UInt8]
+    /// The body, read in place (its array's storage, for the reader's lifetime).
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    /// The unescaped bytes of strings that had escapes, one after another: a batch's bytes are
+    /// the body followed by these (``ReportText`` ranges past the body's end point here).
+    private var unescaped: [UInt8] = []
 
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    /// The events as sent, before ``ReportBatch/Event/checked(now:appID:previous:)`` checks their fields.
-    static func events(in body: [UInt8]) throws(ReportFieldError) -> [ReportBatch.Event] {
-        var reader = ReportBatchReader(body)
-        return try reader.batch()
+    /// The events as sent, before ``ReportBatch/reports(now:appID:)`` checks their fields.
+    static func batch(in body: [UInt8]) throws(ReportFieldError) -> ReportBatch {
+        let (events, unescaped) = try body.withUnsafeBufferPointer { (all) throws(ReportFieldError) -> ([ReportBatch.Event], [UInt8]) in
+            var reader = ReportBatchReader(all)
+            let events = try reader.batch()
+            return (events, reader.unescaped)
+        }
+        return ReportBatch(bytes: unescaped.isEmpty ? body : body + unescaped, events: events)
     }
 
     private mutating func batch() throws(ReportFieldError) -> [ReportBatch.Event] {
@@ -98,15 +106,20 @@ struct ReportBatchReader {
     }
 
     /// A member's name, unescaped, compared with the names the reader knows without making a String
-    /// of it (a batch has ten keys an event).
+    /// of it (a batch has ten keys an event): the bytes between its quotes in the body, or for a
+    /// key with escapes (rare) its unescaped bytes.
     private struct Key {
-        let bytes: ArraySlice<UInt8>
+        let plain: UnsafeBufferPointer<UInt8>
+        let escaped: [UInt8]?
 
         func `is`(_ name: StaticString) -> Bool {
-            guard bytes.count == name.utf8CodeUnitCount else { return false }
-            return name.withUTF8Buffer { expected in
-                bytes.withUnsafeBufferPointer { given in memcmp(given.baseAddress!, expected.baseAddress!, expected.count) == 0 }
-            }
+            guard let escaped else { return Self.equal(plain, name) }
+            return escaped.withUnsafeBufferPointer { Self.equal($0, name) }
+        }
+
+        private static func equal(_ given: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+            guard given.count == name.utf8CodeUnitCount else { return false }
+            return name.withUTF8Buffer { expected in given.isEmpty || memcmp(given.baseAddress!, expected.baseAddress!, given.count) == 0 }
         }
     }
 
@@ -132,15 +145,14 @@ struct ReportBatchReader {
     /// A key: the bytes between its quotes when it has no escape (the usual case, nothing copied),
     /// else its unescaped, checked text.
     private mutating func key() throws(ReportFieldError) -> Key {
-        let quote = index
         guard take() == UInt8(ascii: "\"") else { throw ReportFieldError("a key must be a string") }
         let start = index
         if let high = scanPlain(), high < 0x80 {
             index += 1
-            return Key(bytes: bytes[start..<index - 1])
+            return Key(plain: UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), escaped: nil)
         }
-        index = quote
-        return Key(bytes: try text("a key").bytes)
+        index = start
+        return Key(plain: UnsafeBufferPointer(start: nil, count: 0), escaped: try stringBytes("a key"))
     }
 
     /// Moves to the first quote, backslash or control byte of a string's text (the opening quote
@@ -148,27 +160,24 @@ struct ReportBatchReader {
     /// bytes ORed together (below 0x80 when they are all ASCII); else nil. One pass over the bytes
     /// in place, without a bounds check per byte (every string of a batch goes through here).
     private mutating func scanPlain() -> UInt8? {
-        let (end, high) = bytes.withUnsafeBufferPointer { all -> (Int, UInt8) in
-            var at = index, high: UInt8 = 0
-            // Eight bytes at a time while none of them is a quote, a backslash or a control byte
-            // (the usual string is 12 to 64 plain bytes), then byte by byte.
-            var word: UInt64 = 0
-            while at + 8 <= all.count {
-                let next = UnsafeRawPointer(all.baseAddress! + at).loadUnaligned(as: UInt64.self)
-                guard !Self.stopsScan(next) else { break }
-                word |= next
-                at += 8
-            }
-            for shift in stride(from: 0, to: 64, by: 8) { high |= UInt8(truncatingIfNeeded: word >> UInt64(shift)) }
-            while at < all.count {
-                let byte = all[at]
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-                high |= byte
-                at += 1
-            }
-            return (at, high)
+        var at = index, high: UInt8 = 0
+        // Eight bytes at a time while none of them is a quote, a backslash or a control byte
+        // (the usual string is 12 to 64 plain bytes), then byte by byte.
+        var word: UInt64 = 0
+        while at + 8 <= bytes.count {
+            let next = UnsafeRawPointer(bytes.baseAddress! + at).loadUnaligned(as: UInt64.self)
+            guard !Self.stopsScan(next) else { break }
+            word |= next
+            at += 8
         }
-        index = end
+        for shift in stride(from: 0, to: 64, by: 8) { high |= UInt8(truncatingIfNeeded: word >> UInt64(shift)) }
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            high |= byte
+            at += 1
+        }
+        index = at
         return index < bytes.count && bytes[index] == UInt8(ascii: "\"") ? high : nil
     }
 
@@ -188,17 +197,26 @@ struct ReportBatchReader {
         let start = index
         if let high = scanPlain() {
             defer { index += 1 }
-            if high < 0x80 { return ReportText(bytes, start..<index) }
+            if high < 0x80 { return ReportText(range: start..<index) }
             guard String(validating: bytes[start..<index], as: UTF8.self) != nil else { throw ReportFieldError("\(what()) is not UTF-8") }
-            return ReportText(bytes, start..<index)
+            return ReportText(range: start..<index)
         }
-        var out = Array(bytes[start..<index])
+        index = start
+        let text = try stringBytes(what())
+        let at = bytes.count + unescaped.count
+        unescaped.append(contentsOf: text)
+        return ReportText(range: at..<at + text.count)
+    }
+
+    /// The unescaped, checked bytes of a string with escapes, its opening quote read.
+    private mutating func stringBytes(_ what: @autoclosure () -> String) throws(ReportFieldError) -> [UInt8] {
+        var out: [UInt8] = []
         while true {
             guard let byte = take() else { throw ReportFieldError("a string is cut short") }
             switch byte {
             case UInt8(ascii: "\""):
                 guard String(validating: out, as: UTF8.self) != nil else { throw ReportFieldError("\(what()) is not UTF-8") }
-                return ReportText(out, out.indices)
+                return out
             case UInt8(ascii: "\\"):
                 guard let escape = take() else { throw ReportFieldError("a string is cut short") }
                 switch escape {
@@ -313,10 +331,10 @@ struct ReportBatchReader {
     /// Takes `word` if it comes next.
     private mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        let matches = word.withUTF8Buffer { expected in (0..<count).allSatisfy { bytes[index + $0] == expected[$0] } }
-        if matches { index += count }
-        return matches
+        guard index + count <= bytes.count,
+              word.withUTF8Buffer({ memcmp(bytes.baseAddress! + index, $0.baseAddress!, count) == 0 }) else { return false }
+        index += count
+        return true
     }
 
     private mutating func expect(_ byte: UInt8, _ message: String) throws(ReportFieldError) {

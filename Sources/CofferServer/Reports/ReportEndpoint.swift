@@ -51,7 +51,7 @@ struct ReportEndpoint: Sendable {
         }
         let now = Date()
         do {
-            let reports = try ReportBatch(events: ReportBatchReader.events(in: body)).reports(now: now, appID: appID)
+            let reports = try ReportBatchReader.batch(in: body).reports(now: now, appID: appID)
             return Request(appID: appID, credential: credential, reports: reports, now: now)
         } catch {
             throw APIError.invalid(error.reason + " (the body is {\"events\": [...]}; docs/ROLLOUTS.md)")
@@ -62,21 +62,40 @@ struct ReportEndpoint: Sendable {
     /// (``answer(_:on:)``): the app is not cached and fresh, an event names a collection the app is
     /// not bound to (the refusal is audited in the database), or a deployment is not cached.
     func cachedAnswer(_ request: Request) throws -> ReportAnswer? {
+        let reports = request.reports
+        // Fields are read one at a time: reading a whole report out of the array copied it (five
+        // Strings retained and released), several times an event.
         guard let app = credentials.cachedApp(appID: request.appID, credential: request.credential),
-              request.reports.allSatisfy({ app.collections.contains($0.collection) })
+              Self.allBound(reports, to: app)
         else { return nil }
         // A batch names one deployment or two: a list, looked up by comparing, not a dictionary.
         var known: [(id: UUID, target: ReportTargets.Target)] = []
-        for deploymentID in request.reports.lazy.map(\.deploymentID) where !known.contains(where: { $0.id == deploymentID }) {
+        for index in reports.indices {
+            let deploymentID = reports[index].deploymentID
+            guard !known.contains(where: { $0.id == deploymentID }) else { continue }
             guard let target = targets.cachedTarget(deploymentID) else { return nil }
             known.append((deploymentID, target))
         }
         if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
-        for index in request.reports.indices {
-            let deploymentID = request.reports[index].deploymentID
-            try Self.check(known.first { $0.id == deploymentID }?.target, of: request.reports[index], index: index, app: app)
+        for index in reports.indices {
+            let deploymentID = reports[index].deploymentID
+            try Self.check(known.first { $0.id == deploymentID }?.target, collection: reports[index].collection, model: reports[index].model,
+                           index: index, app: app)
         }
         return try accept(request, app: app)
+    }
+
+    /// Whether every report names a collection `app` is bound to; the collection is looked up
+    /// once for a run of events that name the same one (the usual batch names one).
+    private static func allBound(_ reports: [DeviceReport], to app: AppCredentials.App) -> Bool {
+        var bound: String?
+        for index in reports.indices {
+            let collection = reports[index].collection
+            if collection == bound { continue }
+            guard app.collections.contains(collection) else { return false }
+            bound = collection
+        }
+        return true
     }
 
     /// The answer, asking the database as needed: for the app, for deployments not cached, and to
@@ -92,19 +111,19 @@ struct ReportEndpoint: Sendable {
             throw APIError.forbidden("collection_not_bound", "event \(index): this app is not bound to collection \(report.collection)")
         }
         for (index, report) in request.reports.enumerated() {
-            try Self.check(try await targets.target(report.deploymentID, on: db), of: report, index: index, app: app)
+            try Self.check(try await targets.target(report.deploymentID, on: db), collection: report.collection, model: report.model, index: index, app: app)
         }
         return try accept(request, app: app)
     }
 
     /// 422 unless `target` is an activated deployment of the app's team and of the event's
-    /// collection that has the event's model.
-    private static func check(_ target: ReportTargets.Target?, of report: DeviceReport, index: Int, app: AppCredentials.App) throws {
-        guard let target, target.teamID == app.teamID, target.collection == report.collection else {
-            throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(report.collection) has that ID")
+    /// `collection` that has the event's `model`.
+    private static func check(_ target: ReportTargets.Target?, collection: String, model: String, index: Int, app: AppCredentials.App) throws {
+        guard let target, target.teamID == app.teamID, target.collection == collection else {
+            throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(collection) has that ID")
         }
-        guard target.models.contains(report.model) else {
-            throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(report.model)")
+        guard target.models.contains(model) else {
+            throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(model)")
         }
     }
 
@@ -115,10 +134,11 @@ struct ReportEndpoint: Sendable {
         // Events per device, in the order devices first come (a batch is usually one device's).
         var devices: [(id: String, count: Int)] = []
         for index in reports.indices {
-            if let at = devices.firstIndex(where: { $0.id == reports[index].deviceID }) {
+            let deviceID = reports[index].deviceID
+            if let at = devices.firstIndex(where: { $0.id == deviceID }) {
                 devices[at].count += 1
             } else {
-                devices.append((reports[index].deviceID, 1))
+                devices.append((deviceID, 1))
             }
         }
         for (device, count) in devices {
@@ -128,10 +148,9 @@ struct ReportEndpoint: Sendable {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
                            headers: ["Retry-After": "30"])
         }
-        for outcome in ReportOutcome.allCases {
-            let count = reports.count { $0.outcome == outcome }
-            if count > 0 { metrics.reports(outcome: outcome, count: count) }
-        }
+        var counts = [Int](repeating: 0, count: ReportOutcome.allCases.count)
+        for index in reports.indices { counts[reports[index].outcome.bit.trailingZeroBitCount] += 1 }  // bits 1, 2, 4, 8: allCases order
+        for (outcome, count) in zip(ReportOutcome.allCases, counts) where count > 0 { metrics.reports(outcome: outcome, count: count) }
         return ReportAnswer(accepted: accepted, duplicates: duplicates)
     }
 

@@ -5,7 +5,8 @@ import Foundation
 /// nothing is hashed again: a `Set` fed each key through SipHash once more on every lookup, two
 /// lookups an event, under the buffer's lock.
 ///
-/// Only used under that lock (hence `@unchecked Sendable`). It holds at most ``capacity`` keys,
+/// Only used under that lock, or by one thread after it left the buffer's state (hence
+/// `@unchecked Sendable`). It holds at most ``capacity`` keys,
 /// in twice as many slots (16 bytes each; 8 MiB for a quarter of a million), allocated zeroed, so
 /// the pages cost nothing until used.
 final class ReportEventKeyTable: @unchecked Sendable {
@@ -28,6 +29,12 @@ final class ReportEventKeyTable: @unchecked Sendable {
     }
 
     deinit { free(slots) }
+
+    /// Empties the table, keeping its memory (its pages stay mapped: reusing them costs no faults).
+    func removeAll() {
+        memset(slots, 0, (mask + 1) * MemoryLayout<(UInt64, UInt64)>.stride)
+        count = 0
+    }
 
     /// Whether `key` is held.
     func contains(_ key: ReportEventKey) -> Bool { slot(of: key).held }
