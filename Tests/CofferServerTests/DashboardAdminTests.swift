@@ -57,14 +57,24 @@ struct DashboardAdminTests {
         #expect(try await browser.get("/dashboard/teams/T/keys").html.contains("Revoked"))
     }
 
-    @Test("an app's credential is shown once, in the answer to the form; rotate and revoke use the API's rules")
+    @Test("an app's credential is made only with the current password and shown once, in the answer to the form; rotate and revoke use the API's rules")
     func apps() async throws {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let (flowers, browser) = try await Self.owner(server)
         try await flowers.world.release(flowers.key, in: "T", to: [])
         let released = "C" + flowers.key.id.prefix(12)
-        let made = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App", "platform": "ios", "bundleID": "", "collections": released])
+        // A stolen session cookie alone makes no credential: the form asks for the password again.
+        for password in ["", "not my password"] {
+            let refused = try await browser.post("/dashboard/teams/T/apps", ["name": "Thief App", "platform": "ios", "bundleID": "", "collections": released,
+                                                                             "password": password])
+            #expect(refused.status == 400 && refused.html.contains("The current password is not right."))
+            let shown = Self.field("shown-credential", in: refused.html) != nil  // a Bool: a failure must not print the credential
+            #expect(!shown, "a credential was made without the password")
+        }
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/apps").array.allSatisfy { $0["name"] as? String != "Thief App" })
+        let made = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App", "platform": "ios", "bundleID": "", "collections": released,
+                                                                      "password": DashboardTests.password])
         #expect(made.status == 200)
         #expect(made.header("Cache-Control") == "no-store")
         let credential = try #require(Self.field("shown-credential", in: made.html))
@@ -81,40 +91,52 @@ struct DashboardAdminTests {
         #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": released]).status == 303)
         #expect(!page.html.contains(credential), "the credential is shown again")
 
+        let refusedRotation = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", ["password": "not my password"])
+        #expect(refusedRotation.status == 400 && refusedRotation.html.contains("The current password is not right."))
+        let rotatedAnyway = Self.field("shown-credential", in: refusedRotation.html) != nil
+        #expect(!rotatedAnyway, "a credential was rotated without the password")
+        #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 200, "a refused rotation keeps the credential")
         _ = try await browser.get("/dashboard/teams/T/apps")
         let beforeRotate = browser.csrf
-        let rotated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:])
+        let rotated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", ["password": DashboardTests.password])
         #expect(rotated.status == 200)
         let fresh = try #require(Self.field("shown-credential", in: rotated.html))
         #expect(fresh != credential)
         #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 403)
         #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 200)
         // A reload of the rotation (the same form, its token now used) is refused and keeps the credential just shown.
-        let repeated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:], csrf: beforeRotate)
+        let repeated = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", ["password": DashboardTests.password], csrf: beforeRotate)
         #expect(repeated.status == 403 && repeated.html.contains("already sent"))
         #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 200)
-        let twice = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App 2", "platform": "ios", "bundleID": ""], csrf: beforeRotate)
+        let twice = try await browser.post("/dashboard/teams/T/apps", ["name": "Flower App 2", "platform": "ios", "bundleID": "",
+                                                                       "password": DashboardTests.password], csrf: beforeRotate)
         #expect(twice.status == 403)
         #expect(!(try await browser.get("/dashboard/teams/T/apps").html.contains("Flower App 2")))
 
-        let wrong = try await browser.post("/dashboard/teams/T/apps", ["name": "Other", "platform": "amiga"])
+        let wrong = try await browser.post("/dashboard/teams/T/apps", ["name": "Other", "platform": "amiga", "password": DashboardTests.password])
         #expect(wrong.status == 400)
         #expect(wrong.html.contains("Platform must be one of"))
 
         #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/revoke", [:]).status == 303)
         #expect(try await device.request(flowers.key.id, app: (id, fresh), on: server).status == 403)
-        let again = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", [:])
+        let again = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", ["password": DashboardTests.password])
         #expect(again.status == 409)
         #expect(again.html.contains("is revoked"))
         #expect(try await browser.post("/dashboard/teams/T/apps/\(UUID())/revoke", [:]).status == 404)
     }
 
-    @Test("members: inviting shows the code once, the person joins with their own account; roles change with the API's rules; the last owner stays")
+    @Test("members: inviting asks for the current password and shows the code once, the person joins with their own account; roles change with the API's rules; the last owner stays")
     func members() async throws {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
         let (flowers, browser) = try await Self.owner(server)
-        let added = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
+        // A stolen session cookie alone invites no one: the form asks for the password again.
+        let refused = try await browser.post("/dashboard/teams/T/members", ["name": "thief", "role": "owner", "password": "not my password"])
+        #expect(refused.status == 400 && refused.html.contains("The current password is not right."))
+        let invited = Self.field("shown-code", in: refused.html) != nil  // a Bool: a failure must not print the code
+        #expect(!invited, "an invitation was made without the password")
+        #expect(!(try await browser.get("/dashboard/teams/T/members").html.contains("pending")), "no invitation was made")
+        let added = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer", "password": DashboardTests.password])
         #expect(added.status == 200)
         #expect(!added.html.contains("cft_"), "no token is made for the invited person")
         let code = try #require(Self.field("shown-code", in: added.html))
@@ -146,7 +168,7 @@ struct DashboardAdminTests {
         #expect(leave.html.contains("cannot be removed"))
 
         // A member's name changes the role, without an invitation.
-        let existing = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer"])
+        let existing = try await browser.post("/dashboard/teams/T/members", ["name": "carol", "role": "viewer", "password": DashboardTests.password])
         #expect(existing.status == 200 && Self.field("shown-code", in: existing.html) == nil)
         #expect(existing.html.contains("carol is now a viewer of T."))
         #expect(try await browser.post("/dashboard/teams/T/members/carol/remove", [:]).status == 303)

@@ -110,10 +110,10 @@ extension AuthorizationMatrixTests {
         },
         DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/apps", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/apps", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps", access: .developer, success: 200) { _ in
-            ("/dashboard/teams/M/apps", ["name": "a-\(UUID().uuidString.prefix(8))", "platform": "ios"])
+            ("/dashboard/teams/M/apps", ["name": "a-\(UUID().uuidString.prefix(8))", "platform": "ios", "password": "a password long enough"])
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/rotate", access: .developer, success: 200) { s in
-            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "rotate-me").id)/rotate", [:])
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "rotate-me").id)/rotate", ["password": "a password long enough"])
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/revoke", access: .developer, success: 303) { s in
             ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "revoke-me").id)/revoke", [:])
@@ -135,7 +135,7 @@ extension AuthorizationMatrixTests {
         },
         DashboardRoute(method: "GET", path: "/dashboard/teams/{team}/members", access: .viewer, success: 200) { _ in ("/dashboard/teams/M/members", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members", access: .owner, success: 200) { _ in
-            ("/dashboard/teams/M/members", ["name": "m-\(UUID().uuidString.prefix(8))", "role": "viewer"])
+            ("/dashboard/teams/M/members", ["name": "m-\(UUID().uuidString.prefix(8))", "role": "viewer", "password": "a password long enough"])
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members/{member}/role", access: .owner, success: 303) { s in
             let name = "r-\(UUID().uuidString.prefix(8))"

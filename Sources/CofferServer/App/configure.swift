@@ -124,8 +124,11 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let deployments = DeploymentController(store: store, manifests: manifests, gate: gate)
     try authenticated.register(collection: deployments)
 
+    // One budget of password guesses per account for every dashboard form that asks again.
+    let passwordCheck = PasswordCheck(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute))
     try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
-                           admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime),
+                           admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime,
+                                             passwordCheck: passwordCheck),
                            invitations: invitations)
 }
 

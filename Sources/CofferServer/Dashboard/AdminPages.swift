@@ -10,11 +10,14 @@ struct AdminPages: RouteCollection {
     let usage: UsageCounter
     /// How long the invitations made on the members page are valid.
     let invitationLifetime: TimeInterval
+    /// Asks for the member's password before an app credential or an invitation is made (shared
+    /// with the token and password pages: one budget of guesses per account).
+    let passwordCheck: PasswordCheck
 
     func boot(routes: any RoutesBuilder) throws {
         try routes.register(collection: KeyPages(keys: keys))
-        try routes.register(collection: AppPages(apps: apps))
-        try routes.register(collection: MemberPages(invitationLifetime: invitationLifetime))
+        try routes.register(collection: AppPages(apps: apps, check: passwordCheck))
+        try routes.register(collection: MemberPages(invitationLifetime: invitationLifetime, check: passwordCheck))
         try routes.register(collection: ActivityPage(usage: usage))
     }
 }

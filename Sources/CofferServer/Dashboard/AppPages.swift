@@ -5,7 +5,8 @@ import Vapor
 ///
 /// A new or rotated credential is shown once, in the page that answers the form (never in a
 /// URL, never stored: only its hash is); the page is `no-store`, so after leaving it the
-/// credential is gone.
+/// credential is gone. Both forms ask for the member's current password: a credential outlives the
+/// session, so a stolen session cookie alone must not be able to make one.
 struct AppPages: RouteCollection {
     struct Row: Encodable, Sendable {
         let id: String
@@ -55,6 +56,8 @@ struct AppPages: RouteCollection {
     }
 
     let apps: AppController
+    /// Asks for the member's current password before a credential is made.
+    let check: PasswordCheck
 
     func boot(routes: any RoutesBuilder) throws {
         let team = routes.grouped("dashboard", "teams", ":team", "apps")
@@ -82,6 +85,10 @@ struct AppPages: RouteCollection {
                         platform: try fields.text("platform", label: "The platform", limit: 20),
                         bundleID: try fields.text("bundleID", label: "The bundle identifier", limit: 100),
                         collections: try fields.text("collections", label: "The collections", limit: 10_000))
+        let password = try fields.raw("password", label: "Your current password", limit: 200)
+        if case .failure(let refusal) = try await check.verify(req, password: password) {
+            return try await page(req, form: form, shown: nil, error: refusal.sentence, status: refusal.status)
+        }
         do {
             let body = AppController.CreateApp(name: form.name, platform: form.platform, bundleID: form.bundleID.isEmpty ? nil : form.bundleID,
                                                collections: Self.collectionList(form.collections))
@@ -94,6 +101,12 @@ struct AppPages: RouteCollection {
     }
 
     func rotate(req: Request) async throws -> Response {
+        // The role first (a viewer gets 403 whatever the password), then the password.
+        _ = try await AppController.app(req, requiring: .developer)
+        let password = try FormFields(request: req).raw("password", label: "Your current password", limit: 200)
+        if case .failure(let refusal) = try await check.verify(req, password: password) {
+            return try await page(req, form: .empty, shown: nil, error: refusal.sentence, status: refusal.status)
+        }
         let app: AppController.AppView
         do {
             app = try await apps.rotate(req: req)

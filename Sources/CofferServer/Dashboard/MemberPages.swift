@@ -6,7 +6,9 @@ import Vapor
 /// (``MemberController``, ``Invitations``: the last owner can be neither demoted nor removed).
 ///
 /// Inviting makes an invitation; the page that answers shows its code once, to hand to the person,
-/// who redeems it at `/dashboard/join` with their own account or a new one.
+/// who redeems it at `/dashboard/join` with their own account or a new one. Inviting (or adding an
+/// existing account) asks for the owner's current password: a member made with a stolen session
+/// would keep the team's access after the session ends.
 struct MemberPages: RouteCollection {
     struct Row: Encodable, Sendable {
         let name: String
@@ -61,6 +63,8 @@ struct MemberPages: RouteCollection {
 
     /// How long the invitations made here are valid.
     let invitationLifetime: TimeInterval
+    /// Asks for the owner's current password before anyone is invited or added.
+    let check: PasswordCheck
 
     func show(req: Request) async throws -> Response {
         try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: nil)
@@ -73,6 +77,10 @@ struct MemberPages: RouteCollection {
         let roleText = try fields.text("role", label: "The role", limit: 20)
         guard let role = Role(rawValue: roleText) else {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: "Choose a role: viewer, developer or owner.", status: .badRequest)
+        }
+        let password = try fields.raw("password", label: "Your current password", limit: 200)
+        if case .failure(let refusal) = try await check.verify(req, password: password) {
+            return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
             let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name,

@@ -2,8 +2,9 @@ import Fluent
 import Vapor
 
 /// Asks a signed-in member for their current password again before a change that a stolen session
-/// cookie must not be able to make alone: a new password, a new API token (which would outlive the
-/// session).
+/// cookie must not be able to make alone, because it would outlive the session: a new password, a
+/// new API token, an app's credential (registering or rotating an app), an invitation or a member
+/// added to a team.
 ///
 /// Guesses are counted per account in one budget shared by every form that asks, so a stolen
 /// session cannot try more passwords by spreading them over several forms.
