@@ -125,7 +125,7 @@ struct DashboardAdminTests {
         #expect(try await browser.post("/dashboard/teams/T/apps/\(UUID())/revoke", [:]).status == 404)
     }
 
-    @Test("members: inviting asks for the current password and shows the code once, the person joins with their own account; roles change with the API's rules; the last owner stays")
+    @Test("members: inviting and role changes ask for the current password; the code is shown once, the person joins with their own account; roles change with the API's rules; the last owner stays")
     func members() async throws {
         let server = try await TestServer.start()
         defer { Task { try? await server.stop() } }
@@ -155,12 +155,16 @@ struct DashboardAdminTests {
         let reused = try await again.post("/dashboard/join", ["code": code, "name": "mallory", "email": "m@example.com", "password": "a password long enough"])
         #expect(reused.status == 410 && reused.html.contains("already used"))
 
-        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "developer"]).status == 303)
+        // A role change asks for the password too: a stolen session promotes no one.
+        let refusedPromotion = try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "owner", "password": "not my password"])
+        #expect(refusedPromotion.status == 400 && refusedPromotion.html.contains("The current password is not right."))
+        #expect(try await flowers.admin.call("GET", "/v1/teams/T/members").array.first { $0["name"] as? String == "carol" }?["role"] as? String == "viewer")
+        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "developer", "password": DashboardTests.password]).status == 303)
         let listed = try await flowers.admin.call("GET", "/v1/teams/T/members")
         #expect(listed.array.first { $0["name"] as? String == "carol" }?["role"] as? String == "developer")
-        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "emperor"]).status == 400)
+        #expect(try await browser.post("/dashboard/teams/T/members/carol/role", ["role": "emperor", "password": DashboardTests.password]).status == 400)
 
-        let demote = try await browser.post("/dashboard/teams/T/members/admin/role", ["role": "viewer"])
+        let demote = try await browser.post("/dashboard/teams/T/members/admin/role", ["role": "viewer", "password": DashboardTests.password])
         #expect(demote.status == 409)
         #expect(demote.html.contains("last owner of a team cannot be demoted"))
         let leave = try await browser.post("/dashboard/teams/T/members/admin/remove", [:])

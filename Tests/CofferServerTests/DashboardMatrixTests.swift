@@ -140,7 +140,7 @@ extension AuthorizationMatrixTests {
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members/{member}/role", access: .owner, success: 303) { s in
             let name = "r-\(UUID().uuidString.prefix(8))"
             _ = try await s.world.member(name, role: "viewer", in: "M")
-            return ("/dashboard/teams/M/members/\(name)/role", ["role": "developer"])
+            return ("/dashboard/teams/M/members/\(name)/role", ["role": "developer", "password": "a password long enough"])
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/members/{member}/remove", access: .owner, success: 303) { s in
             let name = "x-\(UUID().uuidString.prefix(8))"

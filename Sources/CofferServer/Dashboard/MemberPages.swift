@@ -6,8 +6,8 @@ import Vapor
 /// (``MemberController``, ``Invitations``: the last owner can be neither demoted nor removed).
 ///
 /// Inviting makes an invitation; the page that answers shows its code once, to hand to the person,
-/// who redeems it at `/dashboard/join` with their own account or a new one. Inviting (or adding an
-/// existing account) asks for the owner's current password: a member made with a stolen session
+/// who redeems it at `/dashboard/join` with their own account or a new one. Inviting and changing a
+/// role ask for the owner's current password: a member invited or promoted with a stolen session
 /// would keep the team's access after the session ends.
 struct MemberPages: RouteCollection {
     struct Row: Encodable, Sendable {
@@ -63,7 +63,7 @@ struct MemberPages: RouteCollection {
 
     /// How long the invitations made here are valid.
     let invitationLifetime: TimeInterval
-    /// Asks for the owner's current password before anyone is invited or added.
+    /// Asks for the owner's current password before anyone is invited or a role changes.
     let check: PasswordCheck
 
     func show(req: Request) async throws -> Response {
@@ -100,8 +100,13 @@ struct MemberPages: RouteCollection {
     func changeRole(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .owner)
         let name = try req.parameters.require("member")
-        guard let role = Role(rawValue: try FormFields(request: req).text("role", label: "The role", limit: 20)) else {
+        let fields = FormFields(request: req)
+        guard let role = Role(rawValue: try fields.text("role", label: "The role", limit: 20)) else {
             throw DashboardError.invalidForm("Choose a role: viewer, developer or owner.")
+        }
+        let password = try fields.raw("password", label: "Your current password", limit: 200)
+        if case .failure(let refusal) = try await check.verify(req, password: password) {
+            return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
             try await MemberController.changeRole(of: name, to: role, in: team, actor: try req.user().name, on: req.db)
