@@ -10,8 +10,8 @@ struct AdminPages: RouteCollection {
     let usage: UsageCounter
     /// How long the invitations made on the members page are valid.
     let invitationLifetime: TimeInterval
-    /// Asks for the member's password before an app credential or an invitation is made (shared
-    /// with the token and password pages: one budget of guesses per account).
+    /// Asks for the member's password before an app credential, an invitation or a role change is
+    /// made (shared with the token and password pages: one per-account budget of attempts).
     let passwordCheck: PasswordCheck
 
     func boot(routes: any RoutesBuilder) throws {

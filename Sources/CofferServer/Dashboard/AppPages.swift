@@ -85,8 +85,7 @@ struct AppPages: RouteCollection {
                         platform: try fields.text("platform", label: "The platform", limit: 20),
                         bundleID: try fields.text("bundleID", label: "The bundle identifier", limit: 100),
                         collections: try fields.text("collections", label: "The collections", limit: 10_000))
-        let password = try fields.raw("password", label: "Your current password", limit: 200)
-        if case .failure(let refusal) = try await check.verify(req, password: password) {
+        if let refusal = try await check.refusal(req) {
             return try await page(req, form: form, shown: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
@@ -103,8 +102,7 @@ struct AppPages: RouteCollection {
     func rotate(req: Request) async throws -> Response {
         // The role first (a viewer gets 403 whatever the password), then the password.
         _ = try await AppController.app(req, requiring: .developer)
-        let password = try FormFields(request: req).raw("password", label: "Your current password", limit: 200)
-        if case .failure(let refusal) = try await check.verify(req, password: password) {
+        if let refusal = try await check.refusal(req) {
             return try await page(req, form: .empty, shown: nil, error: refusal.sentence, status: refusal.status)
         }
         let app: AppController.AppView

@@ -78,8 +78,7 @@ struct MemberPages: RouteCollection {
         guard let role = Role(rawValue: roleText) else {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: "Choose a role: viewer, developer or owner.", status: .badRequest)
         }
-        let password = try fields.raw("password", label: "Your current password", limit: 200)
-        if case .failure(let refusal) = try await check.verify(req, password: password) {
+        if let refusal = try await check.refusal(req) {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
@@ -104,8 +103,7 @@ struct MemberPages: RouteCollection {
         guard let role = Role(rawValue: try fields.text("role", label: "The role", limit: 20)) else {
             throw DashboardError.invalidForm("Choose a role: viewer, developer or owner.")
         }
-        let password = try fields.raw("password", label: "Your current password", limit: 200)
-        if case .failure(let refusal) = try await check.verify(req, password: password) {
+        if let refusal = try await check.refusal(req) {
             return try await page(req, name: "", role: Role.developer.rawValue, shown: nil, notice: nil, error: refusal.sentence, status: refusal.status)
         }
         do {

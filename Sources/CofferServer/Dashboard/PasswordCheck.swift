@@ -17,6 +17,14 @@ struct PasswordCheck: Sendable {
         let status: HTTPStatus
     }
 
+    /// Why the form's `password` field (the member's current password, as the forms that ask again
+    /// name it) does not let the session's member go on, or nil when it does.
+    func refusal(_ req: Request) async throws -> Refusal? {
+        let password = try FormFields(request: req).raw("password", label: "Your current password", limit: 200)
+        if case .failure(let refusal) = try await verify(req, password: password) { return refusal }
+        return nil
+    }
+
     /// The session's member when `password` is their current password, else why not.
     func verify(_ req: Request, password: String) async throws -> Result<UserRecord, Refusal> {
         let session = try req.dashboardSession()

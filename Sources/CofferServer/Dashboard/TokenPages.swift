@@ -46,8 +46,7 @@ struct TokenPages: RouteCollection {
         let user = try req.user()
         let fields = FormFields(request: req)
         let name = try fields.text("name", label: "The token name", limit: 100)
-        let password = try fields.raw("password", label: "Your current password", limit: 200)
-        if case .failure(let refusal) = try await check.verify(req, password: password) {
+        if let refusal = try await check.refusal(req) {
             return try await page(req, name: name, shown: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
