@@ -9,6 +9,9 @@ actor CollectionHub {
         var waiters: [UUID: CheckedContinuation<CollectionUpdater.Outcome, any Error>] = [:]
         /// A background update runs to its end even when nobody waits for it.
         var background: Bool
+        /// Cancelled because nobody waited any more: a new caller waits for it to end and starts
+        /// an update of its own instead of being handed this one's cancellation.
+        var abandoned = false
     }
 
     private var flights: [String: Flight] = [:]
@@ -21,6 +24,7 @@ actor CollectionHub {
     /// is cancelled it stops waiting at once; the update itself is cancelled when nobody waits for
     /// it any more (its download stays resumable), unless it was started in the background.
     func update(_ identifier: String, progress: Foundation.Progress? = nil, work: @escaping Work) async throws -> CollectionUpdater.Outcome {
+        await outlastAbandoned(identifier)
         if flights[identifier] == nil { begin(identifier, background: false, work: work) }
         let waiter = UUID()
         if let progress { flights[identifier]?.progress.observe(progress) }
@@ -41,7 +45,17 @@ actor CollectionHub {
 
     /// Starts an update in the background unless one is in flight; returns at once.
     func updateInBackground(_ identifier: String, work: @escaping Work) {
-        if flights[identifier] == nil { begin(identifier, background: true, work: work) }
+        if let flight = flights[identifier], flight.abandoned {
+            Task { await self.outlastAbandoned(identifier); self.updateInBackground(identifier, work: work) }
+        } else if flights[identifier] == nil {
+            begin(identifier, background: true, work: work)
+        }
+    }
+
+    /// Returns once the update of `identifier` in flight, if any, is not an abandoned one (its
+    /// cancellation already reached the download; it ends soon and releases the collection's lock).
+    private func outlastAbandoned(_ identifier: String) async {
+        while let flight = flights[identifier], flight.abandoned { _ = try? await flight.task.value }
     }
 
     /// Returns once no update of `identifier` is in flight (one started meanwhile is waited for too).
@@ -67,7 +81,10 @@ actor CollectionHub {
     private func leave(_ identifier: String, _ waiter: UUID) {
         guard let continuation = flights[identifier]?.waiters.removeValue(forKey: waiter) else { return }
         continuation.resume(throwing: SyncFailure.cancelled)
-        if let flight = flights[identifier], flight.waiters.isEmpty, !flight.background { flight.task.cancel() }
+        if let flight = flights[identifier], flight.waiters.isEmpty, !flight.background {
+            flights[identifier]?.abandoned = true
+            flight.task.cancel()
+        }
     }
 
     private func land(_ identifier: String, _ result: Result<CollectionUpdater.Outcome, any Error>) {
