@@ -108,6 +108,9 @@ COMMON = ("400", "404")
 # An API token is required (401) and must have the role (403); a client address past its budget of
 # failed attempts is refused first (429).
 TOKEN = ("401", "403", "429")
+# What the routes that take an app credential say of its budget (AppCredentials.check).
+CREDENTIAL_BUDGET = ("429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong "
+                     "credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.")
 # A method that may carry a body (whether the route reads one or not): larger than the route takes
 # (413), a form or plain text where the API reads JSON (415). Added by method, below.
 BODY = ("413", "415")
@@ -373,7 +376,8 @@ paths = {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),
                    body(ref("DeliveryRequest"), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example", "deviceID": "device-1",
                                                  "devicePublicKey": "L+V9o0fNYkMVKNqsX7spBzD/9oSvxM/C7ZCZX1jLO3Q="}), auth="none", errors=["401", "403", "429"],
-                   description="403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps "
+                   retry_after=["429"],
+                   description=CREDENTIAL_BUDGET + " 403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps "
                                "whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, "
                                "`attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, "
                                "`attestation_device_key_mismatch` (docs/ATTESTATION.md)."),
@@ -383,7 +387,7 @@ paths = {
                    ok("the challenge", ref("AttestationChallenge"), "201"),
                    body(obj(["appID", "credential"], appID=ID, credential=S), {"appID": "3f0e70d6-bd83-4f12-a2fe-f877525efab0", "credential": "cfa_example"}),
                    auth="none", errors=["401", "403", "409", "429"], retry_after=["429"],
-                   description="409 when the app's attestation policy is none."),
+                   description="409 when the app's attestation policy is none. " + CREDENTIAL_BUDGET),
     },
     "/v1/signing-key": {"get": op("signingKey", "The manifest-signing public key (pin it in apps; coffer-server public-key prints it too)",
                                   ok("the key", ref("SigningKey")), auth="none")},
@@ -391,8 +395,7 @@ paths = {
         "get": op("deviceManifest", "The signed manifest for a device (HTTP Basic: app ID and credential; device attributes in the query, docs/TARGETING.md)",
                   {**ok("signed manifest (DSSE envelope); ETag", ref("SignedManifest")), "304": {"description": "not modified"}},
                   auth="app", errors=["401", "403", "429"], retry_after=["429"],
-                  description="429 `rate_limited` (with `Retry-After`) when the client address is past its budget of wrong "
-                              "credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one."),
+                  description=CREDENTIAL_BUDGET),
     },
     "/v1/device/reports": {
         "post": op("sendDeviceReports", "Devices report what became of a deployment's models: 1 to 100 events, at most 64 KiB "
@@ -402,7 +405,7 @@ paths = {
                    description="One bad event refuses the batch, before anything is counted. 400 `invalid_request` (the reason names the "
                                "event's index and field); 401 `invalid_credential`; 403 `collection_not_bound`, `credential_revoked`, "
                                "`app_revoked`; 413 over 64 KiB; 422 `unknown_deployment`, `unknown_model`; 429 `rate_limited` and "
-                               "503 `reports_backlog`, both with `Retry-After`."),
+                               "503 `reports_backlog`, both with `Retry-After`. " + CREDENTIAL_BUDGET),
     },
     "/v1/collections": {"get": op("listAllCollections", "Collections of every team of the caller", ok("collections", array(ref("Collection"))))},
     "/v1/teams/{team}/collections": {

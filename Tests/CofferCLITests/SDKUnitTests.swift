@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Testing
 @testable import Coffer
+import CofferFormat
 
 /// The SDK's small parsers and rules, without a server.
 @Suite("Coffer SDK units")
@@ -122,6 +123,11 @@ struct SDKUnitTests {
         #expect(mkdir(own, 0o755) == 0 && chmod(own, 0o755) == 0)
         try FileKeyStore.makePrivateFolder(own)
         #expect((try FileManager.default.attributesOfItem(atPath: own)[.posixPermissions] as? Int) == 0o700)
+        // A name that mkdir finds taken although nothing was there a moment before (here a link to
+        // nowhere; in life another process's folder made meanwhile) is checked, not taken as made.
+        let dangling = base + "/dangling"
+        #expect(symlink(base + "/nowhere", dangling) == 0)
+        #expect(throws: IOFailure.self) { try FileKeyStore.makePrivateFolder(dangling) }
     }
 
     @Test("a configuration never shows its credential: description, debug description, dump")

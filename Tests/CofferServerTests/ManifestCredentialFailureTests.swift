@@ -1,3 +1,5 @@
+import CofferFormat
+import Crypto
 import Foundation
 import Testing
 
@@ -7,7 +9,7 @@ import Testing
 /// the budget failed API tokens spend (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE), and past it a
 /// request the cache cannot vouch for is answered 429 before any look-up — before, every wrong
 /// credential or made-up app ID cost one or two database queries, without limit, from anyone.
-@Suite("Wrong app credentials on the manifest route")
+@Suite("Wrong app credentials on the device routes")
 struct ManifestCredentialFailureTests {
     @Test("past an address's failure budget: 429 with Retry-After for wrong credentials and unknown apps; the right credential still gets its manifest",
           arguments: ["main port", "device port"])
@@ -44,5 +46,45 @@ struct ManifestCredentialFailureTests {
         // vouches for the right credential, so the address's budget does not stop it.
         try await Task.sleep(nanoseconds: 1_200_000_000)
         #expect(try await get(app, right).status == 200)
+    }
+
+    @Test("reports, key requests and attestation challenges spend the same budget: past it 429 before any look-up, a right credential still reports")
+    func otherRoutes() async throws {
+        let server = try await TestServer.start { $0.authFailuresPerAddressPerMinute = 4 }
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        _ = try await flowers.activatedDeployment()
+        let fleet = Fleet(flowers, size: 1)
+        let manifest = try #require(try await fleet.manifests()["device-0"])
+        let http = HTTP(base: server.base)
+        let (app, right) = ("\(flowers.app.id)", flowers.app.credential)
+        func report(_ credential: String, appID: String? = nil) async throws -> HTTP.Reply {
+            try await fleet.report([Fleet.event(manifest, device: "device-0", outcome: "loaded")], app: (appID ?? app, credential))
+        }
+        func key(_ credential: String) async throws -> HTTP.Reply {
+            try await http.call("POST", "/v1/device/keys/\(manifest.models["FlowerClassifier"]?.keyID ?? "")", json: [
+                "appID": app, "credential": credential, "deviceID": "device-0",
+                "devicePublicKey": Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation.base64EncodedString(),
+            ])
+        }
+        func challenge(_ credential: String) async throws -> HTTP.Reply {
+            try await http.call("POST", "/v1/device/attestation/challenge", json: ["appID": app, "credential": credential])
+        }
+        #expect(try await report(right).status == 200)
+        // Four wrong credentials, one route after another: the budget is the address's, not a route's.
+        #expect(try await report(right + "x").status == 401)
+        #expect(try await report("anything", appID: UUID().uuidString).status == 401)
+        #expect(try await key(right + "x").status == 401)
+        #expect(try await challenge(right + "x").status == 401)
+        for (route, reply) in [("report", try await report(right + "x")), ("key", try await key(right + "x")),
+                               ("challenge", try await challenge(right + "x"))] {
+            #expect(reply.status == 429, "\(route): \(reply.text.prefix(200))")
+            #expect(reply.header("Retry-After") != nil, "\(route)")
+            #expect(!reply.text.contains(right), "\(route): the credential is not echoed")
+        }
+        #expect(try await report("anything", appID: UUID().uuidString).status == 429, "an unknown app, past the budget")
+        // The right credential, vouched for by the cache, still reports and gets its key.
+        #expect(try await report(right).status == 200)
+        #expect(try await key(right).status == 200)
     }
 }

@@ -59,23 +59,24 @@ public struct FileKeyStore: KeyStore {
     /// A folder someone else made beforehand could have its files swapped under the key store.
     public static func makePrivateFolder(_ path: String) throws {
         var info = stat()
-        if stat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw IOFailure(operation: .create, path: path, errno: ENOTDIR) }
-            guard info.st_uid == geteuid() else {
-                throw CofferError.invalidConfiguration("\(path) belongs to another user; give the cache a folder of its own")
+        if stat(path, &info) != 0 {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path, stat(parent, &info) != 0 {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             }
-            guard info.st_mode & S_ISVTX == 0 else {
-                throw CofferError.invalidConfiguration("\(path) is a shared folder (like /tmp); give the cache a folder of its own inside it")
-            }
-            if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
-                throw IOFailure(operation: .create, path: path, errno: errno)
-            }
-            return
+            if mkdir(path, 0o700) == 0 { return }
+            // Made by someone else since the first look: checked as any folder that was there.
+            guard errno == EEXIST, stat(path, &info) == 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty, parent != path, stat(parent, &info) != 0 {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw IOFailure(operation: .create, path: path, errno: ENOTDIR) }
+        guard info.st_uid == geteuid() else {
+            throw CofferError.invalidConfiguration("\(path) belongs to another user; give the cache a folder of its own")
         }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw IOFailure(operation: .create, path: path, errno: errno) }
+        guard info.st_mode & S_ISVTX == 0 else {
+            throw CofferError.invalidConfiguration("\(path) is a shared folder (like /tmp); give the cache a folder of its own inside it")
+        }
+        if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
+            throw IOFailure(operation: .create, path: path, errno: errno)
+        }
     }
 }

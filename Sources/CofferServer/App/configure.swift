@@ -57,7 +57,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.middleware.use(NonJSONBodies())
 
     try app.register(collection: SystemController(metrics: metrics))
-    let credentials = AppCredentials()
+    let credentials = AppCredentials(failures: authFailures)
     let revocations = AttestationRevocations()
     app.attestationRevocations = revocations
     try await revocations.refresh(on: app.db)
@@ -82,8 +82,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)
     try app.register(collection: InvitationController.PublicRoutes(controller: invitations))
     let manifests = ManifestService(signer: signer, lifetime: configuration.manifestLifetime, publicURL: configuration.publicURL)
-    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics,
-                                    failures: authFailures)
+    let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics)
     try app.register(collection: ManifestController(endpoint: endpoint))
 
     let authenticated = app.grouped(TokenAuthenticator(failures: authFailures))

@@ -35,12 +35,18 @@ final class AppCredentials: Sendable {
     }
 
     let freshness: TimeInterval
+    /// Wrong credentials per client address: the budget failed API tokens spend too
+    /// (`COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE`).
+    let failures: RateLimiter
     private let cache = NIOLockedValueBox<[UUID: App]>([:])
 
-    init(freshness: TimeInterval = 1) { self.freshness = freshness }
+    init(failures: RateLimiter, freshness: TimeInterval = 1) {
+        self.failures = failures
+        self.freshness = freshness
+    }
 
     /// The app's team from the cache alone when its row is fresh, the credential matches it and the
-    /// app is bound to `collection`; nil sends the caller to ``authenticate(appID:credential:on:)``.
+    /// app is bound to `collection`; nil sends the caller to ``authenticate(appID:credential:address:on:)``.
     /// No database, no task.
     ///
     /// When the row is older than `freshness`, one request goes to the database to refresh it while
@@ -52,7 +58,7 @@ final class AppCredentials: Sendable {
     }
 
     /// The app from the cache alone when its row is fresh, it is not revoked and the credential
-    /// matches; nil sends the caller to ``check(appID:credential:on:)``. No database, no task.
+    /// matches; nil sends the caller to ``check(appID:credential:address:on:)``. No database, no task.
     func cachedApp(appID: UUID, credential: String) -> App? {
         let now = Date()
         let app: App? = cache.withLockedValue { cache in
@@ -72,23 +78,36 @@ final class AppCredentials: Sendable {
 
     /// Compares a credential with the app's row (from the cache when it is fresh and matches, else
     /// from the database). Comparisons are constant time.
-    func check(appID: UUID, credential: String, on db: any Database) async throws -> Verdict {
+    ///
+    /// An unknown app or a wrong credential costs `address` one failure of ``failures``; an address
+    /// past its budget gets 429 before any look-up unless the cache vouches for the credential, so a
+    /// flood of wrong credentials costs no database query on any route (a right one behind the same
+    /// address still works).
+    func check(appID: UUID, credential: String, address: String, on db: any Database) async throws -> Verdict {
+        let failureKey = "address:" + AddressBudget.key(address)
+        if let wait = failures.exhausted(failureKey), knownApp(appID: appID, credential: credential) == nil {
+            throw TokenAuthenticator.tooMany(wait)
+        }
         var app = cache.withLockedValue { $0[appID] }
         if app == nil || !app!.age.isFresh(now: Date(), within: freshness) || !Secrets.matches(credential, hash: app!.credentialHash) {
             app = try await load(appID, on: db)
         }
-        guard let app else { return .unknown }
-        if !Secrets.matches(credential, hash: app.credentialHash) {
-            if let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) { return .rotatedAway(app) }
-            return .unknown
+        let verdict: Verdict
+        if let app, Secrets.matches(credential, hash: app.credentialHash) {
+            verdict = app.revoked ? .revoked(app) : .valid(app)
+        } else if let app, let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) {
+            verdict = .rotatedAway(app)
+        } else {
+            verdict = .unknown
         }
-        return app.revoked ? .revoked(app) : .valid(app)
+        if case .unknown = verdict { _ = failures.acquire(failureKey) }
+        return verdict
     }
 
     /// The app; throws 401 for an unknown app or wrong credential, 403 for a rotated-away
-    /// credential or a revoked app.
-    func authenticate(appID: UUID, credential: String, on db: any Database) async throws -> App {
-        switch try await check(appID: appID, credential: credential, on: db) {
+    /// credential or a revoked app; 429 past the address's budget of failures (``check(appID:credential:address:on:)``).
+    func authenticate(appID: UUID, credential: String, address: String, on db: any Database) async throws -> App {
+        switch try await check(appID: appID, credential: credential, address: address, on: db) {
         case .valid(let app): return app
         case .unknown: throw AppCredentials.invalid
         case .rotatedAway: throw AppCredentials.rotatedAway

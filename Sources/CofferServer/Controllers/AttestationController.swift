@@ -31,7 +31,7 @@ struct AttestationController: RouteCollection {
     func challenge(req: Request) async throws -> Response {
         if let wait = perAddress.acquire("address:" + AddressBudget.key(req.clientAddress)) { throw DeliveryController.tooMany(wait) }
         let body = try req.content.decode(ChallengeRequest.self)
-        let app = try await credentials.authenticate(appID: body.appID, credential: body.credential, on: req.db)
+        let app = try await credentials.authenticate(appID: body.appID, credential: body.credential, address: req.clientAddress, on: req.db)
         if let wait = perApp.acquire("app:\(app.id)") { throw DeliveryController.tooMany(wait) }
         guard app.attestation.policy != .none else {
             throw APIError.conflict("this app's attestation policy is none: its key requests need no attestation")

@@ -63,7 +63,7 @@ struct DeliveryController: RouteCollection {
         else { throw APIError.invalid("devicePublicKey must be a base64 raw X25519 public key (32 bytes)") }
 
         let app: AppCredentials.App
-        switch try await credentials.check(appID: body.appID, credential: body.credential, on: req.db) {
+        switch try await credentials.check(appID: body.appID, credential: body.credential, address: client, on: req.db) {
         case .valid(let valid):
             app = valid
         case .unknown:

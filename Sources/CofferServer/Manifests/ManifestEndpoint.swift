@@ -9,9 +9,6 @@ struct ManifestEndpoint: Sendable {
     /// Audits requests for collections the app is not bound to.
     let refusals: RefusalLog
     let metrics: ServerMetrics
-    /// Wrong credentials per client address (the budget failed API tokens spend too): past it,
-    /// a request the cache cannot vouch for is answered 429 before any look-up.
-    let failures: RateLimiter
 
     /// A request, checked: who asks, for what, as which device.
     struct Request: Sendable {
@@ -65,22 +62,10 @@ struct ManifestEndpoint: Sendable {
     /// is bound to: any other identifier, whether the team has such a collection or not, is 403
     /// `collection_not_bound`, audited (one row a minute per app).
     ///
-    /// A wrong credential or an unknown app costs the client's address one failure; an address
-    /// past its budget gets 429 unless the cache vouches for the credential, so a flood of wrong
-    /// credentials costs no database query (a right one behind the same address still works).
+    /// A wrong credential or an unknown app costs the client's address one failure
+    /// (``AppCredentials/check(appID:credential:address:on:)``).
     func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
-        let failureKey = "address:" + AddressBudget.key(request.address)
-        if let wait = failures.exhausted(failureKey),
-           credentials.knownApp(appID: request.appID, credential: request.credential) == nil {
-            throw TokenAuthenticator.tooMany(wait)
-        }
-        let app: AppCredentials.App
-        do {
-            app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
-        } catch let error as APIError where error.code == AppCredentials.invalid.code {
-            _ = failures.acquire(failureKey)
-            throw error
-        }
+        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, address: request.address, on: db)
         guard app.collections.contains(request.identifier) else {
             try await refusals.record(.init(teamID: app.teamID, action: "manifest", actor: "app:\(app.id)",
                                             target: String(request.identifier.prefix(100)), reason: "collection_not_bound",

@@ -2039,7 +2039,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/attestation/challenge": {
    "post": {
-    "description": "409 when the app's attestation policy is none.",
+    "description": "409 when the app's attestation policy is none. 429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.",
     "operationId": "attestationChallenge",
     "requestBody": {
      "content": {
@@ -2114,7 +2114,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/collections/{collection}/manifest": {
    "get": {
-    "description": "429 `rate_limited` (with `Retry-After`) when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.",
+    "description": "429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.",
     "operationId": "deviceManifest",
     "parameters": [
      {
@@ -2164,7 +2164,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/keys/{key}": {
    "post": {
-    "description": "403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, `attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, `attestation_device_key_mismatch` (docs/ATTESTATION.md).",
+    "description": "429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one. 403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, `attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, `attestation_device_key_mismatch` (docs/ATTESTATION.md).",
     "operationId": "deliverKey",
     "parameters": [
      {
@@ -2217,7 +2217,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "429": {
-      "$ref": "#/components/responses/Error"
+      "$ref": "#/components/responses/RetryLater"
      },
      "503": {
       "$ref": "#/components/responses/RetryLater"
@@ -2229,7 +2229,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/reports": {
    "post": {
-    "description": "One bad event refuses the batch, before anything is counted. 400 `invalid_request` (the reason names the event's index and field); 401 `invalid_credential`; 403 `collection_not_bound`, `credential_revoked`, `app_revoked`; 413 over 64 KiB; 422 `unknown_deployment`, `unknown_model`; 429 `rate_limited` and 503 `reports_backlog`, both with `Retry-After`.",
+    "description": "One bad event refuses the batch, before anything is counted. 400 `invalid_request` (the reason names the event's index and field); 401 `invalid_credential`; 403 `collection_not_bound`, `credential_revoked`, `app_revoked`; 413 over 64 KiB; 422 `unknown_deployment`, `unknown_model`; 429 `rate_limited` and 503 `reports_backlog`, both with `Retry-After`. 429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.",
     "operationId": "sendDeviceReports",
     "requestBody": {
      "content": {

@@ -30,6 +30,8 @@ struct ReportEndpoint: Sendable {
 
     /// A request, checked: who sends it and its events.
     struct Request: Sendable {
+        /// The client's address (``TrustedProxies``), whose failure budget a wrong credential spends.
+        let address: String
         let appID: UUID
         let credential: String
         let reports: [DeviceReport]
@@ -52,7 +54,7 @@ struct ReportEndpoint: Sendable {
         let now = Date()
         do {
             let reports = try ReportBatchReader.batch(in: body).reports(now: now, appID: appID)
-            return Request(appID: appID, credential: credential, reports: reports, now: now)
+            return Request(address: address, appID: appID, credential: credential, reports: reports, now: now)
         } catch {
             throw APIError.invalid(error.reason + " (the body is {\"events\": [...]}; docs/ROLLOUTS.md)")
         }
@@ -102,7 +104,7 @@ struct ReportEndpoint: Sendable {
     /// audit an event naming a collection the app is not bound to (403 `collection_not_bound`, one
     /// row a minute per app).
     func answer(_ request: Request, on db: any Database) async throws -> ReportAnswer {
-        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, on: db)
+        let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, address: request.address, on: db)
         if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
         for (index, report) in request.reports.enumerated() where !app.collections.contains(report.collection) {
             try await refusals.record(.init(teamID: app.teamID, action: "device.report", actor: "app:\(app.id)",
