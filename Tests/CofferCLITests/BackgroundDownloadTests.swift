@@ -229,6 +229,48 @@ struct BackgroundDownloadTests {
         #expect(stale == 1)
     }
 
+    @Test("a piece's answer may leave only what its request can use: a 206 its range, a 200 the blob")
+    func pieceLimits() {
+        #expect(StagedPieces.limit(status: 206, asked: "bytes=100-199", total: 1000) == 100)
+        #expect(StagedPieces.limit(status: 200, asked: "bytes=100-199", total: 1000) == 1000)
+        #expect(StagedPieces.limit(status: 200, asked: "bytes=100-199", total: nil) == 200)
+        #expect(StagedPieces.limit(status: 404, asked: "bytes=100-199", total: 1000) == StagedPieces.otherAnswerLimit)
+        for asked in [nil, "", "bytes=", "bytes=5-4", "bytes=-5", "bytes=1-2-3", "items=0-1", "bytes=0-18446744073709551615"] {
+            #expect(StagedPieces.limit(status: 206, asked: asked, total: 10) == nil, "\(asked ?? "nil")")
+        }
+        let key = String(repeating: "ab", count: 32)
+        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: 123))! == (key, 123))
+        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: nil))! == (key, nil))
+        #expect(StagedPieces.described(key + " x") == nil && StagedPieces.described(nil) == nil)
+    }
+
+    @Test("a mirror that sends more than a piece asked for fills no disk: the download stops, nothing is staged (Linux stand-in)")
+    func oversizedPiece() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        try await fleet.deploy("spring", classifier: "classifier")
+        let sha = try #require(fleet.flowers.sha["classifier"])
+        let sealed = try #require(fleet.session.cli.read("classifier.coffer"))
+        let settings = BackgroundDownloads(identifier: "test.oversized.\(UUID().uuidString)", stagingDirectory: Self.folder("oversized"))
+        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
+        let transport = BackgroundSessions.transport(for: settings, timeout: 30)
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        // The right Content-Range, and 8 MiB more body than it names.
+        proxy.setRule { method, path, _, _, body in
+            method == "GET" && path.hasPrefix("/v1/blobs/") ? .replaceBody(body + Data(count: 8 << 20)) : .forward
+        }
+        var request = URLRequest(url: URL(string: proxy.url + "/v1/blobs/" + sha)!)
+        request.setValue("bytes=0-\(sealed.count - 1)", forHTTPHeaderField: "Range")
+        await transport.prefetch([request], total: UInt64(sealed.count))
+        let collected = Collected()
+        await #expect(throws: URLError.self) { _ = try await transport.stream(request) { _, data in collected.append(data) } }
+        #expect(collected.data.isEmpty)
+        #expect(StagedPieces(folder: settings.stagingDirectory).piece(StagedPieces.key(for: request)) == nil)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: settings.stagingDirectory.path)) ?? []
+        #expect(left.isEmpty, "\(left)")
+    }
+
     static func folder(_ name: String) -> URL {
         URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("coffer-bg-\(name)-\(UUID().uuidString)", isDirectory: true)
     }

@@ -28,6 +28,10 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     private var attachWaiters: [CheckedContinuation<Void, Never>] = []
     /// Who waits for which key, by a token each.
     private var waiters: [String: [UUID: CheckedContinuation<Void, any Error>]] = [:]
+    /// The blob sizes ``prefetch(_:total:)`` was told, by key: a `200` may carry that many bytes.
+    private var totals: [String: UInt64] = [:]
+    /// Keys whose download was stopped for sending more than its request can use.
+    private var oversized: Set<String> = []
 
     /// A transport over a new session with `settings`' identifier (one per identifier and process:
     /// ``BackgroundSessions`` keeps them).
@@ -43,7 +47,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
             for task in live where task.state == .suspended { task.resume() }
             let waiting = lock.withLock {
                 // A task that ended before this list arrived is not running, whatever the list says.
-                running = Set(live.compactMap(\.taskDescription)).subtracting(endedBeforeAttach)
+                running = Set(live.compactMap { StagedPieces.described($0.taskDescription)?.key }).subtracting(endedBeforeAttach)
                 endedBeforeAttach = []
                 defer { attachWaiters = [] }
                 return attachWaiters
@@ -98,11 +102,13 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     }
 
     /// Hands the system a download task for each request that has neither a finished piece nor a
-    /// running task, so all of a model's pieces move while the app is suspended.
-    func prefetch(_ requests: [URLRequest]) async {
+    /// running task, so all of a model's pieces move while the app is suspended. `total` is the
+    /// blob's size: no answer may leave more (a `206`, no more than its range).
+    func prefetch(_ requests: [URLRequest], total: UInt64) async {
         await attached()
         for request in requests {
             let key = StagedPieces.key(for: request)
+            lock.withLock { totals[key] = total }
             guard pieces.piece(key) == nil, lock.withLock({ running?.insert(key).inserted ?? false }) else { continue }
             start(request, key: key)
         }
@@ -159,13 +165,14 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         #else
         task = session.downloadTask(with: request)
         #endif
-        task.taskDescription = key
+        task.taskDescription = StagedPieces.describe(key: key, total: lock.withLock { totals[key] })
         task.resume()
     }
 
     /// Whoever waits for `key` hears that its download ended (with `error`, or staged).
     private func wake(_ key: String, error: (any Error)?) {
         let waiting = lock.withLock {
+            if error == nil { totals[key] = nil }
             if running == nil { endedBeforeAttach.insert(key) } else { running?.remove(key) }
             return waiters.removeValue(forKey: key) ?? [:]
         }
@@ -176,17 +183,38 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
 
     // MARK: URLSessionDownloadDelegate
 
+    /// The most bytes `task`'s body may have (``StagedPieces/limit(status:asked:total:)``), once
+    /// its answer's status is known.
+    private static func limit(of task: URLSessionTask) -> UInt64? {
+        guard let response = task.response as? HTTPURLResponse else { return nil }
+        return StagedPieces.limit(status: response.statusCode, asked: task.originalRequest?.value(forHTTPHeaderField: "Range"),
+                                  total: StagedPieces.described(task.taskDescription)?.total)
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
+        // A body longer than the request can use (an endless one from a hostile mirror) is
+        // stopped here, before it fills the disk.
+        guard let limit = Self.limit(of: downloadTask), totalBytesWritten > 0, UInt64(totalBytesWritten) > limit,
+              let key = StagedPieces.described(downloadTask.taskDescription)?.key else { return }
+        lock.withLock { _ = oversized.insert(key) }
+        downloadTask.cancel()
+    }
+
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        guard let key = downloadTask.taskDescription, let response = downloadTask.response as? HTTPURLResponse else { return }
+        guard let key = StagedPieces.described(downloadTask.taskDescription)?.key,
+              let response = downloadTask.response as? HTTPURLResponse else { return }
         // The file must be moved before this returns; a failure is heard by the waiter as the
         // missing piece below.
         try? pieces.store(location, response: response, key: key,
-                          asked: downloadTask.originalRequest?.value(forHTTPHeaderField: "Range"))
+                          asked: downloadTask.originalRequest?.value(forHTTPHeaderField: "Range"), limit: Self.limit(of: downloadTask))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let key = task.taskDescription else { return }
-        if let error {
+        guard let key = StagedPieces.described(task.taskDescription)?.key else { return }
+        if lock.withLock({ oversized.remove(key) }) != nil {
+            wake(key, error: URLError(.dataLengthExceedsMaximum))
+        } else if let error {
             #if canImport(Darwin)
             if let resume = (error as? URLError)?.downloadTaskResumeData,
                Self.keepsResumeData(asked: task.originalRequest?.url, answering: task.currentRequest?.url) {

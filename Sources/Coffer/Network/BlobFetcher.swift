@@ -62,7 +62,7 @@ struct BlobFetcher: Sendable {
         var delta = cachedModels.isEmpty ? DeltaState.whole : DeltaState.learningHeader
         if case .whole = delta, let background = api.pieceTransport as? BackgroundTransport {
             // Every piece goes to the system at once, so the model moves while the app is suspended.
-            await background.prefetch(Self.pieces(from: writer.offset, size: size).map { pieceRequest(url, $0) })
+            await background.prefetch(Self.pieces(from: writer.offset, size: size).map { pieceRequest(url, $0) }, total: size)
         }
         var failures = 0
         while writer.offset < size {

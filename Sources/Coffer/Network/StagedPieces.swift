@@ -17,7 +17,8 @@ import FoundationNetworking
 /// reads), with `KEY.resume` holding the system's resume data of an interrupted one. `KEY` is the
 /// SHA-256 of the request's URL and Range, so neither a URL nor a query string is written to disk
 /// or to the system's task list. Nothing here is trusted: an adopted piece goes through the same
-/// Content-Range checks and the model's SHA-256 as a foreground download.
+/// Content-Range checks and the model's SHA-256 as a foreground download, and no download may leave
+/// more than its request can use (``limit(status:asked:total:)``).
 struct StagedPieces: Sendable {
     /// The folder (created 0700 on first use).
     let folder: URL
@@ -32,6 +33,40 @@ struct StagedPieces: Sendable {
     static func key(for request: URLRequest) -> String {
         let text = (request.url?.absoluteString ?? "") + "\n" + (request.value(forHTTPHeaderField: "Range") ?? "")
         return SHA256.hash(data: Data(text.utf8)).hexString
+    }
+
+    /// The most body bytes an error or redirect answer to a piece request may leave.
+    static let otherAnswerLimit: UInt64 = 1 << 20
+
+    /// The most bytes the body of an answer with `status` to a request asking `asked`
+    /// (`bytes=A-B`) may have: a `206` the bytes asked for, a `200` the whole blob (`total` bytes,
+    /// when the asker said; else the bytes up to B), anything else ``otherAnswerLimit``. A body
+    /// over it is no piece the SDK can use, and a hostile server or mirror could fill the disk
+    /// with it: the download is stopped there and its file not kept. Nil: no bound is known
+    /// (a request without a Range, which the SDK does not send).
+    static func limit(status: Int, asked: String?, total: UInt64?) -> UInt64? {
+        guard let asked, asked.hasPrefix("bytes=") else { return nil }
+        let bounds = asked.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), last >= first, last < UInt64.max else { return nil }
+        switch status {
+        case 206: return last - first + 1
+        case 200: return total ?? last + 1
+        default: return otherAnswerLimit
+        }
+    }
+
+    /// What a download task carries in its `taskDescription`, which the system keeps across
+    /// launches: the piece's key and, when known, the blob's size (for ``limit(status:asked:total:)``).
+    static func describe(key: String, total: UInt64?) -> String {
+        total.map { key + " " + String($0) } ?? key
+    }
+
+    /// The key and blob size of a ``describe(key:total:)`` text.
+    static func described(_ text: String?) -> (key: String, total: UInt64?)? {
+        guard let parts = text?.split(separator: " ", omittingEmptySubsequences: false), (1...2).contains(parts.count) else { return nil }
+        let total = parts.count == 2 ? UInt64(parts[1]) : nil
+        guard parts.count == 1 || total != nil else { return nil }
+        return (String(parts[0]), total)
     }
 
     /// Whether `text` can be a key (and so a file name): 64 lowercase hex digits.
@@ -50,8 +85,14 @@ struct StagedPieces: Sendable {
     /// `asked` is the Range the task's first request asked for: a task resumed from resume data
     /// reports the answer to its last request, which covers only the tail (see
     /// ``resumedContentRange(asked:contentRange:fileSize:)``).
-    func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil) throws {
+    /// A body over `limit` bytes is removed, not kept (``limit(status:asked:total:)``).
+    func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil, limit: UInt64? = nil) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
+        if let limit, let size = (try? FileManager.default.attributesOfItem(atPath: location.path))?[.size] as? NSNumber,
+           size.uint64Value > limit {
+            try? FileManager.default.removeItem(at: location)
+            throw URLError(.dataLengthExceedsMaximum)
+        }
         // Pieces often finish while the device is locked (see ``StoragePlacement/makeSealedFolder(_:)``).
         try StoragePlacement.makeSealedFolder(folder.path)
         var headers: [String: String] = [:]
