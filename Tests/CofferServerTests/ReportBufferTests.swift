@@ -13,7 +13,8 @@ struct ReportBufferTests {
                        outcome: ReportOutcome = .opened, at: Date = Date()) -> DeviceReport {
         let key = Array(eventID.utf8).withUnsafeBufferPointer { ReportEventKey(appID: appID, eventID: $0) }
         return DeviceReport(eventKey: key, deviceID: device, collection: "FlowerModels", sequence: 1, deploymentID: deploymentID,
-                            model: model, outcome: outcome, failure: outcome == .failed ? .init(eventID: eventID, reason: "oom") : nil, at: at)
+                            model: model, sha256: ModelDigest(hex: String(repeating: "0f", count: 32))!, outcome: outcome,
+                            failure: outcome == .failed ? .init(eventID: eventID, reason: "oom") : nil, at: at)
     }
 
     @Test("keys that land on one slot are all kept and found, around the table's end too; a key held is not added twice")

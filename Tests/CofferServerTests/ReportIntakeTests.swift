@@ -72,6 +72,10 @@ struct ReportIntakeTests {
         #expect(try await fleet.report([with(["deployment": draft])]).errorCode == "unknown_deployment")
         #expect(try await fleet.report([with(["model": "Nope"])]).errorCode == "unknown_model")
         #expect(try await fleet.report([with(["collection": "Other"])]).errorCode == "collection_not_bound")
+        // A SHA-256 no version of the model in that deployment has (made-up failures of any model).
+        #expect(try await fleet.report([with(["sha256": String(repeating: "ab", count: 32)])]).errorCode == "unknown_model")
+        let stylizer = try #require(manifest.models["FlowerStylizer"]?.sha256)
+        #expect(try await fleet.report([with(["sha256": stylizer])]).errorCode == "unknown_model", "another model's SHA-256")
 
         // Nothing above counted.
         try await Task.sleep(for: .milliseconds(500))

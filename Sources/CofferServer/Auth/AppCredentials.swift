@@ -20,6 +20,14 @@ final class AppCredentials: Sendable {
         /// The app's attestation policy.
         let attestation: AttestationSettings
         var age: CacheAge
+
+        /// Whether the app is bound to the collection `identifier`, byte for byte: a `Set` of
+        /// Strings also finds canonically equivalent spellings ("\u{212A}" for "K"), which the
+        /// database would store and count apart.
+        func isBound(to identifier: String) -> Bool {
+            guard let found = collections.firstIndex(of: identifier) else { return false }
+            return collections[found].utf8.elementsEqual(identifier.utf8)
+        }
     }
 
     /// How a presented credential compares with the app's row.
@@ -53,7 +61,7 @@ final class AppCredentials: Sendable {
     /// the others keep using the cached row (``CacheAge``), so a busy endpoint sends
     /// one query per app per `freshness`, not a burst of them.
     func cachedTeam(appID: UUID, credential: String, collection: String) -> UUID? {
-        guard let app = cachedApp(appID: appID, credential: credential), app.collections.contains(collection) else { return nil }
+        guard let app = cachedApp(appID: appID, credential: credential), app.isBound(to: collection) else { return nil }
         return app.teamID
     }
 

@@ -66,7 +66,7 @@ struct ManifestEndpoint: Sendable {
     /// (``AppCredentials/check(appID:credential:address:on:)``).
     func answer(_ request: Request, on db: any Database) async throws -> ManifestService.Answer {
         let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, address: request.address, on: db)
-        guard app.collections.contains(request.identifier) else {
+        guard app.isBound(to: request.identifier) else {
             try await refusals.record(.init(teamID: app.teamID, action: "manifest", actor: "app:\(app.id)",
                                             target: String(request.identifier.prefix(100)), reason: "collection_not_bound",
                                             deviceID: request.device.deviceID, key: "collection_not_bound|\(app.id)"), on: db)

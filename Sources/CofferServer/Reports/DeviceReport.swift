@@ -15,6 +15,8 @@ struct DeviceReport: Sendable {
     let sequence: Int64
     let deploymentID: UUID
     let model: String
+    /// The SHA-256 of the model the device has: one of the deployment's versions of `model`.
+    let sha256: ModelDigest
     let outcome: ReportOutcome
     /// Set for a failed outcome.
     let failure: Failure?
@@ -122,7 +124,7 @@ extension ReportBatch.Event {
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
         guard let deploymentID = previous.deploymentID(deployment, in: bytes) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
         guard (1...100).contains(model.count), Self.isPrintable(model, in: bytes) else { throw ReportFieldError("model is not a model name") }
-        guard sha256.count == 64, sha256.allBytes(in: bytes, Self.isLowerHex) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard let digest = ModelDigest(hex: sha256.bytes(in: bytes)) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
         guard let outcome = ReportOutcome(bytes: outcome.bytes(in: bytes)) else {
             throw ReportFieldError("outcome must be downloaded, opened, loaded or failed")
         }
@@ -139,7 +141,7 @@ extension ReportBatch.Event {
         return DeviceReport(eventKey: ReportEventKey(appID: appID, eventID: id.bytes(in: bytes)),
                             deviceID: deviceID.string(in: bytes, reusing: &previous.deviceID),
                             collection: collection.string(in: bytes, reusing: &previous.collection), sequence: sequence, deploymentID: deploymentID,
-                            model: model.string(in: bytes, reusing: &previous.model), outcome: outcome,
+                            model: model.string(in: bytes, reusing: &previous.model), sha256: digest, outcome: outcome,
                             failure: outcome == .failed ? DeviceReport.Failure(eventID: id.string(in: bytes), reason: reason?.string(in: bytes)) : nil,
                             at: date)
     }
@@ -147,8 +149,6 @@ extension ReportBatch.Event {
     private static func isIDByte(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
     }
-
-    private static func isLowerHex(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
 
     /// No control, format (bidirectional overrides among them) or line-separator characters: they
     /// would disguise what the dashboard and the CLI show (the targeting text's rule).

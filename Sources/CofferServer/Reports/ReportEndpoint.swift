@@ -82,7 +82,7 @@ struct ReportEndpoint: Sendable {
         for index in reports.indices {
             let deploymentID = reports[index].deploymentID
             try Self.check(known.first { $0.id == deploymentID }?.target, collection: reports[index].collection, model: reports[index].model,
-                           index: index, app: app)
+                           sha256: reports[index].sha256, index: index, app: app)
         }
         return try accept(request, app: app)
     }
@@ -93,8 +93,8 @@ struct ReportEndpoint: Sendable {
         var bound: String?
         for index in reports.indices {
             let collection = reports[index].collection
-            if collection == bound { continue }
-            guard app.collections.contains(collection) else { return false }
+            if collection.utf8.elementsEqual((bound ?? "").utf8) { continue }
+            guard app.isBound(to: collection) else { return false }
             bound = collection
         }
         return true
@@ -106,26 +106,31 @@ struct ReportEndpoint: Sendable {
     func answer(_ request: Request, on db: any Database) async throws -> ReportAnswer {
         let app = try await credentials.authenticate(appID: request.appID, credential: request.credential, address: request.address, on: db)
         if let wait = perApp.acquire("app:" + app.id.lowercaseHexText) { throw Self.tooMany(wait) }
-        for (index, report) in request.reports.enumerated() where !app.collections.contains(report.collection) {
+        for (index, report) in request.reports.enumerated() where !app.isBound(to: report.collection) {
             try await refusals.record(.init(teamID: app.teamID, action: "device.report", actor: "app:\(app.id)",
                                             target: String(report.collection.prefix(100)), reason: "collection_not_bound",
                                             deviceID: report.deviceID, key: "report_not_bound|\(app.id)"), on: db)
             throw APIError.forbidden("collection_not_bound", "event \(index): this app is not bound to collection \(report.collection)")
         }
         for (index, report) in request.reports.enumerated() {
-            try Self.check(try await targets.target(report.deploymentID, on: db), collection: report.collection, model: report.model, index: index, app: app)
+            try Self.check(try await targets.target(report.deploymentID, on: db), collection: report.collection, model: report.model,
+                           sha256: report.sha256, index: index, app: app)
         }
         return try accept(request, app: app)
     }
 
     /// 422 unless `target` is an activated deployment of the app's team and of the event's
-    /// `collection` that has the event's `model`.
-    private static func check(_ target: ReportTargets.Target?, collection: String, model: String, index: Int, app: AppCredentials.App) throws {
-        guard let target, target.teamID == app.teamID, target.collection == collection else {
+    /// `collection` that has the event's `model`, in a version with the event's `sha256`. Names
+    /// are compared as bytes (as the database compares them), not as canonically equivalent
+    /// Strings: a look-alike spelling would be counted as a model of its own.
+    private static func check(_ target: ReportTargets.Target?, collection: String, model: String, sha256: ModelDigest, index: Int,
+                              app: AppCredentials.App) throws {
+        guard let target, target.teamID == app.teamID, target.collection.utf8.elementsEqual(collection.utf8) else {
             throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(collection) has that ID")
         }
-        guard target.models.contains(model) else {
-            throw APIError(.unprocessableEntity, "unknown_model", "event \(index): that deployment has no model \(model)")
+        guard let digests = target.digests(of: model), digests.contains(sha256) else {
+            throw APIError(.unprocessableEntity, "unknown_model",
+                           "event \(index): that deployment has no model \(model) with that SHA-256")
         }
     }
 

@@ -9,9 +9,22 @@ import NIOConcurrencyHelpers
 /// kept here by ``RolloutGate``.
 final class ReportTargets: Sendable {
     struct Target: Sendable {
+        /// A model the deployment names, with the SHA-256s of every version of it it names (its
+        /// default's and its rules').
+        struct Model: Sendable {
+            let name: String
+            let digests: [ModelDigest]
+        }
+
         let teamID: UUID
         let collection: String
-        let models: Set<String>
+        let models: [Model]
+
+        /// The SHA-256s of model `name` (its bytes, not a canonically equivalent spelling, as the
+        /// database compares them), or nil when the deployment has no such model.
+        func digests(of name: String) -> [ModelDigest]? {
+            models.first { $0.name.utf8.elementsEqual(name.utf8) }?.digests
+        }
     }
 
     private enum Entry {
@@ -38,7 +51,14 @@ final class ReportTargets: Sendable {
         let db = db()
         if let deployment = try await DeploymentRecord.find(deploymentID, on: db), deployment.activatedAt != nil,
            let collection = try await CollectionRecord.find(deployment.$collection.id, on: db) {
-            let models = Set(deployment.spec.defaults.keys).union(deployment.spec.rules.flatMap(\.models.keys))
+            let versions = try await ModelVersionRecord.query(on: db).filter(\.$id ~~ deployment.spec.versionIDs).all()
+            var digests: [String: [ModelDigest]] = [:]
+            for version in versions {
+                guard let digest = ModelDigest(hex: version.blobID) else { continue }
+                digests[version.modelName, default: []].append(digest)
+            }
+            let names = Set(deployment.spec.defaults.keys).union(deployment.spec.rules.flatMap(\.models.keys))
+            let models = names.sorted().map { Target.Model(name: $0, digests: digests[$0] ?? []) }
             entry = .known(Target(teamID: collection.$team.id, collection: collection.identifier, models: models))
         }
         entries.withLockedValue { entries in

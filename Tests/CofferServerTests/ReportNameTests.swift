@@ -1,0 +1,23 @@
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// How the report route matches what an event names with what the server knows.
+@Suite("Report names and digests")
+struct ReportNameTests {
+    @Test("names are matched byte for byte: a canonically equivalent spelling (KELVIN SIGN for K) is another name")
+    func lookAlikeNames() throws {
+        let digest = try #require(ModelDigest(hex: String(repeating: "0f", count: 32)))
+        #expect(ModelDigest(hex: String(repeating: "0F", count: 32)) == nil && ModelDigest(hex: "0f") == nil)
+        let target = ReportTargets.Target(teamID: UUID(), collection: "KiteModels", models: [.init(name: "Kite", digests: [digest])])
+        #expect(target.digests(of: "Kite") == [digest])
+        #expect("\u{212A}ite" == "Kite", "Swift's String equality holds them equal")
+        #expect(target.digests(of: "\u{212A}ite") == nil)
+        let app = AppCredentials.App(id: UUID(), teamID: UUID(), credentialHash: "", previousCredentialHash: nil, revoked: false,
+                                     collections: ["KiteModels"], attestation: .none, age: CacheAge())
+        #expect(app.isBound(to: "KiteModels"))
+        #expect(app.collections.contains("\u{212A}iteModels"), "a Set of Strings finds the look-alike")
+        #expect(!app.isBound(to: "\u{212A}iteModels"))
+    }
+}
