@@ -7,6 +7,9 @@ import SQLKit
 enum ReportTables {
     static let devices = "report_devices"
     static let events = "report_events"
+    /// A device row's `last_at` on conflict: the later of the two. Events come up to a week late
+    /// (the device picks `at`), so a later flush may bring an earlier time.
+    static let laterLastAt = "CASE WHEN excluded.last_at > \(devices).last_at THEN excluded.last_at ELSE \(devices).last_at END"
 }
 
 extension ReportBuffer {
@@ -60,7 +63,7 @@ extension ReportBuffer {
             }
             try await insert.onConflict(with: ["deployment_id", "model", "device_id"]) {
                 $0.set("outcomes", to: SQLRaw("\(ReportTables.devices).outcomes | excluded.outcomes"))
-                    .set(excludedValueOf: "last_at")
+                    .set("last_at", to: SQLRaw(ReportTables.laterLastAt))
             }.run()
         }
     }
@@ -106,7 +109,7 @@ extension ReportBuffer {
                                      \(bind: outcomes)::bigint[], \(bind: stages)::bigint[], \(bind: firsts)::timestamptz[],
                                      \(bind: hours)::bigint[], \(bind: lasts)::timestamptz[])
                 ON CONFLICT (deployment_id, model, device_id)
-                DO UPDATE SET outcomes = \(table).outcomes | excluded.outcomes, last_at = excluded.last_at
+                DO UPDATE SET outcomes = \(table).outcomes | excluded.outcomes, last_at = \(unsafeRaw: ReportTables.laterLastAt)
                 """).run()
         }
     }
@@ -140,7 +143,7 @@ extension ReportBuffer {
                 INSERT INTO \(ReportTables.devices) (id, deployment_id, model, device_id, outcomes, stage, first_at, first_hour, last_at) VALUES \
                 \(repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: part.count).joined(separator: ", ")) \
                 ON CONFLICT (deployment_id, model, device_id) \
-                DO UPDATE SET outcomes = \(ReportTables.devices).outcomes | excluded.outcomes, last_at = excluded.last_at
+                DO UPDATE SET outcomes = \(ReportTables.devices).outcomes | excluded.outcomes, last_at = \(ReportTables.laterLastAt)
                 """
             statements[part.count] = statement
             _ = try await sqlite.query(statement, binds)

@@ -17,17 +17,30 @@ struct RolloutGate: Sendable {
     func check(on db: any Database, logger: Logger, now: Date = Date()) async throws {
         let running = try await RolloutRecord.query(on: db).filter(\.$state == .staged).all()
         targets.setStages(Dictionary(running.map { ($0.$deployment.id, $0.stagePercent) }, uniquingKeysWith: { first, _ in first }))
+        // One rollout's failure (a query that timed out, a lost race) does not skip the other
+        // teams' rollouts of this round; the first failure is thrown once all were checked.
+        var failure: (any Error)?
         for rollout in running {
-            let health = try await RolloutHealth.load(rollout.$deployment.id, on: db)
-            switch RolloutDecision.decide(plan: rollout.plan, stageStartedAt: rollout.stageStartedAt, health: health, now: now) {
-            case .halt(let reason):
-                guard let change = try await halt(rollout, reason: reason, at: now, on: db) else { continue }
-                logger.notice("rollout halted", metadata: ["deployment": "\(rollout.$deployment.id)", "sequence": "\(change.sequence)"])
-            case .advance:
-                _ = try await advance(rollout, at: now, on: db)
-            case .wait:
-                continue
+            do {
+                try await check(rollout, on: db, logger: logger, now: now)
+            } catch {
+                logger.warning("staged rollout not checked; trying again", metadata: ["deployment": "\(rollout.$deployment.id)"])
+                failure = failure ?? error
             }
+        }
+        if let failure { throw failure }
+    }
+
+    private func check(_ rollout: RolloutRecord, on db: any Database, logger: Logger, now: Date) async throws {
+        let health = try await RolloutHealth.load(rollout.$deployment.id, on: db)
+        switch RolloutDecision.decide(plan: rollout.plan, stageStartedAt: rollout.stageStartedAt, health: health, now: now) {
+        case .halt(let reason):
+            guard let change = try await halt(rollout, reason: reason, at: now, on: db) else { return }
+            logger.notice("rollout halted", metadata: ["deployment": "\(rollout.$deployment.id)", "sequence": "\(change.sequence)"])
+        case .advance:
+            _ = try await advance(rollout, at: now, on: db)
+        case .wait:
+            return
         }
     }
 
