@@ -162,6 +162,8 @@ struct DeltaAssemblyTests {
         let (intact, intactWriter) = try Self.started(seed: 6)
         defer { try? FileManager.default.removeItem(at: intact.dir) }
         let whole = PartWriterTests.answer(200, first: 0, last: size - 1, total: size)
+        let follower = PartProgress()
+        intactWriter.attach(follower)
         let ignored = try await DeltaAssembly.assemble(intact.plan, size: size, into: intactWriter) { (range, sink) throws(SyncFailure) in
             sink.beginPiece()
             do {
@@ -172,6 +174,8 @@ struct DeltaAssemblyTests {
         }
         #expect(ignored == .fallBack)
         #expect(intactWriter.offset == 4_096)
+        // Copied runs were published to a follower; the whole download writes them again.
+        #expect(follower.wasRewound)
     }
 
     @Test("a failed download is thrown, the offset stays, and more bytes than asked for are refused")

@@ -65,7 +65,7 @@ struct DeltaPlanTests {
         // The part file holds the probe's 64 KiB, as after the first request.
         try Data(bytes + [UInt8](repeating: 0, count: Int(BlobFetcher.headerProbe) - bytes.count)).write(to: URL(fileURLWithPath: part))
         let writer = try PartWriter(path: part, expectedSize: preamble.sealedLength)
-        let next = DeltaState.learningHeader.next(at: writer.offset, size: preamble.sealedLength, writer: writer,
+        let next = DeltaState.learningHeader.next(at: writer.offset, size: preamble.sealedLength, keyID: Self.key.id, writer: writer,
                                                   cachedModels: [cachedPath], skipped: { _ in })
         guard case .whole = next.state, case .download(let end) = next.step else {
             Issue.record("the delta went on learning a \(preamble.headerLength)-byte header: \(next)")
@@ -79,5 +79,31 @@ struct DeltaPlanTests {
         progress.advance(to: BlobFetcher.headerProbe)
         let source = GrowingPartSource(file: try PositionalFile(readingAt: part), progress: progress, length: preamble.sealedLength)
         #expect(try ModelFollower.header(of: source) == nil)
+    }
+
+    @Test("a header that names a key other than the manifest's plans nothing: the download goes on whole")
+    func headerNamesAnotherKey() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-plan-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = Self.noise(2 << 20)
+        let (cachedPath, _) = try Self.sealed(base, "cached", in: folder)
+        let (newPath, header) = try Self.sealed(base, "new", in: folder)
+        let part = folder.appendingPathComponent("new.part").path
+        try Data(try Data(contentsOf: URL(fileURLWithPath: newPath)).prefix(Int(BlobFetcher.headerProbe))).write(to: URL(fileURLWithPath: part))
+        let writer = try PartWriter(path: part, expectedSize: header.sealedLength)
+        // The manifest names the key the header names: every chunk is copied.
+        let planned = DeltaState.learningHeader.next(at: writer.offset, size: header.sealedLength, keyID: Self.key.id, writer: writer,
+                                                     cachedModels: [cachedPath], skipped: { _ in })
+        #expect(planned.state.isPlanned)
+        // The manifest names another key (a mirror rewrote the header's, or served another model's
+        // header): the cached chunks are not looked at.
+        let other = DeltaState.learningHeader.next(at: writer.offset, size: header.sealedLength, keyID: ModelKey.generate(name: "other").id,
+                                                   writer: writer, cachedModels: [cachedPath], skipped: { _ in })
+        guard case .whole = other.state, case .download(let end) = other.step else {
+            Issue.record("a plan was made from a header naming another key: \(other)")
+            return
+        }
+        #expect(end == header.sealedLength)
     }
 }

@@ -67,7 +67,7 @@ struct BlobFetcher: Sendable {
         var failures = 0
         while writer.offset < size {
             let start = writer.offset
-            let next = delta.next(at: start, size: size, writer: writer, cachedModels: cachedModels, skipped: skipped)
+            let next = delta.next(at: start, size: size, keyID: entry.keyID, writer: writer, cachedModels: cachedModels, skipped: skipped)
             delta = next.state
             if case .assemble(let plan) = next.step {
                 let downloaded = ByteTally()

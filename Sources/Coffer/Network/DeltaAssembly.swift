@@ -87,6 +87,9 @@ enum DeltaAssembly {
             writer.endAssembly(at: end, hash: work.hash)
             return .complete
         case .fallBack:
+            // The whole download writes from `begun.start` again, over bytes a follower may have
+            // been told of: it stops (``PartProgress``: bytes below its end never change).
+            writer.abandonAssembly()
             return .fallBack
         case .failed(let failure):
             throw failure

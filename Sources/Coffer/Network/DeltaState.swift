@@ -36,8 +36,11 @@ enum DeltaState: Sendable {
         case assemble(DeltaPlan)
     }
 
-    /// The next step at `start` (the part file's length) of a `size`-byte container.
-    func next(at start: UInt64, size: UInt64, writer: PartWriter, cachedModels: [String],
+    /// The next step at `start` (the part file's length) of a `size`-byte container whose signed
+    /// manifest entry names key `keyID`. The header is not verified yet (its MAC needs the key):
+    /// a header that names another key is downloaded whole, so a mirror cannot steer the plan to
+    /// cached models sealed with other keys (nor learn from the ranges asked which ones are cached).
+    func next(at start: UInt64, size: UInt64, keyID expected: String, writer: PartWriter, cachedModels: [String],
               skipped: (UInt64) -> Void) -> (state: DeltaState, step: Step) {
         switch self {
         case .whole:
@@ -53,7 +56,7 @@ enum DeltaState: Sendable {
             else { return (.whole, .download(end: size)) }
             if start < UInt64(preamble.headerLength) { return (self, .download(end: UInt64(preamble.headerLength))) }
             guard let bytes = try? writer.prefix(preamble.headerLength), let header = try? ContainerHeader(parsing: bytes),
-                  let keyID = header.keyID
+                  let keyID = header.keyID, keyID == expected
             else { return (.whole, .download(end: size)) }
             let cached = CachedChunks(paths: cachedModels, keyID: keyID)
             guard !cached.isEmpty else { return (.whole, .download(end: size)) }

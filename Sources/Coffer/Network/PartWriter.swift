@@ -142,6 +142,11 @@ final class PartWriter: PieceSink, @unchecked Sendable {
         lock.withLock { progress?.advance(to: end) }
     }
 
+    /// The assembly stopped for a whole download, which writes its bytes again: a follower stops.
+    func abandonAssembly() {
+        lock.withLock { progress?.rewind() }
+    }
+
     /// The assembly wrote every byte up to `end` (at most the model's size), and `hash` covers them.
     func endAssembly(at end: UInt64, hash: SHA256) {
         lock.withLock {

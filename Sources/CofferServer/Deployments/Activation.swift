@@ -8,9 +8,10 @@ import Foundation
 /// (PostgreSQL) or the database's write lock (SQLite): concurrent activations of one collection run
 /// one after the other, each with its own sequence number, and exactly one deployment ends active.
 enum Activation {
-    /// Activates `deploymentID` as of `now`; returns the new sequence number.
+    /// Activates `deploymentID` as of `now`; returns the new sequence number. A transaction that
+    /// loses a lock race (SQLite busy, a PostgreSQL deadlock) is tried again.
     static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on db: any Database) async throws -> Int64 {
-        try await db.transaction { tx in
+        try await db.writeTransaction { tx in
             try await apply(deploymentID, in: collectionID, kind: kind, actor: actor, at: now, on: tx)
         }
     }

@@ -46,6 +46,9 @@ enum Rollouts {
         let state: RolloutRecord.State = next == stages.count - 1 ? .completed : .staged
         let rolloutID = try rollout.requireID()
         return try await db.writeTransaction { tx in
+            // The collection's row first, as every activation takes it: the other order deadlocked
+            // with an activation on PostgreSQL.
+            _ = try await activeDeployment(of: rollout.$collection.id, lockingOn: tx)
             let sql = try tx.sql()
             guard try await sql.raw("""
                 UPDATE rollouts SET stage_index = \(bind: next), stage_started_at = \(bind: now), state = \(bind: state.rawValue) \
@@ -63,6 +66,7 @@ enum Rollouts {
     static func halt(_ rollout: RolloutRecord, reason: String, actor: String, at now: Date, on db: any Database) async throws -> Change? {
         let rolloutID = try rollout.requireID()
         return try await db.writeTransaction { tx in
+            _ = try await activeDeployment(of: rollout.$collection.id, lockingOn: tx)  // the collection's row first (advance)
             let sql = try tx.sql()
             guard try await sql.raw("""
                 UPDATE rollouts SET state = 'halted', halt_reason = \(bind: reason) \
