@@ -85,7 +85,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let endpoint = ManifestEndpoint(manifests: manifests, credentials: credentials, refusals: refusals, metrics: metrics)
     try app.register(collection: ManifestController(endpoint: endpoint))
 
-    let authenticated = app.grouped(TokenAuthenticator(failures: authFailures))
+    let authenticated = app.grouped(TokenAuthenticator(failures: authFailures, recent: RecentTokens()))
     try authenticated.register(collection: TeamController())
     try authenticated.register(collection: TokenController())
     try authenticated.register(collection: MemberController(invitationLifetime: configuration.invitationLifetime))

@@ -12,15 +12,19 @@ struct AuthenticatedUser: Authenticatable {
 /// Looks up `Authorization: Bearer <token>` by the token's hash; records when it was last used.
 ///
 /// A client address that sent more than its budget of unknown or revoked tokens in a minute
-/// (``failures``) is answered 429 before any look-up, until the minute is over.
+/// (``failures``) is answered 429 before any look-up, until the minute is over — unless the token
+/// authenticated on this instance lately (``RecentTokens``): a person behind the same address as a
+/// flood of wrong credentials keeps working.
 struct TokenAuthenticator: AsyncBearerAuthenticator {
     /// Failed attempts per client address.
     let failures: RateLimiter
+    /// Tokens that authenticated lately, by hash.
+    let recent: RecentTokens
 
     func authenticate(bearer: BearerAuthorization, for request: Request) async throws {
         let address = "address:" + AddressBudget.key(request.clientAddress)
-        if let wait = failures.exhausted(address) { throw Self.tooMany(wait) }
         let hash = Secrets.hash(bearer.token)
+        if let wait = failures.exhausted(address), !recent.vouches(for: hash) { throw Self.tooMany(wait) }
         guard let token = try await TokenRecord.query(on: request.db)
             .filter(\.$tokenHash == hash)
             .filter(\.$revokedAt == nil)
@@ -28,9 +32,11 @@ struct TokenAuthenticator: AsyncBearerAuthenticator {
             .first(),
             let tokenID = token.id
         else {
+            recent.forget(hash)
             _ = failures.acquire(address)
             return
         }
+        recent.succeeded(hash)
         token.lastUsedAt = Date()
         try await token.update(on: request.db)
         request.auth.login(AuthenticatedUser(userID: try token.user.requireID(), name: token.user.name, tokenID: tokenID))
