@@ -3,11 +3,17 @@
 struct ModelDigest: Hashable, Sendable {
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
-    /// The digest of 64 lowercase hex digits, or nil.
+    /// The digest of 64 lowercase hex digits, or nil. No allocation: it runs for every event.
     init?(hex bytes: UnsafeBufferPointer<UInt8>) {
-        guard bytes.count == 64 else { return nil }
-        var words: [UInt64] = [0, 0, 0, 0]
-        for index in 0..<64 {
+        guard bytes.count == 64, let a = Self.word(bytes, 0), let b = Self.word(bytes, 16), let c = Self.word(bytes, 32),
+              let d = Self.word(bytes, 48) else { return nil }
+        words = (a, b, c, d)
+    }
+
+    /// The 16 hex digits at `start` as a word, or nil.
+    private static func word(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int) -> UInt64? {
+        var word: UInt64 = 0
+        for index in start..<(start + 16) {
             let byte = bytes[index]
             let nibble: UInt8
             switch byte {
@@ -15,9 +21,9 @@ struct ModelDigest: Hashable, Sendable {
             case 0x61...0x66: nibble = byte &- 0x61 &+ 10
             default: return nil
             }
-            words[index / 16] = words[index / 16] << 4 | UInt64(nibble)
+            word = word << 4 | UInt64(nibble)
         }
-        self.words = (words[0], words[1], words[2], words[3])
+        return word
     }
 
     /// The digest of `text`, 64 lowercase hex digits, or nil.
