@@ -61,7 +61,7 @@ extension CollectionCache {
                 throw IOFailure(operation: .create, path: blobPath(sha), errno: errno)
             }
         }
-        try Self.synchronizeFolder(blobsFolder)
+        try DurableSync.synchronizeFolder(blobsFolder)
     }
 
     /// Forgets the previous version: its state first, then its links.

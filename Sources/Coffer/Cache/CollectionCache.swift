@@ -121,7 +121,7 @@ struct CollectionCache: Sendable {
 
     /// Writes `state` to `path` in one rename, after syncing the folder of its models.
     func writeState(_ state: CacheState, to path: String, models: String, step: String) throws {
-        try Self.synchronizeFolder(models)
+        try DurableSync.synchronizeFolder(models)
         let bytes = try Self.encoder.encode(state.stored)
         let output = try AtomicOutput(finalPath: path, replacing: true)
         do {
@@ -135,7 +135,7 @@ struct CollectionCache: Sendable {
             throw error
         }
         CrashPoint.reach(step + "-committed")
-        try Self.synchronizeFolder((path as NSString).deletingLastPathComponent)
+        try DurableSync.synchronizeFolder((path as NSString).deletingLastPathComponent)
     }
 
     /// Removes models not in `keeping`, every download in progress except those in `resumable`,
@@ -184,14 +184,6 @@ struct CollectionCache: Sendable {
 
     static func names(in folder: String) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-    }
-
-    /// Flushes a folder (``DurableSync``), so the renames in it survive a power cut.
-    static func synchronizeFolder(_ path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
-        guard fd >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
-        defer { close(fd) }
-        guard DurableSync.flush(fd) == 0 || errno == EINVAL else { throw IOFailure(operation: .write, path: path, errno: errno) }
     }
 
     /// The server's rule: letters, digits, `.`, `_`, `-`, 1 to 100, not `.` or `..`.

@@ -86,6 +86,6 @@ extension CollectionCache {
             return
         }
         try AtomicOutput.write(try Self.encoder.encode(failed), to: failedPath, replacing: true)
-        try Self.synchronizeFolder(folder)
+        try DurableSync.synchronizeFolder(folder)
     }
 }

@@ -22,6 +22,15 @@ public enum DurableSync {
         #endif
     }
 
+    /// Flushes the folder at `path` (``flush(_:)``), so that the renames in it survive a power cut.
+    /// A file system that cannot flush a folder (`EINVAL`) is not an error.
+    public static func synchronizeFolder(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+        guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+        defer { close(descriptor) }
+        guard flush(descriptor) == 0 || errno == EINVAL else { throw IOFailure(operation: .write, path: path, errno: errno) }
+    }
+
     /// The rule, with the system calls passed in (so it is tested on every platform): the full
     /// flush when there is one and it succeeds, else the plain one, whose result is the answer.
     static func flush(_ descriptor: Int32, full: ((Int32) -> Int32)?, plain: (Int32) -> Int32) -> Int32 {

@@ -8,6 +8,19 @@ import Darwin
 
 extension PackedTree {
     /// The type of a file system object, from its `stat` record.
+    /// Which file an entry is on disk (device and inode): a file read later, or a folder listed,
+    /// must still be the one the walk looked at. A folder of the path swapped for a symlink while
+    /// sealing runs would otherwise lead the read to a file outside the packed folder.
+    struct FileIdentity: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ info: stat) {
+            device = UInt64(truncatingIfNeeded: info.st_dev)
+            inode = UInt64(truncatingIfNeeded: info.st_ino)
+        }
+    }
+
     enum FileType: Equatable {
         case directory, regular, symlink, fifo, socket, characterDevice, blockDevice, unknown
 
@@ -49,6 +62,8 @@ extension PackedTree {
         private(set) var entries: [PackedTree.Entry] = []
         /// The on-disk path of each entry, parallel to `entries`.
         private(set) var fullPaths: [String] = []
+        /// Which file each entry was when walked, parallel to `entries`.
+        private(set) var identities: [FileIdentity] = []
 
         init(root: String) { self.root = root }
 
@@ -63,7 +78,9 @@ extension PackedTree {
         /// Adds everything below the root, depth first without recursion (so a deep tree cannot
         /// exhaust a thread's stack).
         mutating func walk() throws {
-            var stack = [Level(folder: root, relative: "", names: try Self.listNames(root))]
+            var info = stat()
+            guard stat(root, &info) == 0 else { throw IOFailure(operation: .stat, path: root, errno: errno) }
+            var stack = [Level(folder: root, relative: "", names: try Self.listNames(root, being: FileIdentity(info)))]
             while let level = stack.last {
                 guard level.next < level.names.count else {
                     stack.removeLast()
@@ -96,31 +113,36 @@ extension PackedTree {
             let mode = UInt16(truncatingIfNeeded: info.st_mode) & PackedTree.Format.permissionMask
             switch FileType(info) {
             case .directory:
-                append(.init(kind: .directory, path: path, mode: mode), at: fullPath)
-                return Level(folder: fullPath, relative: path, names: try Self.listNames(fullPath))
+                append(.init(kind: .directory, path: path, mode: mode), at: fullPath, info)
+                return Level(folder: fullPath, relative: path, names: try Self.listNames(fullPath, being: FileIdentity(info)))
             case .regular:
-                append(.init(kind: .file(size: UInt64(info.st_size)), path: path, mode: mode), at: fullPath)
+                append(.init(kind: .file(size: UInt64(info.st_size)), path: path, mode: mode), at: fullPath, info)
             case .symlink:
                 let target = try Self.readLink(fullPath)
                 if let problem = PackedTree.targetProblem(target, linkPath: path) {
                     throw PackingError(path: fullPath, reason: problem)
                 }
-                append(.init(kind: .symlink(target: target), path: path, mode: PackedTree.Format.symlinkMode), at: fullPath)
+                append(.init(kind: .symlink(target: target), path: path, mode: PackedTree.Format.symlinkMode), at: fullPath, info)
             case let other:
                 throw PackingError(path: fullPath, reason: "a \(other.name) cannot be packed")
             }
             return nil
         }
 
-        private mutating func append(_ entry: PackedTree.Entry, at fullPath: String) {
+        private mutating func append(_ entry: PackedTree.Entry, at fullPath: String, _ info: stat) {
             entries.append(entry)
             fullPaths.append(fullPath)
+            identities.append(FileIdentity(info))
         }
 
-        /// The names in the folder at `path` other than "." and "..", sorted by their bytes.
-        static func listNames(_ path: String) throws -> [[UInt8]] {
+        /// The names in the folder at `path` other than "." and "..", sorted by their bytes; the
+        /// folder opened must be `identity`, the one just looked at (not a symlink put in its place).
+        static func listNames(_ path: String, being identity: FileIdentity) throws -> [[UInt8]] {
             guard let stream = opendir(path) else { throw IOFailure(operation: .list, path: path, errno: errno) }
             defer { closedir(stream) }
+            var opened = stat()
+            guard fstat(dirfd(stream), &opened) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
+            guard FileIdentity(opened) == identity else { throw PackedTree.changed(path) }
             var names: [[UInt8]] = []
             while true {
                 errno = 0

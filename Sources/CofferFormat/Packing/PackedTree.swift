@@ -43,12 +43,12 @@ public struct PackedTree: PlaintextSource {
     /// A run of the stream: pre-encoded header bytes, or the contents of one regular file.
     enum Segment: Sendable {
         case bytes([UInt8])
-        case file(path: String, size: UInt64)
+        case file(path: String, size: UInt64, identity: FileIdentity)
 
         var length: UInt64 {
             switch self {
             case .bytes(let bytes): return UInt64(bytes.count)
-            case .file(_, let size): return size
+            case .file(_, let size, _): return size
             }
         }
     }
@@ -94,7 +94,7 @@ public struct PackedTree: PlaintextSource {
         writer.append(rootMode)
         var entryStarts: [UInt64] = []
         entryStarts.reserveCapacity(entries.count)
-        for (entry, fullPath) in zip(entries, walker.fullPaths) {
+        for ((entry, fullPath), identity) in zip(zip(entries, walker.fullPaths), walker.identities) {
             entryStarts.append(layout.length + UInt64(writer.bytes.count))
             writer.append(entry.kindCode)
             writer.append(entry.mode)
@@ -106,7 +106,7 @@ public struct PackedTree: PlaintextSource {
             case .file(let size):
                 writer.append(size)
                 layout.add(.bytes(writer.take()))
-                layout.add(.file(path: fullPath, size: size))
+                layout.add(.file(path: fullPath, size: size, identity: identity))
             case .symlink(let target):
                 writer.append(UInt16(target.utf8.count))
                 writer.append(contentsOf: target.utf8)
@@ -122,7 +122,9 @@ public struct PackedTree: PlaintextSource {
     /// Fills `buffer` with the packed stream starting at `offset`; safe to call from several threads.
     ///
     /// - Throws: `IOFailure` if a file is missing or shorter than when the folder was walked (it
-    ///   changed while being sealed), or if the range lies beyond `length`.
+    ///   changed while being sealed), or if the range lies beyond `length`; `PackingError` if a
+    ///   file is not the one walked (another file, or one reached through a folder swapped for a
+    ///   symlink).
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
         guard buffer.count > 0 else { return }
         guard offset <= length, UInt64(buffer.count) <= length - offset else {
@@ -141,8 +143,8 @@ public struct PackedTree: PlaintextSource {
                 bytes.withUnsafeBytes { all in
                     target.copyMemory(from: UnsafeRawBufferPointer(rebasing: all[Int(within)..<Int(within) + count]))
                 }
-            case .file(let path, _):
-                try Self.openForReading(path).readExactly(into: target, at: within)
+            case .file(let path, _, let identity):
+                try Self.openForReading(path, being: identity).readExactly(into: target, at: within)
             }
             filled += count
             position += UInt64(count)
@@ -161,8 +163,10 @@ public struct PackedTree: PlaintextSource {
         return low
     }
 
-    /// Opens a packed regular file without following a symlink or blocking on a FIFO put in its place.
-    static func openForReading(_ path: String) throws -> PositionalFile {
+    /// Opens a packed regular file without following a symlink or blocking on a FIFO put in its
+    /// place; it must be the file the walk found (`identity`), not one reached through a folder
+    /// swapped for a symlink since.
+    static func openForReading(_ path: String, being identity: FileIdentity) throws -> PositionalFile {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         let file = PositionalFile(adopting: descriptor, path: path)
@@ -171,7 +175,13 @@ public struct PackedTree: PlaintextSource {
         guard FileType(info) == .regular else {
             throw IOFailure(operation: .unexpectedEnd, path: path, errno: 0)
         }
+        guard FileIdentity(info) == identity else { throw changed(path) }
         return file
+    }
+
+    /// The error for a file or folder that is no longer the one the walk found.
+    static func changed(_ path: String) -> PackingError {
+        PackingError(path: path, reason: "changed while being sealed (it is not the file it was when the folder was walked)")
     }
 }
 

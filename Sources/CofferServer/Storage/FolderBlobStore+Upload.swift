@@ -24,9 +24,17 @@ final class FolderUpload: BlobUpload {
         written += Int64(piece.readableBytes)
     }
 
+    /// The bytes reach the disk before the file is renamed into place (and the rename before this
+    /// returns): after a power cut, a published blob is whole, never empty or short.
     func publish(as address: String) async throws {
         if let handle {
             self.handle = nil
+            do {
+                try await handle.synchronize()
+            } catch {
+                try? await handle.close()
+                throw error
+            }
             try await handle.close()
         }
         try store.publish(path, as: address)

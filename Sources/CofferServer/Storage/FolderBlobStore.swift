@@ -41,6 +41,7 @@ struct FolderBlobStore: BlobStore {
             unlink(incoming)
             if !FileManager.default.fileExists(atPath: path(of: address)) { throw IOFailure(operation: .rename, path: address, errno: code) }
         }
+        try DurableSync.synchronizeFolder(folder)
     }
 
     /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster

@@ -23,6 +23,25 @@ struct PackingRefusalTests {
         return root
     }
 
+    @Test("a folder swapped for a symlink after the walk leads no read outside: the file read must be the one walked")
+    func swappedFolderIsRefused() throws {
+        let sandbox = try PackingSandbox()
+        defer { sandbox.remove() }
+        let root = try Self.makeRoot(sandbox)
+        // Outside the packed folder, a file of the same name and size as the one walked.
+        try PackingSandbox.folder(sandbox.path, "secrets")
+        try PackingSandbox.file(sandbox.path, "secrets/weights.bin", "S")
+        let tree = try PackedTree(root: root)
+        #expect(rename(root + "/models", root + "/models-walked") == 0)
+        #expect(symlink(sandbox.sub("secrets"), root + "/models") == 0)
+        var buffer = [UInt8](repeating: 0, count: Int(tree.length))
+        let error = #expect(throws: PackingError.self) {
+            try buffer.withUnsafeMutableBytes { try tree.read(into: $0, at: 0) }
+        }
+        #expect(error?.reason.contains("changed while being sealed") == true, "\(String(describing: error))")
+        #expect(!buffer.contains(UInt8(ascii: "S")), "no byte of the outside file was read")
+    }
+
     @Test func fifoIsRefused() throws {
         let sandbox = try PackingSandbox()
         defer { sandbox.remove() }
