@@ -22,7 +22,9 @@ struct BlobTests {
         let again = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
         #expect(again.status == 200)
         let lying = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed.prefix(100))
-        #expect(lying.errorCode == "digest_mismatch")
+        // Another size for a stored address: the body is checked like any upload (a stored blob of
+        // another size is damaged and may be replaced, but only by bytes that check).
+        #expect(lying.errorCode == "not_a_container")
 
         let public_ = HTTP(base: server.base)
         let whole = try await public_.call("GET", "/v1/blobs/\(address)")
@@ -69,6 +71,34 @@ struct BlobTests {
         // Nothing half-written is left, and nothing refused is downloadable.
         #expect(try await server.leftoverUploads() == 0)
         #expect(try await public_.call("GET", "/v1/blobs/\(junk.sha256Hex)").status == 404)
+    }
+
+    @Test("a stored blob of the wrong size (damaged) is replaced by an upload whose bytes check; a lying upload does not replace it")
+    func damagedBlobIsReplaced() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let sealed = Data(try SealedModel.seal((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }, name: "m", using: .modelKey(key)))
+        let address = sealed.sha256Hex
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 201)
+        // The disk loses the blob's tail.
+        let path = server.configuration.resolvedBlobDirectoryForTests + "/" + address.prefix(2) + "/" + address
+        try sealed.prefix(1000).write(to: URL(fileURLWithPath: path))
+        let public_ = HTTP(base: server.base)
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)").body.count == 1000)
+
+        // Bytes that do not hash to the address leave it as it is.
+        var tampered = sealed
+        tampered[sealed.count / 2] ^= 1
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: tampered).errorCode == "digest_mismatch")
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)").body.count == 1000)
+        // The right bytes replace it (before: 422 "a blob with this address has 1000 bytes", for ever).
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 201)
+        #expect(try await public_.call("GET", "/v1/blobs/\(address)").body == sealed)
+        #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 200)
+        #expect(try await server.leftoverUploads() == 0)
     }
 
     @Test("a connection cut mid-upload leaves no blob and, after collection, no part of it in the store", arguments: TestStore.available)

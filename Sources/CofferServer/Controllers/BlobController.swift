@@ -62,15 +62,17 @@ struct BlobController: Sendable {
     }
 
     private func save(_ req: Request, address: String, size: Int64, team: TeamRecord) async throws -> Response {
-        if let stored = try await store.size(of: address) {
-            guard stored == size else {
-                throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(stored) bytes, not \(size)")
-            }
+        let stored = try await store.size(of: address)
+        if stored == size {
             // The bytes were not sent: the grace period is not restarted (anyone who knows an address
             // and size, which manifests publish, could otherwise keep an unused blob for ever).
             try await Self.register(address, size: size, team: team, uploaded: false, on: req.db)
             return try await BlobView(sha256: address, size: size, created: false).encodeResponse(status: .ok, for: req)
         }
+        // A stored blob of another size is damaged (a blob is published only after its bytes hashed
+        // to its address, and one address has one size): the upload below, checked the same way,
+        // replaces it. Refusing would leave the damage in place for ever.
+        if let stored { req.logger.warning("blob \(address) is stored with \(stored) bytes, not \(size); replacing it with the upload once it checks") }
         let upload = try await store.beginUpload(for: address, by: try req.user().userID)
         do {
             try await receive(req, into: upload, size: size, address: address)
