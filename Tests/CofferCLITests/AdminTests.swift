@@ -51,6 +51,22 @@ struct AdminTests {
         #expect(try await session.coffer("login", "--server", "ftp://x", "--token", "t").status == 64)
         AdminSession.expectFailure(try await session.coffer("login", "--server", session.server.url, "--token-file", "missing"), 66,
                                    "cannot read token file missing")
+        // Secret files are read up to their limit and no further: an endless file is refused at
+        // once (before: read whole, for ever). `-` reads the token from standard input.
+        let endless = try await session.cli.run(["login", "--server", session.server.url, "--token-file", "/dev/zero"],
+                                                environment: ["COFFER_CONFIG_DIR": session.configFolder], terminateAfter: 30)
+        AdminSession.expectFailure(endless, 64, "token file /dev/zero is over 4 KiB; is it the right file?")
+        let piped = try await session.cli.run(["-c", "exec \"$0\" login --server \"$1\" --token-file - < admin.token",
+                                               CLI.binary.path, session.server.url],
+                                              environment: ["COFFER_CONFIG_DIR": session.configFolder], binary: URL(fileURLWithPath: "/bin/sh"))
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(!piped.stdout.contains(token) && !piped.stderr.contains(token))
+        let saved2 = session.cli.path("saved2")
+        try FileManager.default.createDirectory(atPath: saved2, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: saved2 + "/credentials.json", withDestinationPath: "/dev/zero")
+        let endlessSaved = try await session.cli.run(["team", "list"], environment: ["COFFER_CONFIG_DIR": saved2, "COFFER_SERVER": "", "COFFER_TOKEN": ""],
+                                                     terminateAfter: 30)
+        AdminSession.expectFailure(endlessSaved, 66, "cannot read \(saved2)/credentials.json; run coffer login again")
 
         #expect(try await session.ok("logout") == "Removed \(session.credentialsPath).\n")
         #expect(!FileManager.default.fileExists(atPath: session.credentialsPath))

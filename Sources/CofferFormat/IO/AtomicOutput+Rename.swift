@@ -35,11 +35,22 @@ extension AtomicOutput {
 
 #if canImport(Darwin)
 private let exclusiveRename: (@Sendable (String, String) -> Int32)? = { renamex_np($0, $1, UInt32(RENAME_EXCL)) }
+private let exchangingRename: (@Sendable (String, String) -> Int32)? = { renamex_np($0, $1, UInt32(RENAME_SWAP)) }
 #else
 private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-private let exclusiveRename: (@Sendable (String, String) -> Int32)? = {
+/// `renameat2` with `flags`, or nil when the C library has none.
+private func renameAt2(flags: UInt32) -> (@Sendable (String, String) -> Int32)? {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
     let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
-    return { renameat2(AT_FDCWD, $0, AT_FDCWD, $1, 1 /* RENAME_NOREPLACE */) }
-}()
+    return { renameat2(AT_FDCWD, $0, AT_FDCWD, $1, flags) }
+}
+private let exclusiveRename = renameAt2(flags: 1 /* RENAME_NOREPLACE */)
+private let exchangingRename = renameAt2(flags: 2 /* RENAME_EXCHANGE */)
 #endif
+
+extension AtomicOutput {
+    /// Exchanges two existing paths in one step (Linux `renameat2(RENAME_EXCHANGE)`, Darwin
+    /// `renamex_np(RENAME_SWAP)`); nil where the system has no such call. File systems without
+    /// it fail with `EINVAL` or `ENOTSUP`.
+    static var exchangeRename: ((String, String) -> Int32)? { exchangingRename }
+}

@@ -58,8 +58,14 @@ public final class AtomicOutput: @unchecked Sendable {
 
     /// Moves the finished temporary file or folder to `finalPath`.
     public func commit() throws {
+        try commit(exchange: Self.exchangeRename, pause: {})
+    }
+
+    /// ``commit()`` with the atomic exchange passed in (nil: the fallback) and `pause` called
+    /// where a folder being replaced is between its two moves (where tests deliver a "signal").
+    func commit(exchange: ((String, String) -> Int32)?, pause: () -> Void) throws {
         if replacing {
-            try replaceExisting()
+            try replaceExisting(exchange: exchange, pause: pause)
         } else if Self.renameNoReplace(temporaryPath, finalPath) != 0 {
             throw IOFailure(operation: .create, path: finalPath, errno: errno)
         }
@@ -91,7 +97,7 @@ public final class AtomicOutput: @unchecked Sendable {
 
     /// Replaces a file only with a file and a folder only with a folder: `--force` must never turn
     /// a folder someone pointed at by mistake into a file, or the reverse.
-    private func replaceExisting() throws {
+    private func replaceExisting(exchange: ((String, String) -> Int32)?, pause: () -> Void) throws {
         var existing = stat(), produced = stat()
         guard lstat(finalPath, &existing) == 0 else {
             guard Self.renameNoReplace(temporaryPath, finalPath) == 0 else {
@@ -108,12 +114,26 @@ public final class AtomicOutput: @unchecked Sendable {
             guard rename(temporaryPath, finalPath) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
             return
         }
-        // A folder cannot be renamed over a non-empty folder: move the old one aside first. The
-        // aside name is tracked, so an interruption between the renames still cleans it up.
+        // A folder cannot be renamed over a non-empty folder. The two are exchanged in one step
+        // where the system can: the temporary path then holds the old folder, so whenever a signal
+        // comes, removing the temporary path (``discardAllPending()``) leaves one whole folder at
+        // the final path, the old or the new.
+        if let exchange {
+            if exchange(temporaryPath, finalPath) == 0 {
+                pause()
+                TreeUnpacker.removeTree(temporaryPath)
+                return
+            }
+            guard errno == EINVAL || errno == ENOSYS || errno == ENOTSUP || errno == EOPNOTSUPP else {
+                throw IOFailure(operation: .rename, path: finalPath, errno: errno)
+            }
+        }
+        // Otherwise the old folder is moved aside first. The aside is not among the paths a
+        // signal removes: an interruption between the two renames leaves the old folder there
+        // (and removes the new one), never neither.
         let aside = temporaryPath + "-old"
-        Self.pending.insert(aside)
-        defer { Self.pending.remove(aside) }
         guard rename(finalPath, aside) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
+        pause()
         guard rename(temporaryPath, finalPath) == 0 else {
             let code = errno
             _ = rename(aside, finalPath)
@@ -143,6 +163,9 @@ public final class AtomicOutput: @unchecked Sendable {
     public static func discardAllPending() {
         for path in pending.snapshot() { TreeUnpacker.removeTree(path) }
     }
+
+    /// The paths ``discardAllPending()`` would remove now.
+    static func pendingPaths() -> [String] { pending.snapshot() }
 
     private static let pending = PendingPaths()
 }

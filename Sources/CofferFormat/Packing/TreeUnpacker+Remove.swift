@@ -23,21 +23,37 @@ extension TreeUnpacker {
         // Never through a link: the path was a folder at lstat, and NOFOLLOW keeps it that way.
         if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(AT_FDCWD, path, 0o700, AT_SYMLINK_NOFOLLOW) }
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if descriptor >= 0 { removeContents(of: descriptor) }
+        if descriptor >= 0 { removeContents(of: descriptor, maximumDepth: maximumOpenDepth, descending: { _ in }) }
+        rmdir(path)
+    }
+
+    /// The most folders ``removeTree(_:)`` keeps open at once. A packed path may nest ~2 000
+    /// folders deep, and one descriptor a level ran out of descriptors (1 024 a process by default
+    /// on Linux, 256 on macOS): the deep end of a failed restore, plaintext, stayed on disk.
+    static let maximumOpenDepth = 64
+
+    /// ``removeTree(_:)`` with the depth limit passed in and `descending` told each new depth
+    /// (for tests).
+    static func removeTree(_ path: String, maximumDepth: Int, descending: (Int) -> Void) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor >= 0 { removeContents(of: descriptor, maximumDepth: maximumDepth, descending: descending) }
         rmdir(path)
     }
 
     /// An open folder being emptied: its descriptor, its names and the next name to remove.
     private struct OpenFolder {
         let descriptor: Int32
-        let names: [[CChar]]
+        var names: [[CChar]]
         var next = 0
     }
 
     /// Removes everything inside the open folder `descriptor`, depth first without recursion, and
-    /// closes the descriptor. One descriptor stays open per level of depth.
-    private static func removeContents(of descriptor: Int32) {
+    /// closes the descriptor. One descriptor stays open per level of depth, up to `maximumDepth`:
+    /// a folder deeper than that is first moved up into the top folder (renamed, never copied;
+    /// it is being removed anyway) and emptied from there.
+    private static func removeContents(of descriptor: Int32, maximumDepth: Int, descending: (Int) -> Void) {
         var stack = [OpenFolder(descriptor: descriptor, names: names(in: descriptor))]
+        var moved = 0
         while let top = stack.last {
             guard top.next < top.names.count else {
                 close(top.descriptor)
@@ -55,14 +71,31 @@ extension TreeUnpacker {
                 unlinkat(top.descriptor, name, 0)
                 continue
             }
+            if stack.count >= maximumDepth, stack.count > 1, let name = moveUp(name, from: top.descriptor, to: stack[0].descriptor, count: &moved) {
+                stack[0].names.append(name)
+                continue
+            }
             if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) }
             let child = openat(top.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
             if child >= 0 {
                 stack.append(OpenFolder(descriptor: child, names: names(in: child)))
+                descending(stack.count)
             } else {
                 unlinkat(top.descriptor, name, AT_REMOVEDIR)
             }
         }
+    }
+
+    /// Renames folder `name` of `folder` into `top` under a name not taken there; the new name
+    /// (NUL-terminated), or nil when it could not be moved.
+    private static func moveUp(_ name: [CChar], from folder: Int32, to top: Int32, count: inout Int) -> [CChar]? {
+        for _ in 0..<16 {
+            count += 1
+            let candidate = Array(".coffer-removing-\(count)".utf8CString)
+            if renameat(folder, name, top, candidate) == 0 { return candidate }
+            guard errno == EEXIST || errno == ENOTEMPTY || errno == ENOTDIR || errno == EISDIR else { return nil }
+        }
+        return nil
     }
 
     /// The NUL-terminated names in the open folder `descriptor`, other than "." and "..".

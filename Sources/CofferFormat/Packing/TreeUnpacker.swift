@@ -79,10 +79,9 @@ public final class TreeUnpacker {
         self.expectedLength = expectedLength
         // The restored tree is plaintext: owner-only, whatever the stored modes and the umask
         // allow others (a stored 0o755 becomes 0o700, 0o644 becomes 0o600), as a decrypted file
-        // is created 0o600. The umask may take away more.
-        let mask = umask(0)
-        umask(mask)
-        self.modeMask = 0o700 & ~UInt16(truncatingIfNeeded: mask)
+        // is created 0o600. The umask may take away more (read without changing it where the
+        // system allows: ``FileCreationMask``).
+        self.modeMask = 0o700 & ~UInt16(truncatingIfNeeded: FileCreationMask.current)
         self.rootDescriptor = descriptor
         field.reserveCapacity(PackedTree.Format.maxPathLength)
     }

@@ -117,9 +117,7 @@ struct BlobCommand: ParsableCommand {
                 result = try await BlobDownload(client: client, address: address, range: range).run(into: file)
                 try file.synchronize()
                 // A blob is sealed: once it is whole, it is readable like any file made here (0644 less the umask).
-                let mask = umask(0)
-                umask(mask)
-                guard fchmod(file.descriptor, 0o644 & ~mask) == 0 else {
+                guard fchmod(file.descriptor, 0o644 & ~FileCreationMask.current) == 0 else {
                     throw IOFailure(operation: .create, path: output, errno: errno)
                 }
             } catch {

@@ -26,10 +26,12 @@ struct Credentials: Codable, Equatable {
     static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Credentials? {
         let path = path(environment)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= maximumFileSize else {
+        // Never more than the limit is read: a credentials path that leads to a device or a huge
+        // file is refused, not taken into memory.
+        guard let bytes = try? BoundedFile.read(path, atMost: maximumFileSize + 1), bytes.count <= maximumFileSize else {
             throw AdminFailure(.noInput, "cannot read \(path); run coffer login again")
         }
-        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: data) else {
+        guard let credentials = try? JSONDecoder().decode(Credentials.self, from: Data(bytes)) else {
             throw AdminFailure(.noInput, "\(path) is not a credentials file; run coffer login again")
         }
         return credentials
@@ -80,12 +82,14 @@ enum APIToken {
         return token
     }
 
-    /// Reads a token file (at most 4 KiB; one token, surrounding whitespace ignored).
+    /// Reads a token file, `-` for standard input (at most 4 KiB, and no byte past that is read;
+    /// one token, surrounding whitespace ignored).
     static func read(file path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AdminFailure(.noInput, "cannot read token file \(path)")
+        let source = path == "-" ? "standard input" : path
+        guard let bytes = try? BoundedFile.read(path == "-" ? "/dev/stdin" : path, atMost: 4097) else {
+            throw AdminFailure(.noInput, "cannot read token file \(source)")
         }
-        guard data.count <= 4096 else { throw AdminFailure(.usage, "token file \(path) is over 4 KiB; is it the right file?") }
-        return try clean(String(decoding: data, as: UTF8.self), from: path)
+        guard bytes.count <= 4096 else { throw AdminFailure(.usage, "token file \(source) is over 4 KiB; is it the right file?") }
+        return try clean(String(decoding: bytes, as: UTF8.self), from: source)
     }
 }

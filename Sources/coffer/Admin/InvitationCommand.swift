@@ -134,13 +134,10 @@ struct InvitationCommand: ParsableCommand {
         private func readCode() throws -> String {
             if let code { return try InvitationCommand.clean(code, from: "the CODE argument") }
             guard let codeFile else { throw ValidationError("give exactly one of CODE or --code-file FILE") }
-            let data: Data?
-            if codeFile == "-" {
-                data = try FileHandle.standardInput.read(upToCount: 4097)
-            } else {
-                data = FileManager.default.contents(atPath: codeFile)
+            // At most 4 KiB + 1 is read, from a file or standard input alike.
+            guard let data = try? BoundedFile.read(codeFile == "-" ? "/dev/stdin" : codeFile, atMost: 4097) else {
+                throw AdminFailure(.noInput, "cannot read \(codeFile)")
             }
-            guard let data else { throw AdminFailure(.noInput, "cannot read \(codeFile)") }
             guard data.count <= 4096 else { throw AdminFailure(.usage, "\(codeFile) is over 4 KiB; is it the right file?") }
             return try InvitationCommand.clean(String(decoding: data, as: UTF8.self), from: codeFile)
         }

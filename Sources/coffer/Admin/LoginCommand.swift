@@ -20,7 +20,7 @@ struct LoginCommand: NetworkCommand {
     @Option(help: ArgumentHelp("Your API token.", valueName: "TOKEN"))
     var token: String?
 
-    @Option(help: ArgumentHelp("A file that holds your API token.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("A file that holds your API token; - reads it from standard input.", valueName: "FILE"))
     var tokenFile: String?
 
     func validate() throws {
