@@ -22,9 +22,8 @@ struct BlobTests {
         let again = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
         #expect(again.status == 200)
         let lying = try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed.prefix(100))
-        // Another size for a stored address: the body is checked like any upload (a stored blob of
-        // another size is damaged and may be replaced, but only by bytes that check).
-        #expect(lying.errorCode == "not_a_container")
+        // Another size than the registered blob's: refused before a byte is read.
+        #expect(lying.errorCode == "digest_mismatch")
 
         let public_ = HTTP(base: server.base)
         let whole = try await public_.call("GET", "/v1/blobs/\(address)")

@@ -65,7 +65,13 @@ public final class AtomicOutput: @unchecked Sendable {
     /// where a folder being replaced is between its two moves (where tests deliver a "signal").
     func commit(exchange: ((String, String) -> Int32)?, pause: () -> Void) throws {
         if replacing {
-            try replaceExisting(exchange: exchange, pause: pause)
+            // Under the lock ``discardAllPending()`` takes: a signal's clean-up never runs between
+            // the steps of a replacement, and no replacement starts after it ran.
+            try Self.pending.settling {
+                try Cancellation.check()
+                if Self.pending.isTerminating { throw OperationCancelled() }
+                try replaceExisting(exchange: exchange, pause: pause)
+            }
         } else if Self.renameNoReplace(temporaryPath, finalPath) != 0 {
             throw IOFailure(operation: .create, path: finalPath, errno: errno)
         }
@@ -128,15 +134,17 @@ public final class AtomicOutput: @unchecked Sendable {
                 throw IOFailure(operation: .rename, path: finalPath, errno: errno)
             }
         }
-        // Otherwise the old folder is moved aside first. The aside is not among the paths a
-        // signal removes: an interruption between the two renames leaves the old folder there
-        // (and removes the new one), never neither.
+        // Otherwise the old folder is moved aside first. The aside is recorded to be put back,
+        // not removed: a clean-up between the two renames removes the new folder and moves the
+        // old one back to its path, never leaving neither.
         let aside = temporaryPath + "-old"
         guard rename(finalPath, aside) == 0 else { throw IOFailure(operation: .rename, path: finalPath, errno: errno) }
+        Self.pending.putBack(aside, to: finalPath)
+        defer { Self.pending.settled(aside) }
         pause()
         guard rename(temporaryPath, finalPath) == 0 else {
             let code = errno
-            _ = rename(aside, finalPath)
+            _ = Self.renameNoReplace(aside, finalPath)
             throw IOFailure(operation: .rename, path: finalPath, errno: code)
         }
         TreeUnpacker.removeTree(aside)
@@ -159,22 +167,53 @@ public final class AtomicOutput: @unchecked Sendable {
         return (String(path[...slash]), String(path[path.index(after: slash)...]))
     }
 
-    /// Removes every temporary output not yet committed or discarded (for signal handlers).
+    /// Removes every temporary output not yet committed or discarded, and puts back a folder a
+    /// replacement had moved aside (for signal handlers). Waits for a replacement under way to
+    /// end; replacements asked for afterwards fail.
     public static func discardAllPending() {
-        for path in pending.snapshot() { TreeUnpacker.removeTree(path) }
+        discardPending(where: { _ in true }, terminating: true)
     }
 
-    /// The paths ``discardAllPending()`` would remove now.
-    static func pendingPaths() -> [String] { pending.snapshot() }
+    /// ``discardAllPending()`` for the paths `include` accepts; `terminating` refuses later
+    /// replacements (tests clean up their own paths without it).
+    static func discardPending(where include: (String) -> Bool, terminating: Bool) {
+        pending.settling {
+            if terminating { pending.terminate() }
+            for path in pending.snapshot() where include(path) { TreeUnpacker.removeTree(path) }
+            for (aside, final) in pending.putBacks() where include(aside) {
+                _ = renameNoReplace(aside, final)
+                pending.settled(aside)
+            }
+        }
+    }
 
     private static let pending = PendingPaths()
 }
 
-/// The temporary paths of unsettled outputs, guarded by a lock.
+/// The temporary paths of unsettled outputs and the folders to put back, guarded by a lock; and
+/// the lock replacements and the clean-up take in turn (recursive: a test's clean-up runs inside
+/// a replacement's pause).
 private final class PendingPaths: @unchecked Sendable {
     private var paths = Set<String>()
+    private var moved: [String: String] = [:]
+    private var terminating = false
     private let lock = NSLock()
+    private let settleLock = NSRecursiveLock()
     func insert(_ path: String) { lock.withLock { _ = paths.insert(path) } }
     func remove(_ path: String) { lock.withLock { _ = paths.remove(path) } }
     func snapshot() -> [String] { lock.withLock { Array(paths) } }
+    func putBack(_ aside: String, to final: String) { lock.withLock { moved[aside] = final } }
+    func settled(_ aside: String) { lock.withLock { _ = moved.removeValue(forKey: aside) } }
+    func putBacks() -> [(String, String)] { lock.withLock { moved.map { ($0.key, $0.value) } } }
+    func terminate() { lock.withLock { terminating = true } }
+
+    /// `body` under the settling lock; throws ``OperationCancelled`` once the clean-up has run.
+    func settling<T>(_ body: () throws -> T) rethrows -> T {
+        settleLock.lock()
+        defer { settleLock.unlock() }
+        return try body()
+    }
+
+    /// Whether the clean-up has run (replacements then fail).
+    var isTerminating: Bool { lock.withLock { terminating } }
 }

@@ -71,11 +71,12 @@ extension TreeUnpacker {
                 unlinkat(top.descriptor, name, 0)
                 continue
             }
+            // Writable first: moving a folder to another parent rewrites its "..", which needs it.
+            if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) }
             if stack.count >= maximumDepth, stack.count > 1, let name = moveUp(name, from: top.descriptor, to: stack[0].descriptor, count: &moved) {
                 stack[0].names.append(name)
                 continue
             }
-            if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) }
             let child = openat(top.descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
             if child >= 0 {
                 stack.append(OpenFolder(descriptor: child, names: names(in: child)))

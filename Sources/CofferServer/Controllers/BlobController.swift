@@ -43,7 +43,13 @@ struct BlobController: Sendable {
         guard size <= maximumSize else {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
-        if let teamQuota, try await store.size(of: address) == nil {
+        // A registered blob's size is known (it was checked when its bytes came): another size is
+        // refused before any byte is read. Quota is spent on bytes not stored in the right size yet.
+        let record = try await BlobRecord.find(address, on: req.db)
+        if let record, record.size != size {
+            throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(record.size) bytes, not \(size)")
+        }
+        if let teamQuota, try await store.size(of: address) != size {
             try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
         }
         // The lease comes before looking for the blob: blob collection never removes a leased blob,

@@ -84,6 +84,17 @@ enum BoundedFile {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(descriptor) }
+        return try read(descriptor: descriptor, atMost: limit, path: path)
+    }
+
+    /// The first `limit` bytes of standard input, read from its descriptor (reopening `/dev/stdin`
+    /// fails when it is a socket).
+    static func readStandardInput(atMost limit: Int) throws -> [UInt8] {
+        try read(descriptor: STDIN_FILENO, atMost: limit, path: "standard input")
+    }
+
+    /// The first `limit` bytes readable from `descriptor`.
+    private static func read(descriptor: Int32, atMost limit: Int, path: String) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: limit)
         var done = 0
         while done < limit {

@@ -22,8 +22,13 @@ struct RemoveTreeDepthTests {
             #expect(write(file, text, text.count) == text.count)
             close(file)
         }
-        #expect(fchmod(folder, 0o500) == 0)
         close(folder)
+        // Every folder read-only, as a restored tree's may be (moving one up needs it writable).
+        var path = root
+        for _ in 0..<min(depth, 900) {
+            path += "/d"
+            #expect(chmod(path, 0o500) == 0)
+        }
     }
 
     @Test("at most the limit of folders is open at once, and every level is removed (before: one descriptor a level)")
