@@ -23,7 +23,8 @@
 # every COFFER_REPORT_FLUSH_SECONDS; a 200 only means they are in memory) and prints how long that
 # took; more than 60 s is a failure.
 # The server runs with COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE,
-# COFFER_REPORTS_PER_APP_PER_MINUTE and COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE raised to 10^9:
+# COFFER_REPORTS_PER_APP_PER_MINUTE, COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE and the hourly
+# COFFER_REPORT_DEVICES_PER_APP_PER_HOUR and COFFER_REPORT_FAILURES_PER_APP_PER_HOUR raised to 10^9:
 # every request comes from one address and one app, and the budgets would otherwise turn the run
 # into a measure of 429 answers.
 # Targets (issue 16): requests/s >= 0.3x nginx and p99 <= 50 ms on the device port, over SQLite and
@@ -85,7 +86,8 @@ if [ -n "$postgres" ]; then
 fi
 
 export COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE=1000000000 COFFER_REPORTS_PER_APP_PER_MINUTE=1000000000 \
-  COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE=1000000000
+  COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE=1000000000 COFFER_REPORT_DEVICES_PER_APP_PER_HOUR=1000000000 \
+  COFFER_REPORT_FAILURES_PER_APP_PER_HOUR=1000000000
 
 # start_coffer DATABASE_URL: a fresh server (SQLite when the URL is empty) and data folder, set up
 # through the CLI; writes manifest.json, batch.template (the wrk batch) and check.json (one batch,

@@ -91,6 +91,12 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE", .count(atLeast: 1)) {
             configuration.reportEventsPerDevicePerMinute = value
         }
+        if let value = try settings.value("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", .count(atLeast: 1)) {
+            configuration.reportDevicesPerAppPerHour = value
+        }
+        if let value = try settings.value("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", .count(atLeast: 1)) {
+            configuration.reportFailuresPerAppPerHour = value
+        }
         return configuration
     }
 }

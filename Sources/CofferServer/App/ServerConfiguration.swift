@@ -99,6 +99,14 @@ public struct ServerConfiguration: Sendable {
     /// Report events allowed per device per minute on each instance
     /// (COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE; at least 1; default 120).
     public var reportEventsPerDevicePerMinute = 120
+    /// New (deployment, model, device) rows one app's reports may add per clock hour on each
+    /// instance (COFFER_REPORT_DEVICES_PER_APP_PER_HOUR; at least 1; default 500 000): device IDs
+    /// are the app's choice, and each new one is a row kept for good. Size it for your fleet.
+    public var reportDevicesPerAppPerHour = 500_000
+    /// Failure events (with reasons) stored per app per clock hour on each instance
+    /// (COFFER_REPORT_FAILURES_PER_APP_PER_HOUR; at least 1; default 100 000); past it failures
+    /// still count on their devices.
+    public var reportFailuresPerAppPerHour = 100_000
     /// How long a team invitation can be redeemed (COFFER_INVITATION_DAYS, in days: above 0, at
     /// most 365; default 7 days).
     public var invitationLifetime: TimeInterval = 7 * 86_400

@@ -113,6 +113,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
         perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
         perApp: RateLimiter(perMinute: configuration.reportsPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.reportEventsPerDevicePerMinute),
+        volume: ReportVolumeBudget(deviceRows: configuration.reportDevicesPerAppPerHour, failures: configuration.reportFailuresPerAppPerHour),
         refusals: refusals, metrics: metrics)
     try app.register(collection: ReportController(endpoint: reportEndpoint))
     // Both ports share one endpoint: its budgets, buffer and caches.

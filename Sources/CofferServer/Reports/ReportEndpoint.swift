@@ -25,6 +25,8 @@ struct ReportEndpoint: Sendable {
     let perAddress: RateLimiter
     let perApp: RateLimiter
     let perDevice: RateLimiter
+    /// New device rows and stored failures per app per hour.
+    let volume: ReportVolumeBudget
     let refusals: RefusalLog
     let metrics: ServerMetrics
 
@@ -148,10 +150,18 @@ struct ReportEndpoint: Sendable {
                 devices.append((deviceID, 1))
             }
         }
+        if let wait = volume.admitRows(reports, appID: app.id, now: request.now) {
+            throw APIError(.tooManyRequests, "rate_limited", "too many new devices reported by this app this hour; retry in \(wait) s",
+                           headers: ["Retry-After": "\(wait)"])
+        }
         for (device, count) in devices {
             if let wait = perDevice.acquire(devicePrefix + device, cost: count) { throw Self.tooMany(wait) }
         }
-        guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), now: request.now) else {
+        var failures = 0
+        for index in reports.indices where reports[index].outcome == .failed { failures += 1 }
+        let storable = volume.storableFailures(failures, appID: app.id, now: request.now)
+        guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), storingFailures: storable,
+                                                      now: request.now) else {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
                            headers: ["Retry-After": "30"])
         }
