@@ -30,7 +30,7 @@ struct SettingsTests {
         ("COFFER_TEAM_QUOTA_BYTES", ["0", "-1", "1GB", "unlimited", "1.5"]),
         ("COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE", ["0", "-1", "many", "2147483648"]),
         ("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", ["0", "-60", "1e2"]),
-        ("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", ["0", "-1", "2147483648", "lots"]),
+        ("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", ["0", "99", "-1", "2147483648", "lots"]),
         ("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", ["0", "1.5"]),
         ("COFFER_INVITATION_DAYS", ["0", "-7", "366", "365.5", "nan", "inf", "week"]),
     ]
@@ -59,7 +59,7 @@ struct SettingsTests {
             "COFFER_SESSION_HOURS": "12", "COFFER_TEAM_QUOTA_BYTES": "1073741824",
             "COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE": "1", "COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE": "30",
             "COFFER_INVITATION_DAYS": "365", "COFFER_HOSTNAME": "",
-            "COFFER_REPORT_DEVICES_PER_APP_PER_HOUR": "7", "COFFER_REPORT_FAILURES_PER_APP_PER_HOUR": "2147483647", "COFFER_BOOTSTRAP_TOKEN": Secrets.make(prefix: "cft_"),
+            "COFFER_REPORT_DEVICES_PER_APP_PER_HOUR": "100", "COFFER_REPORT_FAILURES_PER_APP_PER_HOUR": "2147483647", "COFFER_BOOTSTRAP_TOKEN": Secrets.make(prefix: "cft_"),
         ])
         #expect(configuration.port == 0 && configuration.devicePort == 65535 && configuration.hostname == "127.0.0.1")
         #expect(configuration.maximumBlobSize == .max && configuration.blobGracePeriod == 0 && configuration.blobCollectionInterval == 30)
@@ -67,7 +67,7 @@ struct SettingsTests {
         #expect(configuration.secureCookies && configuration.publicURL == "https://models.example.com/cdn")
         #expect(configuration.teamQuotaBytes == 1 << 30 && configuration.deviceRequestsPerAddressPerMinute == 1)
         #expect(configuration.authFailuresPerAddressPerMinute == 30 && configuration.invitationLifetime == 365 * 86_400)
-        #expect(configuration.reportDevicesPerAppPerHour == 7 && configuration.reportFailuresPerAppPerHour == 2_147_483_647)
+        #expect(configuration.reportDevicesPerAppPerHour == 100 && configuration.reportFailuresPerAppPerHour == 2_147_483_647)
 
         let defaults = try ServerConfiguration.fromEnvironment([:])
         #expect(defaults.teamQuotaBytes == nil && defaults.deviceRequestsPerAddressPerMinute == 1200)

@@ -91,7 +91,7 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE", .count(atLeast: 1)) {
             configuration.reportEventsPerDevicePerMinute = value
         }
-        if let value = try settings.value("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", .count(atLeast: 1)) {
+        if let value = try settings.value("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", .count(atLeast: 100)) {
             configuration.reportDevicesPerAppPerHour = value
         }
         if let value = try settings.value("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", .count(atLeast: 1)) {

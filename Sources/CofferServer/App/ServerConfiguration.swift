@@ -99,9 +99,10 @@ public struct ServerConfiguration: Sendable {
     /// Report events allowed per device per minute on each instance
     /// (COFFER_REPORT_EVENTS_PER_DEVICE_PER_MINUTE; at least 1; default 120).
     public var reportEventsPerDevicePerMinute = 120
-    /// New (deployment, model, device) rows one app's reports may add per clock hour on each
-    /// instance (COFFER_REPORT_DEVICES_PER_APP_PER_HOUR; at least 1; default 500 000): device IDs
-    /// are the app's choice, and each new one is a row kept for good. Size it for your fleet.
+    /// Distinct (deployment, model, device) triples one app's reports may name per hour on each
+    /// instance, a bucket that refills evenly (COFFER_REPORT_DEVICES_PER_APP_PER_HOUR; at least
+    /// 100, a batch's most; default 500 000): device IDs are the app's choice, and each new one is
+    /// a row kept for good. Size it for your fleet.
     public var reportDevicesPerAppPerHour = 500_000
     /// Failure events (with reasons) stored per app per clock hour on each instance
     /// (COFFER_REPORT_FAILURES_PER_APP_PER_HOUR; at least 1; default 100 000); past it failures

@@ -84,10 +84,14 @@ final class ReportBuffer: Sendable {
     /// grouped by device (a batch is usually one device's, for one or two models), so that under
     /// the lock each event costs two lookups of a 16-byte key and each device one of its
     /// outcome set.
-    ///
-    /// At most `storingFailures` failures are kept as raw events (``ReportVolumeBudget``); every
-    /// failure counts on its device all the same.
-    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, storingFailures: Int = .max,
+    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+        var unlimited = Int.max
+        return add(reports, appID: appID, stage: stage, failureAllowance: &unlimited, now: now)
+    }
+
+    /// ``add(_:appID:stage:now:)`` keeping at most `failureAllowance` failures as raw events
+    /// (``ReportVolumeBudget``), less each one kept; every failure counts on its device all the same.
+    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, failureAllowance: inout Int,
              now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         // What the lock needs of each event, in arrays of plain values: reading them out of the
         // reports under the lock copied each report (five Strings retained and released).
@@ -100,7 +104,6 @@ final class ReportBuffer: Sendable {
         let answer: Int? = state.withLockedValue { state in
             guard state.pending.count + reports.count <= Self.capacity else { return nil }
             var count = 0
-            var storable = storingFailures
             for index in keys.indices {
                 let key = keys[index]
                 guard !state.seenBefore.contains(key) else { continue }
@@ -114,8 +117,8 @@ final class ReportBuffer: Sendable {
                 guard state.seen.insert(key) else { continue }
                 accepted[index] = true
                 count += 1
-                if bits[index] == ReportOutcome.failed.bit, storable > 0, let failure = reports[index].failure {
-                    storable -= 1
+                if bits[index] == ReportOutcome.failed.bit, failureAllowance > 0, let failure = reports[index].failure {
+                    failureAllowance -= 1
                     state.pending.events.append(Event(appID: appID, report: reports[index], failure: failure, receivedAt: now))
                 }
             }

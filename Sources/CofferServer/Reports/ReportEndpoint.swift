@@ -151,7 +151,7 @@ struct ReportEndpoint: Sendable {
             }
         }
         if let wait = volume.admitRows(reports, appID: app.id, now: request.now) {
-            throw APIError(.tooManyRequests, "rate_limited", "too many new devices reported by this app this hour; retry in \(wait) s",
+            throw APIError(.tooManyRequests, "rate_limited", "too many new devices reported by this app; retry in \(wait) s",
                            headers: ["Retry-After": "\(wait)"])
         }
         for (device, count) in devices {
@@ -159,9 +159,10 @@ struct ReportEndpoint: Sendable {
         }
         var failures = 0
         for index in reports.indices where reports[index].outcome == .failed { failures += 1 }
-        let storable = volume.storableFailures(failures, appID: app.id, now: request.now)
-        guard let (accepted, duplicates) = buffer.add(reports, appID: app.id, stage: targets.stage(of:), storingFailures: storable,
-                                                      now: request.now) else {
+        var allowance = volume.storableFailures(failures, appID: app.id, now: request.now)
+        let added = buffer.add(reports, appID: app.id, stage: targets.stage(of:), failureAllowance: &allowance, now: request.now)
+        volume.refundFailures(allowance, appID: app.id)  // duplicates and a full buffer store none
+        guard let (accepted, duplicates) = added else {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
                            headers: ["Retry-After": "30"])
         }
