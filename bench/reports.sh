@@ -100,6 +100,7 @@ start_coffer() {
   device_port=$(free_port)
   COFFER_DATABASE_URL=$1 bench_server "$port" --device-port "$device_port"
   device_server="http://127.0.0.1:$device_port"
+  metrics_url="http://127.0.0.1:$port/metrics"
   server_pid=${pids[-1]}
   coffer team create Bench >/dev/null
   local app_json credential
@@ -170,7 +171,9 @@ run_wrk() {
   local ok total
   read -r ok total < <(grep -o 'answers: [0-9]* below 400 of [0-9]*' "wrk-$label.txt" | awk '{print $2, $6}')
   if [ -z "$total" ] || [ "$total" = 0 ] || [ $((ok * 100)) -lt $((total * 99)) ]; then
-    echo "bench: only ${ok:-0} of ${total:-0} answers from $url were 200 (at least 99 % must be):" >&2; cat "wrk-$label.txt" >&2; exit 1
+    echo "bench: $label: only ${ok:-0} of ${total:-0} answers from $url were 200 (at least 99 % must be):" >&2; cat "wrk-$label.txt" >&2
+    [ -z "${metrics_url:-}" ] || curl -fs "$metrics_url" | grep "^coffer_http_requests_total" >&2 || true
+    exit 1
   fi
   python3 - "wrk-$label.txt" <<'PY'
 import re, sys
