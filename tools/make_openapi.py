@@ -367,7 +367,9 @@ paths = {
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"},
                   "307": {"description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; "
                                          "ask it with the same Range and no credentials"}},
-                  auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH]),
+                  auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH],
+                  description="503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob "
+                              "was registered with: it is not served until an upload of its bytes replaces it."),
         "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
                    {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
                    auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH]),

@@ -21,6 +21,8 @@ struct BlobController: Sendable {
     let metrics: ServerMetrics
     /// Counts downloads for the dashboard's charts (in memory; flushed in the background).
     let usage: UsageCounter
+    /// The sizes blobs were registered with, to refuse serving a damaged one.
+    var registeredSizes = RegisteredBlobSizes()
 
     func upload(req: Request) async throws -> Response {
         do {
@@ -136,6 +138,13 @@ struct BlobController: Sendable {
         let address = try Self.address(req)
         guard let size = try await store.size(of: address) else {
             throw APIError.notFound("blob")
+        }
+        // A stored size other than the registered one is damage (a lost tail, a bad disk): served,
+        // it would be cached for a year as the blob. Refused uncached until an upload replaces it.
+        if let registered = try await registeredSizes.size(of: address, on: req.db), registered != size {
+            req.logger.error("blob \(address) is stored with \(size) bytes, registered with \(registered); refusing to serve it until it is uploaded again")
+            throw APIError(.serviceUnavailable, "blob_damaged", "this blob's stored copy is damaged; it must be uploaded again",
+                           headers: ["Cache-Control": "no-store"])
         }
         let etag = "\"\(address)\""
         if let match = req.headers.first(name: .ifNoneMatch), match == etag || match == "*" {

@@ -1873,6 +1873,7 @@ enum OpenAPIDocument {
   },
   "/v1/blobs/{sha256}": {
    "get": {
+    "description": "503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob was registered with: it is not served until an upload of its bytes replaces it.",
     "operationId": "downloadBlob",
     "parameters": [
      {
