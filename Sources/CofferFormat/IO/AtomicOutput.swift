@@ -207,7 +207,7 @@ private final class PendingPaths: @unchecked Sendable {
     func putBacks() -> [(String, String)] { lock.withLock { moved.map { ($0.key, $0.value) } } }
     func terminate() { lock.withLock { terminating = true } }
 
-    /// `body` under the settling lock; throws ``OperationCancelled`` once the clean-up has run.
+    /// `body` under the lock replacements and the clean-up take in turn.
     func settling<T>(_ body: () throws -> T) rethrows -> T {
         settleLock.lock()
         defer { settleLock.unlock() }

@@ -22,9 +22,7 @@ extension TreeUnpacker {
         }
         // Never through a link: the path was a folder at lstat, and NOFOLLOW keeps it that way.
         if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(AT_FDCWD, path, 0o700, AT_SYMLINK_NOFOLLOW) }
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if descriptor >= 0 { removeContents(of: descriptor, maximumDepth: maximumOpenDepth, descending: { _ in }) }
-        rmdir(path)
+        removeTree(path, maximumDepth: maximumOpenDepth, descending: { _ in })
     }
 
     /// The most folders ``removeTree(_:)`` keeps open at once. A packed path may nest ~2 000
@@ -32,8 +30,8 @@ extension TreeUnpacker {
     /// on Linux, 256 on macOS): the deep end of a failed restore, plaintext, stayed on disk.
     static let maximumOpenDepth = 64
 
-    /// ``removeTree(_:)`` with the depth limit passed in and `descending` told each new depth
-    /// (for tests).
+    /// Removes the folder at `path` (entered with `O_NOFOLLOW`) and its contents, at most
+    /// `maximumDepth` folders open at once; `descending` is told each new depth (for tests).
     static func removeTree(_ path: String, maximumDepth: Int, descending: (Int) -> Void) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor >= 0 { removeContents(of: descriptor, maximumDepth: maximumDepth, descending: descending) }

@@ -86,7 +86,7 @@ enum APIToken {
     /// one token, surrounding whitespace ignored).
     static func read(file path: String) throws -> String {
         let source = path == "-" ? "standard input" : path
-        guard let bytes = try? (path == "-" ? BoundedFile.readStandardInput(atMost: 4097) : BoundedFile.read(path, atMost: 4097)) else {
+        guard let bytes = try? BoundedFile.read(fileOrStandardInput: path, atMost: 4097) else {
             throw AdminFailure(.noInput, "cannot read token file \(source)")
         }
         guard bytes.count <= 4096 else { throw AdminFailure(.usage, "token file \(source) is over 4 KiB; is it the right file?") }

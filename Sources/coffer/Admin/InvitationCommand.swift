@@ -135,7 +135,7 @@ struct InvitationCommand: ParsableCommand {
             if let code { return try InvitationCommand.clean(code, from: "the CODE argument") }
             guard let codeFile else { throw ValidationError("give exactly one of CODE or --code-file FILE") }
             // At most 4 KiB + 1 is read, from a file or standard input alike.
-            guard let data = try? (codeFile == "-" ? BoundedFile.readStandardInput(atMost: 4097) : BoundedFile.read(codeFile, atMost: 4097)) else {
+            guard let data = try? BoundedFile.read(fileOrStandardInput: codeFile, atMost: 4097) else {
                 throw AdminFailure(.noInput, "cannot read \(codeFile)")
             }
             guard data.count <= 4096 else { throw AdminFailure(.usage, "\(codeFile) is over 4 KiB; is it the right file?") }

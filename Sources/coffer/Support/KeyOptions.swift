@@ -87,10 +87,11 @@ enum BoundedFile {
         return try read(descriptor: descriptor, atMost: limit, path: path)
     }
 
-    /// The first `limit` bytes of standard input, read from its descriptor (reopening `/dev/stdin`
-    /// fails when it is a socket).
-    static func readStandardInput(atMost limit: Int) throws -> [UInt8] {
-        try read(descriptor: STDIN_FILENO, atMost: limit, path: "standard input")
+    /// ``read(_:atMost:)``, with `-` for standard input, read from its descriptor (reopening
+    /// `/dev/stdin` fails when it is a socket).
+    static func read(fileOrStandardInput path: String, atMost limit: Int) throws -> [UInt8] {
+        guard path == "-" else { return try read(path, atMost: limit) }
+        return try read(descriptor: STDIN_FILENO, atMost: limit, path: "standard input")
     }
 
     /// The first `limit` bytes readable from `descriptor`.
