@@ -4,7 +4,8 @@ import Vapor
 /// Work the server repeats every `interval` while it runs (blob collection, flushing usage
 /// counts), started when the application boots and cancelled when it shuts down; an optional
 /// last run at shutdown, before the database closes. Errors are logged by type only and the work
-/// is tried again at the next interval.
+/// is tried again at the next interval. When `again` says more is already waiting after a run
+/// that succeeded, the next run starts at once instead of after the interval.
 struct PeriodicWork: LifecycleHandler {
     /// One run of the work: what to log when it fails.
     typealias Run = @Sendable (_ db: any Database, _ logger: Logger) async throws -> Void
@@ -13,23 +14,35 @@ struct PeriodicWork: LifecycleHandler {
     let failure: Logger.Message
     let run: Run
     let atShutdown: Run?
+    let again: (@Sendable () -> Bool)?
     private let task = TaskBox()
 
-    init(every interval: TimeInterval, failure: Logger.Message, atShutdown: Run? = nil, run: @escaping Run) {
+    init(every interval: TimeInterval, failure: Logger.Message, atShutdown: Run? = nil,
+         again: (@Sendable () -> Bool)? = nil, run: @escaping Run) {
         self.interval = interval
         self.failure = failure
         self.run = run
         self.atShutdown = atShutdown
+        self.again = again
     }
 
     func didBoot(_ app: Application) throws {
-        let run = self.run, interval = self.interval, failure = self.failure
+        let run = self.run, interval = self.interval, failure = self.failure, again = self.again
         let database = app.db, logger = app.logger
         task.set(Task {
+            var waiting = false
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(interval))
+                // Work that piled up while a run lasted (device reports under load) goes at once:
+                // sleeping first left the database idle between runs while the backlog grew.
+                // After a failure the interval always passes first (no loop against a database
+                // that is down).
+                if !waiting { try? await Task.sleep(for: .seconds(interval)) }
                 guard !Task.isCancelled else { return }
-                do { try await run(database, logger) } catch {
+                do {
+                    try await run(database, logger)
+                    waiting = again?() ?? false
+                } catch {
+                    waiting = false
                     logger.warning(failure, metadata: ["type": "\(type(of: error))"])
                 }
             }

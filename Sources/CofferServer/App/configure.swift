@@ -105,7 +105,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let reports = ReportBuffer()
     let retention = configuration.reportRetention
     app.lifecycle.use(PeriodicWork(every: configuration.reportFlushInterval, failure: "device reports not written; kept for the next try",
-                                   atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) }) { db, _ in
+                                   atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) },
+                                   again: { reports.pendingRows >= ReportBuffer.flushAtOnce }) { db, _ in
         try await reports.flush(on: db, retention: retention)
     })
     let reportEndpoint = ReportEndpoint(

@@ -60,6 +60,9 @@ final class ReportBuffer: Sendable {
     /// The most rows (device outcome sets and failures) kept unwritten, as when the database is
     /// down: more are refused with 503.
     static let capacity = 100_000
+    /// Rows that, found pending when a flush ends, start the next flush at once instead of after
+    /// the flush interval: under load the backlog then stays near what one flush writes.
+    static let flushAtOnce = capacity / 10
     /// Event IDs remembered per generation; two generations are kept.
     static let remembered = 250_000
 
@@ -203,6 +206,6 @@ final class ReportBuffer: Sendable {
         }
     }
 
-    /// The rows waiting for the next flush (for tests).
+    /// The rows waiting for the next flush.
     var pendingRows: Int { state.withLockedValue { $0.pending.count } }
 }
