@@ -175,6 +175,7 @@ let package = Package(
             name: "coffer-server",
             dependencies: [
                 "CofferServer",
+                "CofferFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CLI"])),
             ]
         ),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferFormat
 import CofferServer
 import Foundation
 
@@ -29,13 +30,13 @@ struct AttestationCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try options.configuration()
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int,
-                  size <= 16 * 1024 * 1024, let data = FileManager.default.contents(atPath: file) else {
+            // Nothing past 16 MiB is read: a device or pipe (size 0 to stat) that never ends is refused too.
+            guard let data = try? BoundedFile.read(file, atMost: 16 * 1024 * 1024 + 1), data.count <= 16 * 1024 * 1024 else {
                 FileHandle.standardError.write(Data("coffer-server: cannot read \(file) (or it is over 16 MiB)\n".utf8))
                 throw ExitCode(66)
             }
             do {
-                print(try await Server.updateRevocations(configuration, json: Array(data)))
+                print(try await Server.updateRevocations(configuration, json: data))
             } catch {
                 FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
                 throw ExitCode(1)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferFormat
 import CofferServer
 import Foundation
 
@@ -131,8 +132,9 @@ struct RotateMasterKey: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.configuration()
-        guard let data = FileManager.default.contents(atPath: newKeyFile) else {
-            throw ValidationError("cannot read \(newKeyFile)")
+        // A key file holds 44 characters of base64; nothing past 4 KiB is read (`/dev/zero` ends).
+        guard let data = try? BoundedFile.read(newKeyFile, atMost: 4097), data.count <= 4096 else {
+            throw ValidationError("cannot read \(newKeyFile) (or it is over 4 KiB)")
         }
         do {
             print(try await Server.rotateMasterKey(configuration, newKeyBase64: String(decoding: data, as: UTF8.self)))

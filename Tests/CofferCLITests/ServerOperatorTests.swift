@@ -18,10 +18,12 @@ struct ServerOperatorTests {
         let process = Process()
         private let log: URL
 
-        init(_ arguments: [String] = [], environment: [String: String] = [:]) throws {
+        /// `prepare` gets the data folder's path (not yet created) before the process starts.
+        init(_ arguments: [String] = [], environment: [String: String] = [:], prepare: (String) throws -> Void = { _ in }) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-operator-" + UUID().uuidString)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             data = folder.appendingPathComponent("data").path
+            try prepare(data)
             port = try AdminServer.freePort()
             process.executableURL = AdminServer.binary
             process.arguments = ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments
@@ -49,6 +51,15 @@ struct ServerOperatorTests {
                 try? await Task.sleep(for: .milliseconds(200))
             }
             return false
+        }
+
+        /// The exit status once the process stops by itself, nil if it still runs after `seconds`.
+        func exitStatus(within seconds: TimeInterval) async -> Int32? {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+            guard !process.isRunning else { return nil }
+            process.waitUntilExit()
+            return process.terminationStatus
         }
 
         /// SIGTERM, then its exit status (killed after 30 s).

@@ -104,7 +104,14 @@ public struct ConfigurationCheck: Sendable {
             return nil
         }
         checkSecretFile(path, what: "the master key file")
-        guard let contents = FileManager.default.contents(atPath: path) else { return nil }
+        let contents: [UInt8]
+        do {
+            guard let bytes = try MasterKey.readFile(at: path) else { return nil }
+            contents = bytes
+        } catch {
+            problems.append("\(error)")
+            return nil
+        }
         guard let key = try? MasterKey(base64: String(decoding: contents, as: UTF8.self)) else {
             problems.append("the master key file \(path) does not hold 32 bytes in base64")
             return nil

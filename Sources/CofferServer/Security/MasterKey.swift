@@ -28,16 +28,40 @@ struct MasterKey: Sendable {
         try self.init(key: SymmetricKey(data: data))
     }
 
-    /// The key from `base64` if given, else read from `path`, else created there (mode 0600).
+    /// The most bytes a master key file may hold: 44 characters of base64 and some white space.
+    static let maximumFileSize = 4096
+
+    /// The key from `base64` if given, else read from `path`, else created there (mode 0600) when
+    /// no file is there. A file that is there but cannot be read, or holds something else, is an
+    /// error naming the file (never its contents): a new key would orphan every wrapped model key.
     static func load(base64: String?, path: String) throws -> MasterKey {
         if let base64 { return try MasterKey(base64: base64) }
-        if let contents = FileManager.default.contents(atPath: path) {
-            return try MasterKey(base64: String(decoding: contents, as: UTF8.self))
+        if let bytes = try readFile(at: path) {
+            do { return try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
+                throw ServerSetupError("the master key file \(path) does not hold 32 bytes in base64")
+            }
         }
         let key = SymmetricKey(size: .bits256)
         let encoded = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
         try SecretFile.create(at: path, contents: Data(encoded.utf8))
         return try MasterKey(key: key)
+    }
+
+    /// The bytes of the master key file at `path`, nil when there is none; at most
+    /// ``maximumFileSize`` bytes are read (a file that never ends, such as `/dev/zero`, is refused).
+    static func readFile(at path: String) throws -> [UInt8]? {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1)
+        } catch let failure as IOFailure where failure.code == ENOENT {
+            return nil
+        } catch let failure as IOFailure {
+            throw ServerSetupError("cannot read the master key file \(path): \(failure.reason)")
+        }
+        guard bytes.count <= maximumFileSize else {
+            throw ServerSetupError("the master key file \(path) is larger than \(maximumFileSize) bytes")
+        }
+        return bytes
     }
 
     /// Encrypts model key material, binding it to its key ID and team so rows cannot be swapped.

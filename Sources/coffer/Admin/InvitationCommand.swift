@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferFormat
 import Foundation
 
 /// `coffer invitation`: how people join teams. An owner makes an invitation and gives its code to

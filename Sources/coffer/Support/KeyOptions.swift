@@ -69,50 +69,6 @@ enum Passphrases {
     }
 }
 
-/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:)``.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
-}
-
-/// Small secret files (passphrases, key files) read with a hard cap on the bytes taken.
-enum BoundedFile {
-    /// The first `limit` bytes of the file at `path` (fewer if it ends sooner), read in order with
-    /// plain `read` so pipes (`--passphrase-file <(...)`) work; nothing past `limit` is read.
-    ///
-    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance).
-    static func read(_ path: String, atMost limit: Int) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
-        defer { close(descriptor) }
-        return try read(descriptor: descriptor, atMost: limit, path: path)
-    }
-
-    /// ``read(_:atMost:)``, with `-` for standard input, read from its descriptor (reopening
-    /// `/dev/stdin` fails when it is a socket).
-    static func read(fileOrStandardInput path: String, atMost limit: Int) throws -> [UInt8] {
-        guard path == "-" else { return try read(path, atMost: limit) }
-        return try read(descriptor: STDIN_FILENO, atMost: limit, path: "standard input")
-    }
-
-    /// The first `limit` bytes readable from `descriptor`.
-    private static func read(descriptor: Int32, atMost limit: Int, path: String) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var done = 0
-        while done < limit {
-            let n = bytes.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress! + done, limit - done) }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw IOFailure(operation: .read, path: path, errno: code)
-            }
-            if n == 0 { break }
-            done += n
-        }
-        bytes.removeLast(limit - done)
-        return bytes
-    }
-}
-
 /// `.modelkey` files: read with a size limit, written 0600 and atomically.
 enum KeyFiles {
     static func read(_ path: String) throws -> ModelKey {
