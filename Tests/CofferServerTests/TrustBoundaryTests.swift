@@ -308,4 +308,30 @@ struct TrustBoundaryTests {
         #expect(before != nil)
         #expect(before == after)
     }
+
+    @Test("a team at its quota replaces a damaged copy of its blob through the API and the dashboard; its bytes were counted already")
+    func quotaAndDamage() async throws {
+        let server = try await TestServer.start { $0.teamQuotaBytes = 1000 }
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let sealed = Data(try SealedModel.seal(Array(Data(repeating: 3, count: 600)), name: "a", using: .modelKey(flowers.key)))
+        let address = sealed.sha256Hex
+        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 201)
+        let path = server.configuration.resolvedBlobDirectoryForTests + "/" + address.prefix(2) + "/" + address
+        let browser = try await DashboardTests.ownerBrowser(server)
+        for way in ["API", "dashboard"] {
+            // The disk loses the blob's tail: the team's 1000 bytes still count its full size.
+            try sealed.prefix(100).write(to: URL(fileURLWithPath: path))
+            let reply = way == "API"
+                ? try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
+                : try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", sealed)
+            // Before: counted twice, 413 quota_exceeded, and the damage stayed.
+            #expect(reply.status == 201 || reply.status == 200, "\(way): \(reply.status) \(reply.text)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == sealed, "\(way)")
+        }
+        // A new blob still does not fit.
+        let more = Data(try SealedModel.seal(Array(Data(repeating: 4, count: 600)), name: "b", using: .modelKey(flowers.key)))
+        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(more.sha256Hex)", body: more).errorCode == "quota_exceeded")
+        #expect(try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", more).status == 413)
+    }
 }

@@ -46,12 +46,12 @@ struct BlobController: Sendable {
             throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
         }
         // A registered blob's size is known (it was checked when its bytes came): another size is
-        // refused before any byte is read. Quota is spent on bytes not stored in the right size yet.
+        // refused before any byte is read.
         let record = try await BlobRecord.find(address, on: req.db)
         if let record, record.size != size {
             throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(record.size) bytes, not \(size)")
         }
-        if let teamQuota, try await store.size(of: address) != size {
+        if let teamQuota, try await TeamQuota.charges(registered: record != nil, stored: store.size(of: address), size: size) {
             try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
         }
         // The lease comes before looking for the blob: blob collection never removes a leased blob,

@@ -138,7 +138,8 @@ struct ModelUploadPage: RouteCollection {
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
     private func publish(_ upload: any BlobUpload, as address: String, size: Int64, req: Request) async throws {
-        if let teamQuota, try await store.size(of: address) == nil {
+        if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
+                                                      stored: store.size(of: address), size: size) {
             try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
         }
         let lease = UploadLeaseRecord.forUpload(of: address)

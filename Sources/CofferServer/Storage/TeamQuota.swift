@@ -9,6 +9,13 @@ import Vapor
 struct TeamQuota {
     let limit: Int64
 
+    /// Whether an upload of `size` bytes spends quota. A registered blob's bytes are counted
+    /// already (for the team that uploaded it first), so re-sending one, or replacing a damaged
+    /// copy of one, is free; an unregistered blob the store holds whole costs nothing more.
+    static func charges(registered: Bool, stored: Int64?, size: Int64) -> Bool {
+        !registered && stored != size
+    }
+
     /// Refuses with 413 `quota_exceeded` when `size` more bytes would take `team` past the limit.
     func admit(_ size: Int64, for team: TeamRecord, on db: any Database) async throws {
         let used = try await Self.used(by: team.requireID(), on: db)
