@@ -6,15 +6,16 @@ import Testing
 import Vapor
 
 /// The loop behind the report flush and the other periodic work: it waits its interval between
-/// runs, except that a run which leaves work waiting (`again`) is followed at once, and a run that
-/// failed is always followed by the interval.
+/// runs, except that a run which leaves work waiting (`again`) is followed after a short pause, and
+/// a run that failed is always followed by the interval.
 @Suite("Periodic work")
 struct PeriodicWorkTests {
     private struct Failed: Error {}
 
     /// Starts `work` on an application with an in-memory database, waits for `until` (at most
-    /// `limit` seconds), stops the work and returns the seconds it ran.
-    private static func running(_ work: PeriodicWork, limit: TimeInterval,
+    /// `limit` seconds) and then `settle` seconds more, stops the work and returns the seconds
+    /// until `until` held.
+    private static func running(_ work: PeriodicWork, limit: TimeInterval, settle: TimeInterval = 0,
                                 until done: @Sendable () -> Bool) async throws -> TimeInterval {
         let app = try await Application.make(.testing)
         app.databases.use(.sqlite(.memory), as: .sqlite)
@@ -24,42 +25,52 @@ struct PeriodicWorkTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let elapsed = Date().timeIntervalSince(start)
+        if settle > 0 { try await Task.sleep(for: .seconds(settle)) }
         await work.shutdownAsync(app)
         try await app.asyncShutdown()
         return elapsed
     }
 
-    @Test("a run that leaves work waiting is followed at once, not after the interval")
+    @Test("a run that leaves work waiting is followed after a short pause, not after the interval")
     func goesAgainWhileWorkWaits() async throws {
-        let runs = NIOLockedValueBox(0)
-        let work = PeriodicWork(every: 2, failure: "test", again: { runs.withLockedValue { $0 } < 4 }) { _, _ in
-            runs.withLockedValue { $0 += 1 }
+        let runs = NIOLockedValueBox<[(start: Date, end: Date)]>([])
+        let work = PeriodicWork(every: 2, failure: "test", again: { runs.withLockedValue { $0.count } < 4 }) { _, _ in
+            let start = Date()
+            try await Task.sleep(for: .milliseconds(10))
+            runs.withLockedValue { $0.append((start, Date())) }
         }
-        let elapsed = try await Self.running(work, limit: 30) { runs.withLockedValue { $0 } >= 4 }
-        #expect(runs.withLockedValue { $0 } >= 4)
+        let elapsed = try await Self.running(work, limit: 30) { runs.withLockedValue { $0.count } >= 4 }
+        let times = runs.withLockedValue { $0 }
+        #expect(times.count >= 4)
         // Four runs one interval apart would take 8 s; the first waits its interval, the other
-        // three follow it at once.
+        // three follow it after the pause.
         #expect(elapsed < 6, "four runs took \(elapsed) s")
+        // The pause is there (a SQLite writer waiting behind the runs gets the lock in it).
+        for index in times.indices.dropFirst() {
+            let gap = times[index].start.timeIntervalSince(times[index - 1].end)
+            #expect(gap >= PeriodicWork.followUpPause - 0.01, "run \(index) followed after \(gap) s")
+        }
     }
 
     @Test("after a run with nothing waiting, the interval passes before the next")
     func waitsWhenNothingWaits() async throws {
         let runs = NIOLockedValueBox(0)
-        let work = PeriodicWork(every: 2, failure: "test", again: { false }) { _, _ in
+        let work = PeriodicWork(every: 4, failure: "test", again: { false }) { _, _ in
             runs.withLockedValue { $0 += 1 }
         }
-        _ = try await Self.running(work, limit: 3) { false }
+        // The first run, then half a second in which a run that followed at once would show.
+        _ = try await Self.running(work, limit: 60, settle: 0.5) { runs.withLockedValue { $0 } >= 1 }
         #expect(runs.withLockedValue { $0 } == 1)
     }
 
     @Test("a failed run is followed by the interval even when work waits (no loop against a database that is down)")
     func failureWaitsTheInterval() async throws {
         let runs = NIOLockedValueBox(0)
-        let work = PeriodicWork(every: 2, failure: "test", again: { true }) { _, _ in
+        let work = PeriodicWork(every: 4, failure: "test", again: { true }) { _, _ in
             runs.withLockedValue { $0 += 1 }
             throw Failed()
         }
-        _ = try await Self.running(work, limit: 3) { false }
+        _ = try await Self.running(work, limit: 60, settle: 0.5) { runs.withLockedValue { $0 } >= 1 }
         #expect(runs.withLockedValue { $0 } == 1)
     }
 }

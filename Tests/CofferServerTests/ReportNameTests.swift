@@ -20,4 +20,19 @@ struct ReportNameTests {
         #expect(app.collections.contains("\u{212A}iteModels"), "a Set of Strings finds the look-alike")
         #expect(!app.isBound(to: "\u{212A}iteModels"))
     }
+
+    @Test("hasSameBytes: equal bytes only, for small (inline) and large strings, empty ones, prefixes and look-alikes")
+    func sameBytes() {
+        let long = String(repeating: "FlowerClassifier-", count: 8)
+        let pairs: [(String, String, Bool)] = [
+            ("Kite", "Kite", true), ("\u{212A}ite", "Kite", false), ("", "", true), ("", "a", false),
+            ("Kite", "Kites", false), ("Kites", "Kite", false), (long, long + "", true), (long, long + "x", false),
+            (long, String(long.dropLast()) + "+", false), ("e\u{301}", "\u{e9}", false),
+            (String(Substring(long)), long, true),
+        ]
+        for (a, b, same) in pairs {
+            #expect(a.hasSameBytes(as: b) == same, "\(Array(a.utf8)) vs \(Array(b.utf8))")
+            #expect(a.hasSameBytes(as: b) == Array(a.utf8).elementsEqual(Array(b.utf8)))
+        }
+    }
 }

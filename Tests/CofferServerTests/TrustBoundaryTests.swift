@@ -320,18 +320,27 @@ struct TrustBoundaryTests {
         let path = server.configuration.resolvedBlobDirectoryForTests + "/" + address.prefix(2) + "/" + address
         let browser = try await DashboardTests.ownerBrowser(server)
         for way in ["API", "dashboard"] {
-            // The disk loses the blob's tail: the team's 1000 bytes still count its full size.
-            try sealed.prefix(100).write(to: URL(fileURLWithPath: path))
-            let reply = way == "API"
-                ? try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
-                : try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", sealed)
-            // Before: counted twice, 413 quota_exceeded, and the damage stayed.
-            #expect(reply.status == 201 || reply.status == 200, "\(way): \(reply.status) \(reply.text)")
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == sealed, "\(way)")
+            for damage in ["tail lost", "file lost"] {
+                // The disk loses the blob's tail, or all of it: the team's 1000 bytes still count its full size.
+                if damage == "tail lost" {
+                    try sealed.prefix(100).write(to: URL(fileURLWithPath: path))
+                } else {
+                    try FileManager.default.removeItem(atPath: path)
+                }
+                let reply = way == "API"
+                    ? try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed)
+                    : try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", sealed)
+                // Before: counted twice, 413 quota_exceeded, and the damage stayed.
+                #expect(reply.status == 201 || reply.status == 200, "\(way), \(damage): \(reply.status) \(reply.text)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == sealed, "\(way), \(damage)")
+            }
         }
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).count() == 0)
         // A new blob still does not fit.
         let more = Data(try SealedModel.seal(Array(Data(repeating: 4, count: 600)), name: "b", using: .modelKey(flowers.key)))
         #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(more.sha256Hex)", body: more).errorCode == "quota_exceeded")
         #expect(try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", more).status == 413)
+        // A refusal under the lease leaves no lease behind.
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).count() == 0)
     }
 }

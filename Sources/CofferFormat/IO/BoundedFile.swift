@@ -17,11 +17,20 @@ package enum BoundedFile {
     /// The first `limit` bytes of the file at `path` (fewer if it ends sooner), read in order with
     /// plain `read` so pipes (`--passphrase-file <(...)`) work; nothing past `limit` is read.
     ///
-    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance).
-    package static func read(_ path: String, atMost limit: Int) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+    /// With `regularFileOnly`, anything but a regular file (a pipe, a device, a link to one) is
+    /// refused before a byte is read, and opening a pipe nobody writes to does not wait.
+    ///
+    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance);
+    ///   `.open` with `EINVAL` ("not a regular file") for what `regularFileOnly` refuses.
+    package static func read(_ path: String, atMost limit: Int, regularFileOnly: Bool = false) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regularFileOnly ? O_NONBLOCK : 0))
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(descriptor) }
+        if regularFileOnly {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
+            guard status.st_mode & S_IFMT == S_IFREG else { throw IOFailure(operation: .open, path: path, errno: EINVAL) }
+        }
         return try read(descriptor: descriptor, atMost: limit, path: path)
     }
 

@@ -99,19 +99,18 @@ public struct ConfigurationCheck: Sendable {
             return try? MasterKey(base64: base64)
         }
         let path = configuration.dataDirectory + "/master.key"
-        guard FileManager.default.fileExists(atPath: path) else {
-            facts.append("no master key yet: \(path) will be created on first start")
-            return nil
-        }
-        checkSecretFile(path, what: "the master key file")
         let contents: [UInt8]
         do {
-            guard let bytes = try MasterKey.readFile(at: path) else { return nil }
+            guard let bytes = try MasterKey.readFile(at: path) else {
+                facts.append("no master key yet: \(path) will be created on first start")
+                return nil
+            }
             contents = bytes
         } catch {
             problems.append("\(error)")
             return nil
         }
+        checkSecretFile(path, what: "the master key file")
         guard let key = try? MasterKey(base64: String(decoding: contents, as: UTF8.self)) else {
             problems.append("the master key file \(path) does not hold 32 bytes in base64")
             return nil

@@ -5,7 +5,7 @@ import Vapor
 /// counts), started when the application boots and cancelled when it shuts down; an optional
 /// last run at shutdown, before the database closes. Errors are logged by type only and the work
 /// is tried again at the next interval. When `again` says more is already waiting after a run
-/// that succeeded, the next run starts at once instead of after the interval.
+/// that succeeded, the next run starts after ``followUpPause`` instead of the interval.
 struct PeriodicWork: LifecycleHandler {
     /// One run of the work: what to log when it fails.
     typealias Run = @Sendable (_ db: any Database, _ logger: Logger) async throws -> Void
@@ -16,6 +16,11 @@ struct PeriodicWork: LifecycleHandler {
     let atShutdown: Run?
     let again: (@Sendable () -> Bool)?
     private let task = TaskBox()
+
+    /// The pause before a run that follows at once (at most the interval): SQLite's busy handler
+    /// tries again every 100 ms at most, so a writer waiting behind back-to-back report flushes
+    /// (a sign-in, an upload's registration) finds the lock free within it.
+    static let followUpPause: TimeInterval = 0.15
 
     init(every interval: TimeInterval, failure: Logger.Message, atShutdown: Run? = nil,
          again: (@Sendable () -> Bool)? = nil, run: @escaping Run) {
@@ -32,11 +37,11 @@ struct PeriodicWork: LifecycleHandler {
         task.set(Task {
             var waiting = false
             while !Task.isCancelled {
-                // Work that piled up while a run lasted (device reports under load) goes at once:
-                // sleeping first left the database idle between runs while the backlog grew.
-                // After a failure the interval always passes first (no loop against a database
-                // that is down).
-                if !waiting { try? await Task.sleep(for: .seconds(interval)) }
+                // Work that piled up while a run lasted (device reports under load) goes almost at
+                // once: sleeping the interval left the database idle between runs while the backlog
+                // grew. After a failure the interval always passes first (no loop against a
+                // database that is down).
+                try? await Task.sleep(for: .seconds(waiting ? min(interval, Self.followUpPause) : interval))
                 guard !Task.isCancelled else { return }
                 do {
                     try await run(database, logger)

@@ -26,7 +26,7 @@ final class AppCredentials: Sendable {
         /// database would store and count apart.
         func isBound(to identifier: String) -> Bool {
             guard let found = collections.firstIndex(of: identifier) else { return false }
-            return collections[found].utf8.elementsEqual(identifier.utf8)
+            return collections[found].hasSameBytes(as: identifier)
         }
     }
 

@@ -51,15 +51,18 @@ struct BlobController: Sendable {
         if let record, record.size != size {
             throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this address has \(record.size) bytes, not \(size)")
         }
-        if let teamQuota, try await TeamQuota.charges(registered: record != nil, stored: store.size(of: address), size: size) {
-            try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
-        }
         // The lease comes before looking for the blob: blob collection never removes a leased blob,
         // and one being collected now is gone once its hold is released.
         let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         do {
             try await CollectionHold.waitUntilReleased(address, on: req.db)
+            // Decided under the lease, on a record and bytes that stay (the body is still unread):
+            // a record being collected could otherwise make the upload free, then vanish.
+            if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
+                                                          stored: store.size(of: address), size: size) {
+                try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
+            }
             let response = try await save(req, address: address, size: size, team: team)
             try await lease.delete(on: req.db)
             return response

@@ -138,15 +138,21 @@ struct ModelUploadPage: RouteCollection {
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
     private func publish(_ upload: any BlobUpload, as address: String, size: Int64, req: Request) async throws {
-        if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
-                                                      stored: store.size(of: address), size: size) {
-            try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
-        }
         let lease = UploadLeaseRecord.forUpload(of: address)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease
-        try await CollectionHold.waitUntilReleased(address, on: req.db)
-        try await upload.publish(as: address)
+        do {
+            try await CollectionHold.waitUntilReleased(address, on: req.db)
+            // Decided under the lease, on a record and bytes that stay (as the API does).
+            if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
+                                                          stored: store.size(of: address), size: size) {
+                try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
+            }
+            try await upload.publish(as: address)
+        } catch {
+            await releaseLease(req)
+            throw error
+        }
     }
 
     /// Registers the blob and the collection's model version of it (reused when it exists).
@@ -173,7 +179,10 @@ struct ModelUploadPage: RouteCollection {
     }
 
     private func releaseLease(_ req: Request) async {
-        if let lease = req.storage[HeldLease.self] { try? await lease.delete(on: req.db) }
+        if let lease = req.storage[HeldLease.self] {
+            req.storage[HeldLease.self] = nil
+            try? await lease.delete(on: req.db)
+        }
     }
 }
 

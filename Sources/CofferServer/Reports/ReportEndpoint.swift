@@ -95,7 +95,7 @@ struct ReportEndpoint: Sendable {
         var bound: String?
         for index in reports.indices {
             let collection = reports[index].collection
-            if collection.utf8.elementsEqual((bound ?? "").utf8) { continue }
+            if let bound, collection.hasSameBytes(as: bound) { continue }
             guard app.isBound(to: collection) else { return false }
             bound = collection
         }
@@ -127,7 +127,7 @@ struct ReportEndpoint: Sendable {
     /// Strings: a look-alike spelling would be counted as a model of its own.
     private static func check(_ target: ReportTargets.Target?, collection: String, model: String, sha256: ModelDigest, index: Int,
                               app: AppCredentials.App) throws {
-        guard let target, target.teamID == app.teamID, target.collection.utf8.elementsEqual(collection.utf8) else {
+        guard let target, target.teamID == app.teamID, target.collection.hasSameBytes(as: collection) else {
             throw APIError(.unprocessableEntity, "unknown_deployment", "event \(index): no activated deployment of \(collection) has that ID")
         }
         guard let digests = target.digests(of: model), digests.contains(sha256) else {

@@ -23,7 +23,7 @@ final class ReportTargets: Sendable {
         /// The SHA-256s of model `name` (its bytes, not a canonically equivalent spelling, as the
         /// database compares them), or nil when the deployment has no such model.
         func digests(of name: String) -> [ModelDigest]? {
-            models.first { $0.name.utf8.elementsEqual(name.utf8) }?.digests
+            models.first { $0.name.hasSameBytes(as: name) }?.digests
         }
     }
 

@@ -47,13 +47,19 @@ struct MasterKey: Sendable {
         return try MasterKey(key: key)
     }
 
-    /// The bytes of the master key file at `path`, nil when there is none; at most
-    /// ``maximumFileSize`` bytes are read (a file that never ends, such as `/dev/zero`, is refused).
+    /// The bytes of the master key file at `path`, nil when there is nothing at that path; at
+    /// most ``maximumFileSize`` bytes are read, from a regular file only (`/dev/zero` or a pipe
+    /// would never end). A link to a missing file is an error, not "none": a new key cannot be
+    /// made through it and would not be the one that wrapped the stored keys.
     static func readFile(at path: String) throws -> [UInt8]? {
         let bytes: [UInt8]
         do {
-            bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1)
+            bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1, regularFileOnly: true)
         } catch let failure as IOFailure where failure.code == ENOENT {
+            var status = stat()
+            guard lstat(path, &status) != 0 else {
+                throw ServerSetupError("the master key file \(path) is a link to a missing file")
+            }
             return nil
         } catch let failure as IOFailure {
             throw ServerSetupError("cannot read the master key file \(path): \(failure.reason)")

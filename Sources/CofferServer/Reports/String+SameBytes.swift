@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension String {
+    /// Whether both strings are the same UTF-8 bytes. `==` also calls canonically equivalent
+    /// spellings equal ("\u{212A}ite" and "Kite"), which the database stores and counts apart.
+    ///
+    /// One `memcmp` where both keep their bytes contiguous, as native strings do (small ones
+    /// included); `utf8.elementsEqual`, which walked both views a byte at a time, was 4 % of the
+    /// report route's CPU time.
+    func hasSameBytes(as other: String) -> Bool {
+        let compared = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                mine.count == theirs.count && (mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
+            }
+        }
+        if let result = compared ?? nil { return result }
+        return utf8.elementsEqual(other.utf8)
+    }
+}
