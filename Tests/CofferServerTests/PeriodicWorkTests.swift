@@ -73,4 +73,24 @@ struct PeriodicWorkTests {
         _ = try await Self.running(work, limit: 60, settle: 0.5) { runs.withLockedValue { $0 } >= 1 }
         #expect(runs.withLockedValue { $0 } == 1)
     }
+
+    @Test("a failure after a run that left work waiting is followed by the interval, not the pause")
+    func failureAfterBacklogWaitsTheInterval() async throws {
+        let runs = NIOLockedValueBox(0)
+        let work = PeriodicWork(every: 4, failure: "test", again: { true }) { _, _ in
+            // The first run succeeds with work waiting; the second fails.
+            let run = runs.withLockedValue { $0 += 1; return $0 }
+            if run >= 2 { throw Failed() }
+        }
+        _ = try await Self.running(work, limit: 60, settle: 1) { runs.withLockedValue { $0 } >= 2 }
+        #expect(runs.withLockedValue { $0 } == 2)
+    }
+
+    @Test("work without `again` waits the interval after every run")
+    func noAgainWaits() async throws {
+        let runs = NIOLockedValueBox(0)
+        let work = PeriodicWork(every: 4, failure: "test") { _, _ in runs.withLockedValue { $0 += 1 } }
+        _ = try await Self.running(work, limit: 60, settle: 1) { runs.withLockedValue { $0 } >= 1 }
+        #expect(runs.withLockedValue { $0 } == 1)
+    }
 }

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:)``.
+/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:regularFileOnly:)``.
 private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
     read(descriptor, buffer, count)
 }
@@ -30,11 +30,16 @@ package enum BoundedFile {
             var status = stat()
             guard fstat(descriptor, &status) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
             guard status.st_mode & S_IFMT == S_IFREG else { throw IOFailure(operation: .open, path: path, errno: EINVAL) }
+            // Reads block as usual (a FUSE file system sees the flag and may answer EAGAIN).
+            let flags = fcntl(descriptor, F_GETFL)
+            guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+                throw IOFailure(operation: .open, path: path, errno: errno)
+            }
         }
         return try read(descriptor: descriptor, atMost: limit, path: path)
     }
 
-    /// ``read(_:atMost:)``, with `-` for standard input, read from its descriptor (reopening
+    /// ``read(_:atMost:regularFileOnly:)``, with `-` for standard input, read from its descriptor (reopening
     /// `/dev/stdin` fails when it is a socket).
     package static func read(fileOrStandardInput path: String, atMost limit: Int) throws -> [UInt8] {
         guard path == "-" else { return try read(path, atMost: limit) }

@@ -57,7 +57,7 @@ struct MasterKey: Sendable {
             bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1, regularFileOnly: true)
         } catch let failure as IOFailure where failure.code == ENOENT {
             var status = stat()
-            guard lstat(path, &status) != 0 else {
+            guard lstat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFLNK else {
                 throw ServerSetupError("the master key file \(path) is a link to a missing file")
             }
             return nil
