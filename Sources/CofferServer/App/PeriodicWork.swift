@@ -11,6 +11,8 @@ struct PeriodicWork: LifecycleHandler {
     typealias Run = @Sendable (_ db: any Database, _ logger: Logger) async throws -> Void
 
     let interval: TimeInterval
+    /// The wait before the first run (the interval unless given).
+    let firstRunAfter: TimeInterval
     let failure: Logger.Message
     let run: Run
     let atShutdown: Run?
@@ -22,9 +24,10 @@ struct PeriodicWork: LifecycleHandler {
     /// (a sign-in, an upload's registration) finds the lock free within it.
     static let followUpPause: TimeInterval = 0.15
 
-    init(every interval: TimeInterval, failure: Logger.Message, atShutdown: Run? = nil,
+    init(every interval: TimeInterval, firstRunAfter: TimeInterval? = nil, failure: Logger.Message, atShutdown: Run? = nil,
          again: (@Sendable () -> Bool)? = nil, run: @escaping Run) {
         self.interval = interval
+        self.firstRunAfter = firstRunAfter ?? interval
         self.failure = failure
         self.run = run
         self.atShutdown = atShutdown
@@ -32,22 +35,22 @@ struct PeriodicWork: LifecycleHandler {
     }
 
     func didBoot(_ app: Application) throws {
-        let run = self.run, interval = self.interval, failure = self.failure, again = self.again
+        let run = self.run, interval = self.interval, first = self.firstRunAfter, failure = self.failure, again = self.again
         let database = app.db, logger = app.logger
         task.set(Task {
-            var waiting = false
+            var pause = first
             while !Task.isCancelled {
-                // Work that piled up while a run lasted (device reports under load) goes almost at
-                // once: sleeping the interval left the database idle between runs while the backlog
-                // grew. After a failure the interval always passes first (no loop against a
-                // database that is down).
-                try? await Task.sleep(for: .seconds(waiting ? min(interval, Self.followUpPause) : interval))
+                try? await Task.sleep(for: .seconds(pause))
                 guard !Task.isCancelled else { return }
                 do {
                     try await run(database, logger)
-                    waiting = again?() ?? false
+                    // Work that piled up while the run lasted (device reports under load) goes
+                    // almost at once: sleeping the interval left the database idle between runs
+                    // while the backlog grew.
+                    pause = again?() == true ? min(interval, Self.followUpPause) : interval
                 } catch {
-                    waiting = false
+                    // After a failure the interval passes (no loop against a database that is down).
+                    pause = interval
                     logger.warning(failure, metadata: ["type": "\(type(of: error))"])
                 }
             }
