@@ -63,7 +63,7 @@ struct ServerMasterKeyFileTests {
         }
         defer { run.cleanUp() }
         #expect(status != nil && status != 0, "\(output)")
-        #expect(output.contains("cannot read the master key file \(run.data)/master.key: not a regular file"), "\(output)")
+        #expect(output.contains("cannot read the master key file \(run.data)/master.key: Is a directory"), "\(output)")
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: run.data + "/master.key", isDirectory: &isFolder) && isFolder.boolValue)
     }

@@ -6,40 +6,26 @@ import Musl
 import Darwin
 #endif
 
-/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:regularFileOnly:)``.
+/// `read(2)`, named apart from ``BoundedFile/read(_:atMost:)``.
 private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
     read(descriptor, buffer, count)
 }
 
-/// Small secret files (passphrases, key files, the server's master key) read with a hard cap on the
+/// Small secret files (passphrases, key files, API tokens) read with a hard cap on the
 /// bytes taken: a file that never ends (`/dev/zero`, a pipe) or a huge one costs at most the cap.
 package enum BoundedFile {
     /// The first `limit` bytes of the file at `path` (fewer if it ends sooner), read in order with
     /// plain `read` so pipes (`--passphrase-file <(...)`) work; nothing past `limit` is read.
     ///
-    /// With `regularFileOnly`, anything but a regular file (a pipe, a device, a link to one) is
-    /// refused before a byte is read, and opening a pipe nobody writes to does not wait.
-    ///
-    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance);
-    ///   `.open` with `EINVAL` ("not a regular file") for what `regularFileOnly` refuses.
-    package static func read(_ path: String, atMost limit: Int, regularFileOnly: Bool = false) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regularFileOnly ? O_NONBLOCK : 0))
+    /// - Throws: ``IOFailure`` when the file cannot be opened or read (a folder, for instance).
+    package static func read(_ path: String, atMost limit: Int) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(descriptor) }
-        if regularFileOnly {
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
-            guard status.st_mode & S_IFMT == S_IFREG else { throw IOFailure(operation: .open, path: path, errno: EINVAL) }
-            // Reads block as usual (a FUSE file system sees the flag and may answer EAGAIN).
-            let flags = fcntl(descriptor, F_GETFL)
-            guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
-                throw IOFailure(operation: .open, path: path, errno: errno)
-            }
-        }
         return try read(descriptor: descriptor, atMost: limit, path: path)
     }
 
-    /// ``read(_:atMost:regularFileOnly:)``, with `-` for standard input, read from its descriptor (reopening
+    /// ``read(_:atMost:)``, with `-` for standard input, read from its descriptor (reopening
     /// `/dev/stdin` fails when it is a socket).
     package static func read(fileOrStandardInput path: String, atMost limit: Int) throws -> [UInt8] {
         guard path == "-" else { return try read(path, atMost: limit) }

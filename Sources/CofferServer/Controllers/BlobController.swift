@@ -59,9 +59,8 @@ struct BlobController: Sendable {
             try await CollectionHold.waitUntilReleased(address, on: req.db)
             // Decided under the lease, on a record and bytes that stay (the body is still unread):
             // a record being collected could otherwise make the upload free, then vanish.
-            if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
-                                                          stored: store.size(of: address), size: size) {
-                try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db)
+            if let teamQuota {
+                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: team, store: store, on: req.db)
             }
             let response = try await save(req, address: address, size: size, team: team)
             try await lease.delete(on: req.db)

@@ -144,9 +144,9 @@ struct ModelUploadPage: RouteCollection {
         do {
             try await CollectionHold.waitUntilReleased(address, on: req.db)
             // Decided under the lease, on a record and bytes that stay (as the API does).
-            if let teamQuota, try await TeamQuota.charges(registered: BlobRecord.find(address, on: req.db) != nil,
-                                                          stored: store.size(of: address), size: size) {
-                try await TeamQuota(limit: teamQuota).admit(size, for: try await req.team(requiring: .developer).0, on: req.db)
+            if let teamQuota {
+                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: await req.team(requiring: .developer).0,
+                                                                  store: store, on: req.db)
             }
             try await upload.publish(as: address)
         } catch {

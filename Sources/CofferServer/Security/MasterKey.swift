@@ -54,7 +54,8 @@ struct MasterKey: Sendable {
     static func readFile(at path: String) throws -> [UInt8]? {
         let bytes: [UInt8]
         do {
-            bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1, regularFileOnly: true)
+            // A regular file only, opened without waiting on a pipe (PositionalFile's checks).
+            bytes = try PositionalFile(readingAt: path).read(count: maximumFileSize + 1, at: 0)
         } catch let failure as IOFailure where failure.code == ENOENT {
             var status = stat()
             guard lstat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFLNK else {

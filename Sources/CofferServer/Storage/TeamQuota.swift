@@ -16,6 +16,16 @@ struct TeamQuota {
         !registered && stored != size
     }
 
+    /// Refuses with 413 `quota_exceeded` an upload of `size` bytes to `address` that spends quota
+    /// (``charges(registered:stored:size:)``) and would take `team` past the limit. Call it under
+    /// the upload's lease, so blob collection cannot change the record or bytes it decides on.
+    func admitUpload(of address: String, size: Int64, for team: @autoclosure () async throws -> TeamRecord,
+                     store: any BlobStore, on db: any Database) async throws {
+        let registered = try await BlobRecord.find(address, on: db) != nil
+        guard try await Self.charges(registered: registered, stored: store.size(of: address), size: size) else { return }
+        try await admit(size, for: team(), on: db)
+    }
+
     /// Refuses with 413 `quota_exceeded` when `size` more bytes would take `team` past the limit.
     func admit(_ size: Int64, for team: TeamRecord, on db: any Database) async throws {
         let used = try await Self.used(by: team.requireID(), on: db)
