@@ -32,6 +32,7 @@ struct SettingsTests {
         ("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", ["0", "-60", "1e2"]),
         ("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", ["0", "99", "-1", "2147483648", "lots"]),
         ("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", ["0", "1.5"]),
+        ("COFFER_REPORT_BUFFER_ROWS", ["0", "99", "10000001", "1e5", "lots"]),
         ("COFFER_INVITATION_DAYS", ["0", "-7", "366", "365.5", "nan", "inf", "week"]),
     ]
 
@@ -59,7 +60,8 @@ struct SettingsTests {
             "COFFER_SESSION_HOURS": "12", "COFFER_TEAM_QUOTA_BYTES": "1073741824",
             "COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE": "1", "COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE": "30",
             "COFFER_INVITATION_DAYS": "365", "COFFER_HOSTNAME": "",
-            "COFFER_REPORT_DEVICES_PER_APP_PER_HOUR": "100", "COFFER_REPORT_FAILURES_PER_APP_PER_HOUR": "2147483647", "COFFER_BOOTSTRAP_TOKEN": Secrets.make(prefix: "cft_"),
+            "COFFER_REPORT_DEVICES_PER_APP_PER_HOUR": "100", "COFFER_REPORT_FAILURES_PER_APP_PER_HOUR": "2147483647",
+            "COFFER_REPORT_BUFFER_ROWS": "10000000", "COFFER_BOOTSTRAP_TOKEN": Secrets.make(prefix: "cft_"),
         ])
         #expect(configuration.port == 0 && configuration.devicePort == 65535 && configuration.hostname == "127.0.0.1")
         #expect(configuration.maximumBlobSize == .max && configuration.blobGracePeriod == 0 && configuration.blobCollectionInterval == 30)
@@ -68,11 +70,13 @@ struct SettingsTests {
         #expect(configuration.teamQuotaBytes == 1 << 30 && configuration.deviceRequestsPerAddressPerMinute == 1)
         #expect(configuration.authFailuresPerAddressPerMinute == 30 && configuration.invitationLifetime == 365 * 86_400)
         #expect(configuration.reportDevicesPerAppPerHour == 100 && configuration.reportFailuresPerAppPerHour == 2_147_483_647)
+        #expect(configuration.reportBufferRows == 10_000_000)
 
         let defaults = try ServerConfiguration.fromEnvironment([:])
         #expect(defaults.teamQuotaBytes == nil && defaults.deviceRequestsPerAddressPerMinute == 1200)
         #expect(defaults.authFailuresPerAddressPerMinute == 60 && defaults.invitationLifetime == 7 * 86_400)
         #expect(defaults.reportDevicesPerAppPerHour == 500_000 && defaults.reportFailuresPerAppPerHour == 100_000)
+        #expect(defaults.reportBufferRows == 100_000)
     }
 
     @Test("a flag is read by its variable's rule and named in the refusal; it wins over the variable")

@@ -45,9 +45,9 @@ extension SettingRule where Value == Int {
         SettingRule<Int64>.integer(in: 0...65535, "a whole number from 0 to 65535").map { Int($0) }
     }
 
-    /// A count from `minimum` to 2^31 - 1 (rate limits and the like).
-    static func count(atLeast minimum: Int) -> SettingRule {
-        SettingRule<Int64>.integer(in: Int64(minimum)...Int64(Int32.max), "a whole number from \(minimum) to \(Int32.max)")
+    /// A count from `minimum` to `maximum`, by default 2^31 - 1 (rate limits and the like).
+    static func count(atLeast minimum: Int, atMost maximum: Int = Int(Int32.max)) -> SettingRule {
+        SettingRule<Int64>.integer(in: Int64(minimum)...Int64(maximum), "a whole number from \(minimum) to \(maximum)")
             .map { Int($0) }
     }
 }

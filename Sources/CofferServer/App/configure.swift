@@ -102,11 +102,11 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.lifecycle.use(PeriodicWork(every: configuration.rolloutCheckInterval, failure: "staged rollouts not checked; trying again") { db, logger in
         try await gate.check(on: db, logger: logger)
     })
-    let reports = ReportBuffer()
+    let reports = ReportBuffer(capacity: configuration.reportBufferRows)
     let retention = configuration.reportRetention
     app.lifecycle.use(PeriodicWork(every: configuration.reportFlushInterval, failure: "device reports not written; kept for the next try",
                                    atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) },
-                                   again: { reports.pendingRows >= ReportBuffer.flushAtOnce }) { db, _ in
+                                   again: { reports.pendingRows >= reports.flushAtOnce }) { db, _ in
         try await reports.flush(on: db, retention: retention)
     })
     let reportEndpoint = ReportEndpoint(

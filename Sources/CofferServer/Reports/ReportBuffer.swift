@@ -11,6 +11,11 @@ import NIOConcurrencyHelpers
 /// kept as raw events (their reasons; the table is unique per app and event ID, so a retry that
 /// reaches another instance is stored once too); the other outcomes say nothing the outcome set
 /// does not, and are not stored one by one.
+///
+/// The buffer is shared by every team of the instance. So that one team's flood (many apps, each
+/// within its own budgets) cannot keep every other team's reports out — their `failed` reports
+/// are what halts a bad rollout — its last quarter (``reserve``) only takes batches of teams that
+/// hold less than a quarter of it.
 final class ReportBuffer: Sendable {
     /// A device's outcomes for one model of one deployment.
     struct DeviceKey: Hashable, Sendable {
@@ -52,17 +57,17 @@ final class ReportBuffer: Sendable {
         var devices: [DeviceKey: DeviceState] = [:]
         /// Failed outcomes, with their reasons.
         var events: [Event] = []
+        /// The rows each team's batches added (a device row another team's batch added first is
+        /// not counted again; a restored flush counts its rows again, never fewer).
+        var rowsByTeam: [UUID: Int] = [:]
 
         /// Rows the next flush writes.
         var count: Int { devices.count + events.count }
     }
 
-    /// The most rows (device outcome sets and failures) kept unwritten, as when the database is
-    /// down: more are refused with 503.
-    static let capacity = 100_000
-    /// Rows that, found pending when a flush ends, start the next flush at once instead of after
-    /// the flush interval: under load the backlog then stays near what one flush writes.
-    static let flushAtOnce = capacity / 10
+    /// The most rows (device outcome sets and failures) kept unwritten by default, as when the
+    /// database is down: more are refused with 503.
+    static let defaultCapacity = 100_000
     /// Event IDs remembered per generation; two generations are kept.
     static let remembered = 250_000
 
@@ -77,24 +82,38 @@ final class ReportBuffer: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// The most rows kept unwritten.
+    let capacity: Int
+    /// The last rows of ``capacity``, taken only by a team that holds fewer than this many: a
+    /// quarter.
+    var reserve: Int { capacity / 4 }
+    /// Rows that, found pending when a flush ends, start the next flush at once instead of after
+    /// the flush interval: under load the backlog then stays near what one flush writes.
+    var flushAtOnce: Int { capacity / 10 }
 
-    init() {}
+    /// A buffer of at most `capacity` rows (at least 4).
+    init(capacity: Int = ReportBuffer.defaultCapacity) {
+        precondition(capacity >= 4)
+        self.capacity = capacity
+    }
 
-    /// Adds `reports` of app `appID`; returns how many were new and how many repeated an event ID
-    /// already seen, or nil (nothing added) when the buffer is full.
+    /// Adds `reports` of app `appID` of team `teamID`; returns how many were new and how many
+    /// repeated an event ID already seen, or nil (nothing added) when the buffer is full, or when
+    /// the batch would reach into the ``reserve`` and the team holds its share of it.
     ///
     /// Everything that can be is done before the lock: each event ID's key, and the batch's events
     /// grouped by device (a batch is usually one device's, for one or two models), so that under
     /// the lock each event costs two lookups of a 16-byte key and each device one of its
     /// outcome set.
-    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+    func add(_ reports: [DeviceReport], appID: UUID, teamID: UUID, stage: (UUID) -> Int,
+             now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         var unlimited = Int.max
-        return add(reports, appID: appID, stage: stage, failureAllowance: &unlimited, now: now)
+        return add(reports, appID: appID, teamID: teamID, stage: stage, failureAllowance: &unlimited, now: now)
     }
 
-    /// ``add(_:appID:stage:now:)`` keeping at most `failureAllowance` failures as raw events
+    /// ``add(_:appID:teamID:stage:now:)`` keeping at most `failureAllowance` failures as raw events
     /// (``ReportVolumeBudget``), less each one kept; every failure counts on its device all the same.
-    func add(_ reports: [DeviceReport], appID: UUID, stage: (UUID) -> Int, failureAllowance: inout Int,
+    func add(_ reports: [DeviceReport], appID: UUID, teamID: UUID, stage: (UUID) -> Int, failureAllowance: inout Int,
              now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
         // What the lock needs of each event, in arrays of plain values: reading them out of the
         // reports under the lock copied each report (five Strings retained and released).
@@ -105,7 +124,10 @@ final class ReportBuffer: Sendable {
         var accepted = [Bool](repeating: false, count: reports.count)
         var retired: ReportEventKeyTable?
         let answer: Int? = state.withLockedValue { state in
-            guard state.pending.count + reports.count <= Self.capacity else { return nil }
+            let rowsBefore = state.pending.count
+            guard rowsBefore + reports.count <= capacity else { return nil }
+            let teamRows = state.pending.rowsByTeam[teamID] ?? 0
+            if rowsBefore + reports.count > capacity - reserve, teamRows + reports.count > reserve { return nil }
             var count = 0
             for index in keys.indices {
                 let key = keys[index]
@@ -135,6 +157,8 @@ final class ReportBuffer: Sendable {
                 // Changed in place: one hash of the key whether the device is new or not.
                 state.pending.devices[group.key, default: merged].merge(merged)
             }
+            let added = state.pending.count - rowsBefore
+            if added > 0 { state.pending.rowsByTeam[teamID] = teamRows + added }
             return count
         }
         if let retired {
@@ -194,6 +218,7 @@ final class ReportBuffer: Sendable {
                 }
             }
             state.pending.events.insert(contentsOf: taken.events, at: 0)
+            state.pending.rowsByTeam.merge(taken.rowsByTeam, uniquingKeysWith: +)
         }
     }
 

@@ -160,7 +160,7 @@ struct ReportEndpoint: Sendable {
         var failures = 0
         for index in reports.indices where reports[index].outcome == .failed { failures += 1 }
         var allowance = volume.storableFailures(failures, appID: app.id, now: request.now)
-        let added = buffer.add(reports, appID: app.id, stage: targets.stage(of:), failureAllowance: &allowance, now: request.now)
+        let added = buffer.add(reports, appID: app.id, teamID: app.teamID, stage: targets.stage(of:), failureAllowance: &allowance, now: request.now)
         volume.refundFailures(allowance, appID: app.id)  // duplicates and a full buffer store none
         guard let (accepted, duplicates) = added else {
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
