@@ -6,14 +6,14 @@ import Testing
 
 /// The report buffer is shared by every team of an instance: one team's flood (many apps, each
 /// within its budgets, or a slow database) must not keep another team's reports out — a team's
-/// `failed` reports are what halts its bad rollout. Over HTTP, with a buffer of 100 rows that is
-/// never flushed during the test.
+/// `failed` reports are what halts its bad rollout. Over HTTP, with the smallest buffer the setting
+/// allows (1000 rows), never flushed during the test.
 @Suite("Report buffer shared by teams")
 struct ReportBufferShareTests {
-    @Test("a team holding a quarter of the buffer gets 503 past three quarters; another team's reports still get in, up to a quarter")
+    @Test("past three quarters of the buffer a team's batch gets 503 once the team would hold a quarter; another team's still get in")
     func floodLeavesRoom() async throws {
         let server = try await TestServer.start { configuration in
-            configuration.reportBufferRows = 100
+            configuration.reportBufferRows = ReportBuffer.minimumCapacity
             configuration.reportFlushInterval = 3600
         }
         defer { Task { try? await server.stop() } }
@@ -33,31 +33,36 @@ struct ReportBufferShareTests {
         let birds = try SignedManifest.verify(reply.body, using: try await fleet.flowers.signingKey())
 
         var serial = 0
+        // `count` events, each from a device not seen before: `count` rows.
         func events(_ manifest: Manifest, _ count: Int, model: String) -> [[String: Any]] {
             (0..<count).map { _ in
                 serial += 1
                 return Fleet.event(manifest, device: "device-\(serial)", model: model, outcome: "loaded")
             }
         }
-        // Team T fills three quarters: 60 rows, then a batch of 20 would pass 75 and is refused
-        // whole; 15 more fit exactly, then nothing.
-        for _ in 0..<3 {
-            let accepted = try await fleet.report(events(flowers, 20, model: "FlowerClassifier"))
-            #expect(accepted.status == 200 && accepted.object["accepted"] as? Int == 20, "\(accepted.text)")
-        }
-        let refused = try await fleet.report(events(flowers, 20, model: "FlowerClassifier"))
-        #expect(refused.status == 503 && refused.errorCode == "reports_backlog", "\(refused.text)")
-        #expect(refused.header("Retry-After") == "30")
-        #expect(try await fleet.report(events(flowers, 15, model: "FlowerClassifier")).status == 200)
-        #expect(try await fleet.report(events(flowers, 1, model: "FlowerClassifier")).status == 503)
+        func flowerReport(_ count: Int) async throws -> HTTP.Reply { try await fleet.report(events(flowers, count, model: "FlowerClassifier")) }
+        func birdReport(_ count: Int) async throws -> HTTP.Reply { try await fleet.report(events(birds, count, model: "m"), app: birdsApp) }
 
-        // Team U's devices still report: the last quarter is theirs, up to 25 rows.
-        let bird = try await fleet.report(events(birds, 20, model: "m"), app: birdsApp)
-        #expect(bird.status == 200 && bird.object["accepted"] as? Int == 20, "\(bird.text)")
-        #expect(try await fleet.report(events(birds, 6, model: "m"), app: birdsApp).status == 503)
-        #expect(try await fleet.report(events(birds, 5, model: "m"), app: birdsApp).status == 200)
-        // Full now, for everyone.
-        #expect(try await fleet.report(events(birds, 1, model: "m"), app: birdsApp).status == 503)
-        #expect(try await fleet.report(events(flowers, 1, model: "FlowerClassifier")).status == 503)
+        #expect(try await birdReport(100).status == 200)
+        // Team T fills three quarters (750 rows with U's 100): a batch past them is refused whole.
+        for _ in 0..<6 {
+            let accepted = try await flowerReport(100)
+            #expect(accepted.status == 200 && accepted.object["accepted"] as? Int == 100, "\(accepted.text)")
+        }
+        let refused = try await flowerReport(100)
+        #expect(refused.status == 503 && refused.errorCode == "reports_backlog", "\(refused.text)")
+        #expect(refused.text.contains("share"), "\(refused.text)")
+        #expect(refused.header("Retry-After") == "30")
+        #expect(try await flowerReport(50).status == 200)
+        #expect(try await flowerReport(1).status == 503)
+
+        // Team U still reports, up to a quarter (250 rows) of its own — refused by that rule at
+        // 950 rows, where the buffer would still have room.
+        let bird = try await birdReport(100)
+        #expect(bird.status == 200 && bird.object["accepted"] as? Int == 100, "\(bird.text)")
+        let past = try await birdReport(100)
+        #expect(past.status == 503 && past.text.contains("share"), "\(past.text)")
+        #expect(try await birdReport(50).status == 200)
+        #expect(try await flowerReport(1).status == 503)
     }
 }

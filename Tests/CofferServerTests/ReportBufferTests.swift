@@ -62,11 +62,11 @@ struct ReportBufferTests {
     func retriesAcrossGenerations() throws {
         let buffer = ReportBuffer()
         let first = (0..<20).map { Self.report("first-\($0)-event") }
-        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 })! == (20, 0))
-        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 })! == (0, 20))
+        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (20, 0))
+        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (0, 20))
         // A batch half old, half new: only the new half is accepted.
         let mixed = Array(first[10...]) + (0..<10).map { Self.report("mixed-\($0)-event") }
-        #expect(buffer.add(mixed, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 })! == (10, 10))
+        #expect(buffer.add(mixed, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (10, 10))
 
         // Fill one whole generation with other events: the first batch moves to the older one, still remembered.
         var filler = 0
@@ -83,10 +83,10 @@ struct ReportBufferTests {
             if !batch.isEmpty { _ = buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }) }
         }
         fill(ReportBuffer.remembered)
-        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 })! == (0, 20))
+        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (0, 20))
         // Two generations later it is forgotten, and counted again (the outcome sets make that harmless).
         fill(2 * ReportBuffer.remembered)
-        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 })! == (20, 0))
+        #expect(buffer.add(first, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (20, 0))
     }
 
     @Test("a batch's outcomes merge per device and model; a failure keeps its event ID and reason; duplicates add nothing")
@@ -96,9 +96,9 @@ struct ReportBufferTests {
         let batch = [Self.report("a-event-1", outcome: .downloaded, at: early), Self.report("a-event-2", outcome: .opened, at: late),
                      Self.report("a-event-3", model: "FlowerStylizer", outcome: .failed, at: early),
                      Self.report("a-event-4", device: "device-2", outcome: .loaded, at: late)]
-        #expect(buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 50 })! == (4, 0))
+        #expect(buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 50 }).counts! == (4, 0))
         // A retry of the first event, now claiming another outcome, changes nothing.
-        #expect(buffer.add([Self.report("a-event-1", outcome: .failed, at: late)], appID: Self.appID, teamID: Self.teamID, stage: { _ in 50 })! == (0, 1))
+        #expect(buffer.add([Self.report("a-event-1", outcome: .failed, at: late)], appID: Self.appID, teamID: Self.teamID, stage: { _ in 50 }).counts! == (0, 1))
         let pending = buffer.take()
         #expect(pending.devices.count == 3)
         let classifier = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-1")])
@@ -111,49 +111,66 @@ struct ReportBufferTests {
         #expect(buffer.pendingRows == 0)
     }
 
-    @Test("a team that holds a quarter of the buffer cannot take its last quarter; other teams can, until they hold a quarter; a flush frees it")
+    @Test("past three quarters a batch is taken only while its team stays within a quarter; full is full; restored rows count once")
     func teamShare() throws {
         let buffer = ReportBuffer(capacity: 100)
         let flooding = UUID(), other = UUID(), third = UUID()
         var serial = 0
-        // A batch of `count` events from new devices: `count` rows.
+        // A batch of `count` events, each from a device of its own not seen before: `count` rows.
         func batch(_ count: Int) -> [DeviceReport] {
             (0..<count).map { _ in
                 serial += 1
                 return Self.report("share-\(serial)-event", device: "device-\(serial)")
             }
         }
-        func add(_ count: Int, team: UUID) -> Bool {
-            buffer.add(batch(count), appID: Self.appID, teamID: team, stage: { _ in 100 }) != nil
+        func add(_ reports: [DeviceReport], team: UUID) -> ReportBuffer.Outcome {
+            buffer.add(reports, appID: Self.appID, teamID: team, stage: { _ in 100 })
         }
-        // The flooding team fills three quarters (75 rows) and no more, in any batch size.
-        for _ in 0..<3 { #expect(add(25, team: flooding)) }
-        #expect(!add(1, team: flooding))
-        #expect(buffer.pendingRows == 75)
-        // Another team takes the reserve, up to a quarter (25 rows) of its own.
-        #expect(add(20, team: other))
-        #expect(!add(6, team: other))
-        #expect(add(5, team: other))
+        func add(_ count: Int, team: UUID) -> ReportBuffer.Outcome { add(batch(count), team: team) }
+
+        #expect(add(10, team: other) == .added(accepted: 10, duplicates: 0))
+        // The flooding team fills up to three quarters (75 rows), then no more.
+        #expect(add(25, team: flooding).counts != nil)
+        #expect(add(25, team: flooding).counts != nil)
+        #expect(add(15, team: flooding).counts != nil)
+        #expect(add(1, team: flooding) == .teamShare)
+        #expect(buffer.pendingRows == 75 && buffer.pendingRows(of: flooding) == 65)
+        // The other team takes the reserve while it stays within a quarter (25 rows) — refused by
+        // that rule, not by the capacity (91 rows would fit).
+        #expect(add(15, team: other).counts != nil)
+        #expect(buffer.pendingRows(of: other) == 25)
+        #expect(add(1, team: other) == .teamShare)
+        // A third team takes what is left; then the buffer is full for everyone.
+        #expect(add(10, team: third).counts != nil)
+        #expect(add(1, team: third) == .full)
         #expect(buffer.pendingRows == 100)
-        // Full: nobody, not even a team holding nothing.
-        #expect(!add(1, team: third))
-        // Duplicates and devices already pending add no row and count for nobody.
-        let repeated = batch(2)
+
+        // Duplicates, and new events of devices already pending, add no row and count for nobody.
         _ = buffer.take()
-        #expect(buffer.add(repeated, appID: Self.appID, teamID: third, stage: { _ in 100 })! == (2, 0))
-        #expect(buffer.add(repeated, appID: Self.appID, teamID: third, stage: { _ in 100 })! == (0, 2))
-        #expect(buffer.pendingRows == 2)
-        // After the flush took everything, the flooding team may fill three quarters again.
-        for _ in 0..<3 { #expect(add(24, team: flooding)) }
-        #expect(!add(2, team: flooding))
-        #expect(add(1, team: flooding))
-        #expect(buffer.pendingRows == 75)
-        // A failed flush puts the rows back on their teams: the flooding team is still held back.
+        #expect(buffer.pendingRows == 0 && buffer.pendingRows(of: flooding) == 0)
+        let first = batch(2)
+        #expect(add(first, team: third) == .added(accepted: 2, duplicates: 0))
+        #expect(add(first, team: third) == .added(accepted: 0, duplicates: 2))
+        let again = first.map { Self.report("again-\($0.deviceID)-event", device: $0.deviceID) }
+        #expect(add(again, team: third) == .added(accepted: 2, duplicates: 0))
+        #expect(buffer.pendingRows == 2 && buffer.pendingRows(of: third) == 2)
+
+        // A failed flush: the rows come back on their team, and a device that reported again
+        // while the flush ran is one row, counted once — however many flushes fail.
+        for round in 0..<3 {
+            let taken = buffer.take()
+            let later = first.map { Self.report("round-\(round)-\($0.deviceID)-event", device: $0.deviceID) }
+            #expect(add(later, team: third).counts != nil)
+            buffer.restore(taken)
+            #expect(buffer.pendingRows == 2 && buffer.pendingRows(of: third) == 2, "round \(round)")
+        }
+        // And the flooding team, restored, is still held back.
+        for _ in 0..<3 { #expect(add(24, team: flooding).counts != nil) }
+        #expect(buffer.pendingRows == 74)
         let taken = buffer.take()
-        #expect(buffer.pendingRows == 0)
         buffer.restore(taken)
-        #expect(buffer.pendingRows == 75)
-        #expect(!add(1, team: flooding))
-        #expect(add(1, team: other))
+        #expect(buffer.pendingRows(of: flooding) == 72)
+        #expect(add(2, team: flooding) == .teamShare)
+        #expect(add(2, team: other).counts != nil)
     }
 }

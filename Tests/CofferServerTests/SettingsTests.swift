@@ -32,7 +32,7 @@ struct SettingsTests {
         ("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", ["0", "-60", "1e2"]),
         ("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", ["0", "99", "-1", "2147483648", "lots"]),
         ("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", ["0", "1.5"]),
-        ("COFFER_REPORT_BUFFER_ROWS", ["0", "99", "10000001", "1e5", "lots"]),
+        ("COFFER_REPORT_BUFFER_ROWS", ["0", "999", "10000001", "1e5", "lots"]),
         ("COFFER_INVITATION_DAYS", ["0", "-7", "366", "365.5", "nan", "inf", "week"]),
     ]
 
@@ -76,7 +76,7 @@ struct SettingsTests {
         #expect(defaults.teamQuotaBytes == nil && defaults.deviceRequestsPerAddressPerMinute == 1200)
         #expect(defaults.authFailuresPerAddressPerMinute == 60 && defaults.invitationLifetime == 7 * 86_400)
         #expect(defaults.reportDevicesPerAppPerHour == 500_000 && defaults.reportFailuresPerAppPerHour == 100_000)
-        #expect(defaults.reportBufferRows == 100_000)
+        #expect(defaults.reportBufferRows == 140_000)
     }
 
     @Test("a flag is read by its variable's rule and named in the refusal; it wins over the variable")

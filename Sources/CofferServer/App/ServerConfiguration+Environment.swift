@@ -79,7 +79,7 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_REPORT_FLUSH_SECONDS", .duration("seconds", of: 1)) {
             configuration.reportFlushInterval = value
         }
-        if let value = try settings.value("COFFER_REPORT_BUFFER_ROWS", .count(atLeast: 100, atMost: 10_000_000)) {
+        if let value = try settings.value("COFFER_REPORT_BUFFER_ROWS", .count(atLeast: ReportBuffer.minimumCapacity, atMost: 10_000_000)) {
             configuration.reportBufferRows = value
         }
         if let value = try settings.value("COFFER_REPORT_RETENTION_DAYS", .duration("days", of: 86_400, maximum: 365)) {

@@ -89,8 +89,8 @@ public struct ServerConfiguration: Sendable {
     public var reportFlushInterval: TimeInterval = 1
     /// The most report rows (device outcome sets and failures) an instance keeps unwritten, as
     /// while the database is slow or down; past it, and past three quarters of it for a team that
-    /// holds a quarter, reports get 503 `reports_backlog` (COFFER_REPORT_BUFFER_ROWS; 100 to 10 000 000;
-    /// default 100 000).
+    /// would hold more than a quarter, reports get 503 `reports_backlog` (COFFER_REPORT_BUFFER_ROWS;
+    /// 1000 to 10 000 000; default 140 000).
     public var reportBufferRows = ReportBuffer.defaultCapacity
     /// How long raw failure reports (with their reasons) are kept
     /// (COFFER_REPORT_RETENTION_DAYS; above 0, at most 365; default 7). Counts per device stay.

@@ -14,8 +14,8 @@ import NIOConcurrencyHelpers
 ///
 /// The buffer is shared by every team of the instance. So that one team's flood (many apps, each
 /// within its own budgets) cannot keep every other team's reports out — their `failed` reports
-/// are what halts a bad rollout — its last quarter (``reserve``) only takes batches of teams that
-/// hold less than a quarter of it.
+/// are what halts a bad rollout — its last quarter (``reserve``) only takes a batch of a team whose
+/// rows, with the batch's, stay within a quarter of it.
 final class ReportBuffer: Sendable {
     /// A device's outcomes for one model of one deployment.
     struct DeviceKey: Hashable, Sendable {
@@ -57,17 +57,22 @@ final class ReportBuffer: Sendable {
         var devices: [DeviceKey: DeviceState] = [:]
         /// Failed outcomes, with their reasons.
         var events: [Event] = []
-        /// The rows each team's batches added (a device row another team's batch added first is
-        /// not counted again; a restored flush counts its rows again, never fewer).
+        /// The rows each team's batches added (a device row already pending is not counted again).
         var rowsByTeam: [UUID: Int] = [:]
+        /// The team of each deployment with pending device rows (a deployment has one team).
+        var teamOfDeployment: [UUID: UUID] = [:]
 
         /// Rows the next flush writes.
         var count: Int { devices.count + events.count }
     }
 
     /// The most rows (device outcome sets and failures) kept unwritten by default, as when the
-    /// database is down: more are refused with 503.
-    static let defaultCapacity = 100_000
+    /// database is down: more are refused with 503. A team alone may fill three quarters of it:
+    /// 105 000 rows.
+    static let defaultCapacity = 140_000
+    /// The smallest capacity the setting allows: its reserve (250 rows) and its first three
+    /// quarters each still take whole batches of ``ReportBatch/maximumEvents`` (100).
+    static let minimumCapacity = 1_000
     /// Event IDs remembered per generation; two generations are kept.
     static let remembered = 250_000
 
@@ -89,24 +94,40 @@ final class ReportBuffer: Sendable {
     var reserve: Int { capacity / 4 }
     /// Rows that, found pending when a flush ends, start the next flush at once instead of after
     /// the flush interval: under load the backlog then stays near what one flush writes.
-    var flushAtOnce: Int { capacity / 10 }
+    var flushAtOnce: Int { min(10_000, capacity / 10) }
 
-    /// A buffer of at most `capacity` rows (at least 4).
+    /// What ``add(_:appID:teamID:stage:failureAllowance:now:)`` did with a batch.
+    enum Outcome: Equatable {
+        /// Added: how many events were new, and how many repeated an event ID already seen.
+        case added(accepted: Int, duplicates: Int)
+        /// Nothing added: the buffer is full.
+        case full
+        /// Nothing added: the batch would reach into the ``reserve`` and the team would hold more
+        /// than a quarter of the buffer.
+        case teamShare
+
+        /// The counts when the batch was added.
+        var counts: (accepted: Int, duplicates: Int)? {
+            if case .added(let accepted, let duplicates) = self { (accepted, duplicates) } else { nil }
+        }
+    }
+
+    /// A buffer of at most `capacity` rows (at least 4; the setting allows from
+    /// ``minimumCapacity``).
     init(capacity: Int = ReportBuffer.defaultCapacity) {
         precondition(capacity >= 4)
         self.capacity = capacity
     }
 
-    /// Adds `reports` of app `appID` of team `teamID`; returns how many were new and how many
-    /// repeated an event ID already seen, or nil (nothing added) when the buffer is full, or when
-    /// the batch would reach into the ``reserve`` and the team holds its share of it.
+    /// Adds `reports` of app `appID` of team `teamID`: how many were new and how many repeated an
+    /// event ID already seen, or nothing added when the buffer is full or when the batch would
+    /// reach into the ``reserve`` and the team would hold more than a quarter of the buffer.
     ///
     /// Everything that can be is done before the lock: each event ID's key, and the batch's events
     /// grouped by device (a batch is usually one device's, for one or two models), so that under
     /// the lock each event costs two lookups of a 16-byte key and each device one of its
     /// outcome set.
-    func add(_ reports: [DeviceReport], appID: UUID, teamID: UUID, stage: (UUID) -> Int,
-             now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+    func add(_ reports: [DeviceReport], appID: UUID, teamID: UUID, stage: (UUID) -> Int, now: Date = Date()) -> Outcome {
         var unlimited = Int.max
         return add(reports, appID: appID, teamID: teamID, stage: stage, failureAllowance: &unlimited, now: now)
     }
@@ -114,7 +135,7 @@ final class ReportBuffer: Sendable {
     /// ``add(_:appID:teamID:stage:now:)`` keeping at most `failureAllowance` failures as raw events
     /// (``ReportVolumeBudget``), less each one kept; every failure counts on its device all the same.
     func add(_ reports: [DeviceReport], appID: UUID, teamID: UUID, stage: (UUID) -> Int, failureAllowance: inout Int,
-             now: Date = Date()) -> (accepted: Int, duplicates: Int)? {
+             now: Date = Date()) -> Outcome {
         // What the lock needs of each event, in arrays of plain values: reading them out of the
         // reports under the lock copied each report (five Strings retained and released).
         let keys = reports.map(\.eventKey)
@@ -123,11 +144,11 @@ final class ReportBuffer: Sendable {
         let groups = DeviceGroup.grouping(reports, stage: stage)
         var accepted = [Bool](repeating: false, count: reports.count)
         var retired: ReportEventKeyTable?
-        let answer: Int? = state.withLockedValue { state in
+        let answer: Outcome = state.withLockedValue { state in
             let rowsBefore = state.pending.count
-            guard rowsBefore + reports.count <= capacity else { return nil }
+            guard rowsBefore + reports.count <= capacity else { return .full }
             let teamRows = state.pending.rowsByTeam[teamID] ?? 0
-            if rowsBefore + reports.count > capacity - reserve, teamRows + reports.count > reserve { return nil }
+            if rowsBefore + reports.count > capacity - reserve, teamRows + reports.count > reserve { return .teamShare }
             var count = 0
             for index in keys.indices {
                 let key = keys[index]
@@ -155,17 +176,21 @@ final class ReportBuffer: Sendable {
                 }
                 guard let merged else { continue }
                 // Changed in place: one hash of the key whether the device is new or not.
+                let devicesBefore = state.pending.devices.count
                 state.pending.devices[group.key, default: merged].merge(merged)
+                if state.pending.devices.count > devicesBefore, state.pending.teamOfDeployment[group.key.deploymentID] == nil {
+                    state.pending.teamOfDeployment[group.key.deploymentID] = teamID
+                }
             }
             let added = state.pending.count - rowsBefore
             if added > 0 { state.pending.rowsByTeam[teamID] = teamRows + added }
-            return count
+            return .added(accepted: count, duplicates: reports.count - count)
         }
         if let retired {
             retired.removeAll()
             state.withLockedValue { $0.spare = retired }
         }
-        return answer.map { ($0, reports.count - $0) }
+        return answer
     }
 
     /// The events of a batch that report on one device and model of one deployment.
@@ -203,11 +228,15 @@ final class ReportBuffer: Sendable {
         }
     }
 
-    /// Puts back what a failed flush took, merged with what arrived since.
+    /// Puts back what a failed flush took, merged with what arrived since: a device row that
+    /// came again meanwhile is one row, counted once for its team.
     func restore(_ taken: Pending) {
         state.withLockedValue { state in
             for (key, device) in taken.devices {
                 if var newer = state.pending.devices[key] {
+                    if let team = taken.teamOfDeployment[key.deploymentID] ?? state.pending.teamOfDeployment[key.deploymentID] {
+                        state.pending.rowsByTeam[team, default: 1] -= 1
+                    }
                     newer.outcomes |= device.outcomes
                     newer.stage = device.stage
                     newer.first = min(newer.first, device.first)
@@ -219,6 +248,7 @@ final class ReportBuffer: Sendable {
             }
             state.pending.events.insert(contentsOf: taken.events, at: 0)
             state.pending.rowsByTeam.merge(taken.rowsByTeam, uniquingKeysWith: +)
+            state.pending.teamOfDeployment.merge(taken.teamOfDeployment) { newer, _ in newer }
         }
     }
 
@@ -233,4 +263,7 @@ final class ReportBuffer: Sendable {
 
     /// The rows waiting for the next flush.
     var pendingRows: Int { state.withLockedValue { $0.pending.count } }
+
+    /// The rows waiting for the next flush that team `teamID`'s batches added.
+    func pendingRows(of teamID: UUID) -> Int { state.withLockedValue { $0.pending.rowsByTeam[teamID] ?? 0 } }
 }

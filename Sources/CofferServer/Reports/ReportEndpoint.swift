@@ -162,8 +162,16 @@ struct ReportEndpoint: Sendable {
         var allowance = volume.storableFailures(failures, appID: app.id, now: request.now)
         let added = buffer.add(reports, appID: app.id, teamID: app.teamID, stage: targets.stage(of:), failureAllowance: &allowance, now: request.now)
         volume.refundFailures(allowance, appID: app.id)  // duplicates and a full buffer store none
-        guard let (accepted, duplicates) = added else {
+        let accepted: Int, duplicates: Int
+        switch added {
+        case .added(let new, let repeated):
+            (accepted, duplicates) = (new, repeated)
+        case .full:
             throw APIError(.serviceUnavailable, "reports_backlog", "reports are not being written at the moment; retry later",
+                           headers: ["Retry-After": "30"])
+        case .teamShare:
+            throw APIError(.serviceUnavailable, "reports_backlog",
+                           "this team's reports waiting to be written fill its share of the server's buffer; retry later",
                            headers: ["Retry-After": "30"])
         }
         var counts = [Int](repeating: 0, count: ReportOutcome.allCases.count)
