@@ -1,5 +1,6 @@
 import Coffer
 import CofferFormat
+import Crypto
 import Foundation
 import Testing
 
@@ -76,26 +77,24 @@ struct LastKnownGoodTests {
         #expect(back.origin == .server && back.entries["FlowerClassifier"]?.sha256 == sha["classifier-large"])
     }
 
-    @Test("a model that fails its checks when opened is reported failed and the collection falls back by itself")
+    @Test("a published model that fails its checks when opened is reported failed and the collection falls back by itself")
     func fallBackWhenOpeningFails() async throws {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        let sha = fleet.flowers.sha
+        // The team publishes a container one byte of whose chunks was damaged before the upload:
+        // its SHA-256 is the one the manifest names, but it does not authenticate.
+        var broken = try #require(fleet.session.cli.read("classifier-large.coffer"))
+        broken[200_000] ^= 0x01
+        fleet.session.cli.write("classifier-broken.coffer", broken)
+        let brokenSHA = SHA256.hash(data: broken).map { String(format: "%02x", $0) }.joined()
         try await fleet.deploy("spring", classifier: "classifier")
         let cache = fleet.folder("corrupt")
         let client = try CofferClient(configuration: fleet.configuration(cache))
         _ = try await client.beginAccessing(identifier: "FlowerModels")
-        try await fleet.deploy("summer", classifier: "classifier-large")
+        try await fleet.deploy("summer", classifier: "classifier-broken")
         let summer = try await client.beginAccessing(identifier: "FlowerModels")
         let large = try #require(summer.entries["FlowerClassifier"])
-
-        // One byte of a chunk flips on disk after the download was verified.
-        let handle = try FileHandle(forUpdating: large.modelURL)
-        try handle.seek(toOffset: 200_000)
-        let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
-        try handle.seek(toOffset: 200_000)
-        try handle.write(contentsOf: Data([byte ^ 0x01]))
-        try handle.close()
+        #expect(large.sha256 == brokenSHA)
 
         let updates = client.updates(identifier: "FlowerModels")
         await #expect(throws: (any Error).self) { try await large.data() }
@@ -103,12 +102,69 @@ struct LastKnownGoodTests {
             var iterator = updates.makeAsyncIterator()
             return await iterator.next()
         })
-        #expect(announced.sequence == 1 && announced.fallback?.sha256 == sha["classifier-large"])
+        #expect(announced.sequence == 1 && announced.fallback?.sha256 == brokenSHA)
         #expect(try await announced.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
         try await client.sendReports()
         let status = try await fleet.status("summer") { SDKFleet.outcomes($0)["failed"] == 1 }
         #expect(SDKFleet.outcomes(status)["failed"] == 1, "\(status)")
         let reasons = (status["topReasons"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
         #expect(reasons.count == 1 && !reasons[0].contains("/"), "\(reasons)")
+    }
+
+    @Test("a cached model damaged on the device is not reported failed: no fallback, the kept key stays, the next update downloads it again")
+    func damagedFileIsDownloadedAgain() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        // Every key request the device makes, counted on its way to the server.
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let keyRequests = Recorded()
+        proxy.setRule { _, path, _, _, _ in
+            if path.contains("/v1/device/keys/") { keyRequests.add(Data(path.utf8)) }
+            return .forward
+        }
+        try await fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder("damaged")
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
+        _ = try await client.beginAccessing(identifier: "FlowerModels")
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        let summer = try await client.beginAccessing(identifier: "FlowerModels")
+        let large = try #require(summer.entries["FlowerClassifier"])
+        #expect(try await large.data() == fleet.plain["classifier-large"])
+        #expect(keyRequests.count == 1)
+
+        // Flips one byte of the cached file, after its download was verified and opened once.
+        func damage(at offset: UInt64) throws {
+            let handle = try FileHandle(forUpdating: large.modelURL)
+            try handle.seek(toOffset: offset)
+            let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: Data([byte ^ 0x01]))
+            try handle.close()
+        }
+        // A chunk (found while decrypting), then the header's salt (the kept key no longer opens it).
+        for offset: UInt64 in [200_000, 30] {
+            try damage(at: offset)
+            do {
+                _ = try await large.data()
+                Issue.record("a damaged file opened")
+            } catch CofferError.modelInvalid(let name, let reason) {
+                #expect(name == "FlowerClassifier" && reason.contains("damaged") && reason.contains("downloads it again"), "\(reason)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: large.modelURL.path))
+            // The next access downloads it again (the manifest is unchanged: asked without its ETag).
+            let again = try await client.beginAccessing(identifier: "FlowerModels")
+            #expect(again.origin == .server && again.fallback == nil, "\(again.origin)")
+            #expect(again.sequence == summer.sequence && again.entries["FlowerClassifier"]?.sha256 == sha["classifier-large"])
+            #expect(try await again.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+        }
+        // The key was kept throughout: never asked for again.
+        #expect(keyRequests.count == 1)
+        // Nothing was reported failed and the collection never fell back.
+        try await client.sendReports()
+        let status = try await fleet.status("summer") { SDKFleet.outcomes($0)["opened"] ?? 0 >= 1 }
+        #expect(SDKFleet.outcomes(status)["opened"] ?? 0 >= 1 && (SDKFleet.outcomes(status)["failed"] ?? 0) == 0, "\(status)")
+        #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/failed.json"))
     }
 }

@@ -570,4 +570,5 @@ final class Recorded: @unchecked Sendable {
     private var bodies: [Data] = []
     func add(_ body: Data) { lock.withLock { bodies.append(body) } }
     var last: Data? { lock.withLock { bodies.last } }
+    var count: Int { lock.withLock { bodies.count } }
 }

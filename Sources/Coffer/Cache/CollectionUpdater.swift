@@ -78,7 +78,11 @@ struct CollectionUpdater: Sendable {
         let floor = [verified?.manifest, cache.floor(of: failed, publicKey: configuration.publicKey)]
             .compactMap { $0 }.max { $0.sequence < $1.sequence }
         let now = Date()
-        let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
+        // A model file removed since the last update (damaged on this device, see
+        // ModelCollection.Entry.intactOrRemoved) is downloaded again: the manifest is asked for
+        // without the ETag, so the answer is the manifest, not a 304 that would keep the cache as it is.
+        let complete = current.map { state in state.blobs.allSatisfy { cache.hasBlob($0.key, size: $0.value.size) } } ?? false
+        let etag = current.flatMap { $0.isFresh(at: now) && complete ? $0.stored.etag : nil }
         let answer = try await manifest(etag: etag)
         guard case .envelope(let envelope, let newETag) = answer else {
             // A 304 confirms only the ETag that was sent: without one (nothing cached, or a

@@ -18,11 +18,14 @@ struct ModelKeys: Sendable {
     /// A key is kept only once it opens `header`: HPKE's base mode does not say who sealed a
     /// delivered key, so whoever can answer in the server's place could otherwise plant a wrong
     /// key for good. A kept key that does not open the model (planted earlier, damaged) is
-    /// dropped and fetched again once — but only for a `header` that is known to be the model's
-    /// (`verifiedHeader`: read from a file whose SHA-256 the signed manifest vouched for). A header
-    /// read while the file still downloads is only the sender's word: a kept key that does not open
-    /// it is left alone, and the key is refused (``CofferError/modelInvalid(name:reason:)``).
-    func key(_ keyID: String, for name: String, opening header: ContainerHeader, verifiedHeader: Bool = true) async throws -> ModelKey {
+    /// dropped and fetched again once — but only for a `header` that is known to be the model's:
+    /// `verifiedHeader` is asked when a key (kept or delivered) does not open it, and says whether
+    /// the header is the model's (read from a file that still has the SHA-256 the signed manifest
+    /// vouched for) or throws (a cached file damaged since). A header read while the file still
+    /// downloads is only the sender's word: a kept key that does not open it is left alone, and the
+    /// key is refused (``CofferError/modelInvalid(name:reason:)``).
+    func key(_ keyID: String, for name: String, opening header: ContainerHeader,
+             verifiedHeader: () throws -> Bool) async throws -> ModelKey {
         guard !keyID.isEmpty, keyID.utf8.count <= ContainerHeader.maximumKeyIDLength, KeyStoreNames.isValid(KeyStoreNames.modelKey(keyID)) else {
             throw CofferError.modelInvalid(name: name, reason: "it names no usable key ID")
         }
@@ -30,7 +33,7 @@ struct ModelKeys: Sendable {
             let key = try ModelKey(id: keyID, name: name, created: Date(), key: SymmetricKey(data: stored))
             if SealedModel.keyOpens(header, with: .modelKey(key)) { return key }
             // A hostile mirror's forged header must not cost the device the key its cached models need.
-            guard verifiedHeader else { throw CofferError.modelInvalid(name: name, reason: "its header does not open with the kept key") }
+            guard try verifiedHeader() else { throw CofferError.modelInvalid(name: name, reason: "its header does not open with the kept key") }
             try store.remove(KeyStoreNames.modelKey(keyID))
         }
         let device = try deviceID()
@@ -44,6 +47,7 @@ struct ModelKeys: Sendable {
         }
         let key = try ModelKey(id: keyID, name: name, created: Date(), key: material)
         guard SealedModel.keyOpens(header, with: .modelKey(key)) else {
+            _ = try verifiedHeader()
             throw CofferError.keyRefused(keyID: keyID, code: "wrong_key", reason: "the delivered key does not open model \(name); it was not kept")
         }
         try material.withUnsafeBytes { try store.save(KeyStoreNames.modelKey(keyID), Data($0)) }

@@ -68,7 +68,7 @@ final class ModelFollower: @unchecked Sendable {
             guard let header = try await Self.onOwnThread({ try Self.header(of: source) }) else { return false }
             // Not verified yet: a kept key that does not open it stays kept (the cache's copy, once
             // its SHA-256 matched, is opened with its own checks).
-            let key = try await keys.key(keyID, for: modelName, opening: header, verifiedHeader: false)
+            let key = try await keys.key(keyID, for: modelName, opening: header, verifiedHeader: { false })
             // The reader checks the header's MAC with the key and its length against the manifest's
             // size before the sink is made: a forged header cannot make it large.
             let reader = try SealedModel.Reader(source, using: .modelKey(key), checkingLastChunk: false)
