@@ -1,4 +1,5 @@
 @testable import Coffer
+import CofferFormat
 import Crypto
 import Foundation
 import Testing
@@ -87,5 +88,48 @@ struct PartWriterTests {
         }
         #expect(restarted.offset == total)
         #expect(restarted.finish() == SHA256.hash(data: bytes).hexString)
+    }
+
+    @Test("a link or a pipe where the part file goes is replaced by a new file, never followed or waited on; a folder is an error")
+    func notAFileWhereThePartGoes() async throws {
+        let dir = try DeltaAssemblyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let outside = dir.appendingPathComponent("outside.bin")
+        try Data("not the model".utf8).write(to: outside)
+        let bytes = DeltaAssemblyTests.bytes(1 << 20 | 3, seed: 4)
+        let total = UInt64(bytes.count)
+        func download(into path: String) throws {
+            let writer = try PartWriter(path: path, expectedSize: total)
+            #expect(writer.offset == 0)
+            writer.beginPiece()
+            try writer.accept(Data(bytes), response: Self.answer(206, first: 0, last: total - 1, total: total),
+                              first: 0, last: total - 1, total: total)
+            #expect(writer.finish() == SHA256.hash(data: bytes).hexString)
+            try writer.synchronize()
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        }
+        // A link to a file elsewhere: the link goes, the file it names is untouched.
+        let linked = dir.appendingPathComponent("linked.part").path
+        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: outside.path)
+        try download(into: linked)
+        #expect(try Data(contentsOf: outside) == Data("not the model".utf8))
+        // A link to nothing.
+        let dangling = dir.appendingPathComponent("dangling.part").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: dir.appendingPathComponent("missing").path)
+        try download(into: dangling)
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("missing").path))
+        // A pipe without a writer (a write to it would wait for ever).
+        let pipe = dir.appendingPathComponent("pipe.part").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        try download(into: pipe)
+        // A folder may hold something: not removed, an error.
+        let folder = dir.appendingPathComponent("folder.part")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        #expect(throws: IOFailure.self) { _ = try PartWriter(path: folder.path, expectedSize: total) }
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) && isFolder.boolValue)
     }
 }

@@ -51,9 +51,7 @@ final class PartWriter: PieceSink, @unchecked Sendable {
 
     /// Opens (or creates, 0600) the part file and hashes what an earlier try left in it.
     init(path: String, expectedSize: UInt64) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-        file = PositionalFile(adopting: fd, path: path)
+        file = try Self.openPart(path)
         self.path = path
         self.expectedSize = expectedSize
         var keep = try file.size()
@@ -81,6 +79,28 @@ final class PartWriter: PieceSink, @unchecked Sendable {
     }
 
     var offset: UInt64 { lock.withLock { written } }
+
+    /// The part file at `path`, opened for reading and writing, or created (0600). What is there
+    /// and is not a regular file — a link (never followed), a pipe, a socket — is no earlier try:
+    /// it is removed and the file created anew, so that it cannot fail, or hang, every update
+    /// until someone removes it by hand.
+    private static func openPart(_ path: String) throws -> PositionalFile {
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        var info = stat()
+        if fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            // Blocking again: a regular file never waits, but later reads and writes expect whole counts.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            return PositionalFile(adopting: fd, path: path)
+        }
+        let code = fd >= 0 ? EINVAL : errno
+        if fd >= 0 { close(fd) }
+        // ELOOP: a link (O_NOFOLLOW); ENXIO: a socket, or a pipe without a reader opened non-blocking.
+        guard fd >= 0 || code == ELOOP || code == ENXIO else { throw IOFailure(operation: .create, path: path, errno: code) }
+        guard unlink(path) == 0 else { throw IOFailure(operation: .remove, path: path, errno: errno) }
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+        return PositionalFile(adopting: fd, path: path)
+    }
 
     /// From now on `progress` hears how far the bytes on disk reach, and whether the file starts again.
     func attach(_ progress: PartProgress) {
