@@ -74,15 +74,23 @@ struct CollectionUpdater: Sendable {
         // the newest one a model failed in after the cache switched back from it: no older
         // manifest, no other team's and no other content under its sequence is accepted after it
         // (ManifestTrust).
+        // Models of the current version found damaged on this device are downloaded again first,
+        // from the manifest that named them, whatever the server now says (a halted rollout, a
+        // failed model). Best effort: a blob the server no longer has must not stop the update to
+        // a deployment that names others.
+        let damaged = cache.damagedModels()
+        if let current, !damaged.isDisjoint(with: current.blobs.keys) {
+            do {
+                try await download(current, current: current, lock: lock, progress: progress, damaged: damaged)
+            } catch {
+                if case .cancelled = error { throw error }
+            }
+        }
         let verified = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
         let floor = [verified?.manifest, cache.floor(of: failed, publicKey: configuration.publicKey)]
             .compactMap { $0 }.max { $0.sequence < $1.sequence }
         let now = Date()
-        // A model file removed since the last update (damaged on this device, see
-        // ModelCollection.Entry.intactOrRemoved) is downloaded again: the manifest is asked for
-        // without the ETag, so the answer is the manifest, not a 304 that would keep the cache as it is.
-        let complete = current.map { state in state.blobs.allSatisfy { cache.hasBlob($0.key, size: $0.value.size) } } ?? false
-        let etag = current.flatMap { $0.isFresh(at: now) && complete ? $0.stored.etag : nil }
+        let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
         let answer = try await manifest(etag: etag)
         guard case .envelope(let envelope, let newETag) = answer else {
             // A 304 confirms only the ETag that was sent: without one (nothing cached, or a
@@ -111,7 +119,7 @@ struct CollectionUpdater: Sendable {
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
-        try await download(next, current: current, lock: lock, progress: progress)
+        try await download(next, current: current, lock: lock, progress: progress, damaged: cache.damagedModels())
         if let current, current.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
            failed?.failedModel(in: current.manifest) == nil {
             // The last known good: best effort, a cache without it only cannot fall back.
@@ -129,6 +137,7 @@ struct CollectionUpdater: Sendable {
             throw .cache("\(error)")
         }
         cache.removeUnused(keeping: Set(next.blobs.keys).union(await inUse()))
+        for sha in cache.damagedModels() where next.blobs[sha] == nil { cache.clearDamaged(sha) }
         if let current, current.manifest.models == manifest.models, current.manifest.deploymentID == manifest.deploymentID {
             return .unchanged(next)
         }
@@ -159,14 +168,17 @@ struct CollectionUpdater: Sendable {
         sizes.reduce(UInt64(0)) { $0.addingSaturated(UInt64(max($1, 0))) }
     }
 
-    /// Downloads every model of `next` not yet in `blobs/`, checks the bound first.
-    private func download(_ next: CacheState, current: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) {
-        let missing = next.blobs.filter { !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
+    /// Downloads every model of `next` not yet in `blobs/`, or in it but `damaged`, checks the bound first.
+    private func download(_ next: CacheState, current: CacheState?, lock: FileLock, progress: DownloadProgress,
+                          damaged: Set<String>) async throws(SyncFailure) {
+        let missing = next.blobs.filter { damaged.contains($0.key) || !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
         let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
             let kept = Self.total(current?.blobs.values.map(\.size) ?? [])
-            guard kept.addingSaturated(needed) <= bound else {
-                throw .cache("the update needs \(needed) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
+            // A damaged model downloaded again replaces its file: no more bytes.
+            let more = Self.total(missing.filter { !cache.hasBlob($0.key, size: $0.value.size) }.map(\.value.size))
+            guard kept.addingSaturated(more) <= bound else {
+                throw .cache("the update needs \(more) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
             }
         }
         progress.begin(total: needed)
@@ -177,7 +189,8 @@ struct CollectionUpdater: Sendable {
                   let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http"
             else { throw .manifestRefused("model \(name) has no usable URL") }
             // The models this cache holds may share chunks with the new one (a delta update).
-            let cachedModels = (current?.blobs.keys.sorted() ?? []).filter { cache.hasBlob($0, size: current?.blobs[$0]?.size ?? -1) }
+            let cachedModels = (current?.blobs.keys.sorted() ?? [])
+                .filter { !damaged.contains($0) && cache.hasBlob($0, size: current?.blobs[$0]?.size ?? -1) }
                 .map(cache.blobPath)
             // The follower reads the part file as it grows; whatever happens, it hears the end.
             let follower = self.follower.flatMap { next.manifest.models[$0.modelName]?.sha256 == sha ? $0 : nil }
@@ -194,6 +207,7 @@ struct CollectionUpdater: Sendable {
                 throw .cache("\(error)")
             }
             CrashPoint.reach("blob-committed")
+            cache.clearDamaged(sha)
             follower?.markVerified()
             await reportDownloaded(sha, of: next.manifest)
         }

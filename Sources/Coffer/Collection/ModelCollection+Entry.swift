@@ -35,7 +35,7 @@ extension ModelCollection {
         public func reader() async throws -> ModelReader {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
             let header = try opening { try SealedModel.readHeader(path: modelURL.path) }
-            let key = try await keys.key(keyID ?? "", for: modelName, opening: header, verifiedHeader: intactOrRemoved)
+            let key = try await keys.key(keyID ?? "", for: modelName, opening: header, verifiedHeader: intactOrMarked)
             let reader = try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
             // Queued on disk before the reader is handed out (no network is waited for), so a
             // process that ends right after opening still reports it later.
@@ -44,16 +44,19 @@ extension ModelCollection {
         }
 
         /// `body`'s result; its errors as ``CofferError/modelInvalid(name:reason:)``. A model that
-        /// fails its checks (not a missing file) is reported as failed, and the collection falls
-        /// back to its last known good — unless its file was damaged on this device
-        /// (``intactOrRemoved()``).
+        /// fails its checks is reported as failed, and the collection falls back to its last known
+        /// good — unless its file was damaged on this device (``intactOrMarked()``). A file that
+        /// cannot be read (missing, no descriptor left, an I/O error) says nothing about the model:
+        /// not reported.
         private func opening<T>(_ body: () throws -> T) throws -> T {
             do {
                 return try body()
             } catch let failure as IOFailure where failure.isMissing {
                 throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
+            } catch let failure as IOFailure {
+                throw CofferError.modelInvalid(name: modelName, reason: "\(failure)")
             } catch {
-                _ = try intactOrRemoved()
+                _ = try intactOrMarked()
                 source?.failedChecks(self, error)
                 throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
             }
@@ -65,7 +68,7 @@ extension ModelCollection {
             do {
                 return try body()
             } catch let error as ContainerError {
-                _ = try intactOrRemoved()
+                _ = try intactOrMarked()
                 source?.failedChecks(self, error)
                 throw error
             }
@@ -75,20 +78,20 @@ extension ModelCollection {
         /// only once the model failed its checks: the whole file is read). Otherwise the file was
         /// damaged on this device after its download was verified — the disk, a backup restored
         /// half-way, another program — which says nothing about the model: nothing is reported,
-        /// the collection does not fall back and the kept key stays; the file is removed, so the
-        /// next update downloads it again, and this throws
-        /// ``CofferError/modelInvalid(name:reason:)`` saying so. A file that cannot be read again
-        /// (no descriptor left, no permission) is neither blamed nor removed: that throws too. A
-        /// bundled model counts as intact.
-        func intactOrRemoved() throws -> Bool {
+        /// the collection does not fall back and the kept key stays; the model is marked
+        /// (``CollectionCache/markDamaged(blobPath:)``) so that the next update downloads it again
+        /// first, and this throws ``CofferError/modelInvalid(name:reason:)`` saying so. A file that
+        /// cannot be read again is neither blamed nor marked: that throws too. A bundled model
+        /// counts as intact.
+        func intactOrMarked() throws -> Bool {
             guard let sha256 else { return true }
             switch FileDigest.matches(path: modelURL.path, sha256: sha256) {
             case true?:
                 return true
             case false?:
-                try? FileManager.default.removeItem(atPath: modelURL.path)
+                CollectionCache.markDamaged(blobPath: modelURL.path)
                 throw CofferError.modelInvalid(
-                    name: modelName, reason: "its file on this device was damaged (it no longer has its SHA-256) and is removed; the next update downloads it again")
+                    name: modelName, reason: "its file on this device was damaged (it no longer has its SHA-256); the next update downloads it again")
             case nil:
                 throw CofferError.modelInvalid(name: modelName, reason: "its file on this device could not be read again to check it; try again")
             }

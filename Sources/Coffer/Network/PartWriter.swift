@@ -85,17 +85,24 @@ final class PartWriter: PieceSink, @unchecked Sendable {
     /// it is removed and the file created anew, so that it cannot fail, or hang, every update
     /// until someone removes it by hand.
     private static func openPart(_ path: String) throws -> PositionalFile {
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o600)
         var info = stat()
         if fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
             // Blocking again: a regular file never waits, but later reads and writes expect whole counts.
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            let flags = fcntl(fd, F_GETFL)
+            guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+                let code = errno
+                close(fd)
+                throw IOFailure(operation: .open, path: path, errno: code)
+            }
             return PositionalFile(adopting: fd, path: path)
         }
         let code = fd >= 0 ? EINVAL : errno
         if fd >= 0 { close(fd) }
-        // ELOOP: a link (O_NOFOLLOW); ENXIO: a socket, or a pipe without a reader opened non-blocking.
-        guard fd >= 0 || code == ELOOP || code == ENXIO else { throw IOFailure(operation: .create, path: path, errno: code) }
+        // ELOOP: a link (O_NOFOLLOW); ENXIO (Linux) or EOPNOTSUPP (Darwin): a socket.
+        guard fd >= 0 || code == ELOOP || code == ENXIO || code == EOPNOTSUPP else {
+            throw IOFailure(operation: .create, path: path, errno: code)
+        }
         guard unlink(path) == 0 else { throw IOFailure(operation: .remove, path: path, errno: errno) }
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
