@@ -10,6 +10,29 @@ import Testing
 struct LastKnownGoodTests {
     struct OutOfMemory: Error {}
 
+    /// A client of `fleet` with cache folder `name` (against `server`, default the real one) that
+    /// synced deployment spring (the small classifier), then summer (`classifier`): the client,
+    /// its cache and summer as the client got it.
+    static func springThenSummer(_ fleet: SDKFleet, cache name: String, summer classifier: String,
+                                 server: String? = nil) async throws -> (client: CofferClient, cache: URL, summer: ModelCollection) {
+        try await fleet.deploy("spring", classifier: "classifier")
+        let cache = fleet.folder(name)
+        let client = try CofferClient(configuration: fleet.configuration(cache, server: server))
+        _ = try await client.beginAccessing(identifier: "FlowerModels")
+        try await fleet.deploy("summer", classifier: classifier)
+        return (client, cache, try await client.beginAccessing(identifier: "FlowerModels"))
+    }
+
+    /// Flips the byte at `offset` of the file at `url`, in place (damage after a verified download).
+    static func flip(_ url: URL, at offset: UInt64) throws {
+        let handle = try FileHandle(forUpdating: url)
+        defer { try? handle.close() }
+        try handle.seek(toOffset: offset)
+        let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
+        try handle.seek(toOffset: offset)
+        try handle.write(contentsOf: Data([byte ^ 0x01]))
+    }
+
     @Test("after reportFailure the collection serves the previous models, the updates stream says so, the failed model is refused until another is named")
     func fallBackAfterReportFailure() async throws {
         guard let fleet = try await SDKFleet() else { return }
@@ -87,12 +110,7 @@ struct LastKnownGoodTests {
         broken[200_000] ^= 0x01
         fleet.session.cli.write("classifier-broken.coffer", broken)
         let brokenSHA = SHA256.hash(data: broken).map { String(format: "%02x", $0) }.joined()
-        try await fleet.deploy("spring", classifier: "classifier")
-        let cache = fleet.folder("corrupt")
-        let client = try CofferClient(configuration: fleet.configuration(cache))
-        _ = try await client.beginAccessing(identifier: "FlowerModels")
-        try await fleet.deploy("summer", classifier: "classifier-broken")
-        let summer = try await client.beginAccessing(identifier: "FlowerModels")
+        let (client, _, summer) = try await Self.springThenSummer(fleet, cache: "corrupt", summer: "classifier-broken")
         let large = try #require(summer.entries["FlowerClassifier"])
         #expect(large.sha256 == brokenSHA)
 
@@ -124,28 +142,14 @@ struct LastKnownGoodTests {
             if path.contains("/v1/device/keys/") { keyRequests.add(Data(path.utf8)) }
             return .forward
         }
-        try await fleet.deploy("spring", classifier: "classifier")
-        let cache = fleet.folder("damaged")
-        let client = try CofferClient(configuration: fleet.configuration(cache, server: proxy.url))
-        _ = try await client.beginAccessing(identifier: "FlowerModels")
-        try await fleet.deploy("summer", classifier: "classifier-large")
-        let summer = try await client.beginAccessing(identifier: "FlowerModels")
+        let (client, cache, summer) = try await Self.springThenSummer(fleet, cache: "damaged", summer: "classifier-large", server: proxy.url)
         let large = try #require(summer.entries["FlowerClassifier"])
         #expect(try await large.data() == fleet.plain["classifier-large"])
         #expect(keyRequests.count == 1)
 
-        // Flips one byte of the cached file, after its download was verified and opened once.
-        func damage(at offset: UInt64) throws {
-            let handle = try FileHandle(forUpdating: large.modelURL)
-            try handle.seek(toOffset: offset)
-            let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
-            try handle.seek(toOffset: offset)
-            try handle.write(contentsOf: Data([byte ^ 0x01]))
-            try handle.close()
-        }
         // A chunk (found while decrypting), then the header's salt (the kept key no longer opens it).
         for offset: UInt64 in [200_000, 30] {
-            try damage(at: offset)
+            try Self.flip(large.modelURL, at: offset)
             do {
                 _ = try await large.data()
                 Issue.record("a damaged file opened")
@@ -156,6 +160,7 @@ struct LastKnownGoodTests {
             let mark = cache.path + "/collections/FlowerModels/damaged/" + (large.sha256 ?? "")
             #expect(FileManager.default.fileExists(atPath: mark))
             #expect(try await summer.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+            #expect(try client.cachedCollection(identifier: "FlowerModels")?.entries["FlowerStylizer"] != nil)
             // The next access downloads it again, though the manifest is unchanged (a 304).
             let again = try await client.beginAccessing(identifier: "FlowerModels")
             #expect(!FileManager.default.fileExists(atPath: mark))
@@ -170,5 +175,32 @@ struct LastKnownGoodTests {
         let status = try await fleet.status("summer") { SDKFleet.outcomes($0)["opened"] ?? 0 >= 1 }
         #expect(SDKFleet.outcomes(status)["opened"] ?? 0 >= 1 && (SDKFleet.outcomes(status)["failed"] ?? 0) == 0, "\(status)")
         #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/failed.json"))
+    }
+
+    @Test("a model damaged while a fallback is in force is downloaded again from the manifest that named it, though the server's is refused")
+    func damagedDuringFallback() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        let (client, cache, summer) = try await Self.springThenSummer(fleet, cache: "damaged-fallback", summer: "classifier-large")
+        let back = try #require(await summer.entries["FlowerClassifier"]?.report(.failed(reason: "out of memory")))
+        let classifier = try #require(back.entries["FlowerClassifier"])
+        #expect(classifier.sha256 == sha["classifier"])
+
+        // The last known good's classifier is damaged on disk.
+        try Self.flip(classifier.modelURL, at: 100_000)
+        do {
+            _ = try await classifier.data()
+            Issue.record("a damaged file opened")
+        } catch CofferError.modelInvalid(_, let reason) {
+            #expect(reason.contains("damaged"), "\(reason)")
+        }
+        // The server still names the failed model: its manifest is refused, and the damaged one is
+        // downloaded again from the manifest of the version in force.
+        let again = try await client.beginAccessing(identifier: "FlowerModels")
+        guard case .cache(.lastKnownGood("FlowerClassifier", _)?) = again.origin else { Issue.record("\(again.origin)"); return }
+        #expect(again.entries["FlowerClassifier"]?.sha256 == sha["classifier"])
+        #expect(try await again.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/damaged/" + (sha["classifier"] ?? "")))
     }
 }

@@ -132,4 +132,34 @@ struct PartWriterTests {
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) && isFolder.boolValue)
     }
+
+    @Test("a cached file checked again: intact, damaged, replaced since it failed, or unreadable")
+    func fileDigest() throws {
+        let dir = try DeltaAssemblyTests.folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("model.coffer").path
+        let bytes = DeltaAssemblyTests.bytes(3 << 20 | 11, seed: 5)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let sha = SHA256.hash(data: bytes).hexString
+        let identity = try #require(FileDigest.Identity(path: path))
+        #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .intact)
+        #expect(FileDigest.check(path: path, sha256: sha, identity: nil) == .intact)
+        // One byte flipped in place: the same file, damaged.
+        var damaged = bytes
+        damaged[2 << 20] ^= 0x01
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 2 << 20)
+        try handle.write(contentsOf: Data([damaged[2 << 20]]))
+        try handle.close()
+        #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .damaged)
+        // A good copy renamed over it (an update's repair): not the file that failed.
+        let fresh = dir.appendingPathComponent("fresh").path
+        try Data(bytes).write(to: URL(fileURLWithPath: fresh))
+        #expect(rename(fresh, path) == 0)
+        #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .replaced)
+        #expect(FileDigest.check(path: path, sha256: sha, identity: FileDigest.Identity(path: path)) == .intact)
+        // Gone: its bytes are unknown.
+        #expect(unlink(path) == 0)
+        #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .unreadable)
+    }
 }

@@ -35,6 +35,20 @@ extension CollectionCache {
         return Set(names.filter { $0.utf8.count == 64 && $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } })
     }
 
+    /// Points the previous version's link to model `sha256` (when it keeps one) at the file in
+    /// `blobs/`: after a damaged model was downloaded again, the last known good must not keep
+    /// the damaged file, which damage in place shared with it. Best effort.
+    func relinkPrevious(_ sha256: String) {
+        let previous = previousBlobPath(sha256)
+        var info = stat()
+        guard lstat(previous, &info) == 0 else { return }
+        // Named like a model, so the previous version's pruning removes one a crash left.
+        let temporary = previousBlobsFolder + "/.relink-" + sha256 + ".coffer"
+        unlink(temporary)
+        guard link(blobPath(sha256), temporary) == 0 else { return }
+        if rename(temporary, previous) != 0 { unlink(temporary) }
+    }
+
     /// Forgets the mark of `sha256` (downloaded again, or no longer cached).
     func clearDamaged(_ sha256: String) {
         unlink(damagedFolder + "/" + sha256)

@@ -74,18 +74,6 @@ struct CollectionUpdater: Sendable {
         // the newest one a model failed in after the cache switched back from it: no older
         // manifest, no other team's and no other content under its sequence is accepted after it
         // (ManifestTrust).
-        // Models of the current version found damaged on this device are downloaded again first,
-        // from the manifest that named them, whatever the server now says (a halted rollout, a
-        // failed model). Best effort: a blob the server no longer has must not stop the update to
-        // a deployment that names others.
-        let damaged = cache.damagedModels()
-        if let current, !damaged.isDisjoint(with: current.blobs.keys) {
-            do {
-                try await download(current, current: current, lock: lock, progress: progress, damaged: damaged)
-            } catch {
-                if case .cancelled = error { throw error }
-            }
-        }
         let verified = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
         let floor = [verified?.manifest, cache.floor(of: failed, publicKey: configuration.publicKey)]
             .compactMap { $0 }.max { $0.sequence < $1.sequence }
@@ -98,6 +86,7 @@ struct CollectionUpdater: Sendable {
             guard let current, etag != nil else {
                 throw .server(.answer(status: 304, code: "not_modified", reason: "304 to a request that named no cached manifest"))
             }
+            try await repairDamaged(current, lock: lock, progress: progress)
             // Still current: whatever an interrupted update left behind is not needed.
             cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()))
             return .unchanged(current)
@@ -114,6 +103,7 @@ struct CollectionUpdater: Sendable {
         }
         if let bad = failed?.failedModel(in: manifest) {
             // The last known good stays; whatever an interrupted fallback or update left is not needed.
+            try await repairDamaged(current, lock: lock, progress: progress)
             if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse())) }
             throw .lastKnownGood(name: bad.model, reason: bad.reason)
         }
@@ -168,6 +158,21 @@ struct CollectionUpdater: Sendable {
         sizes.reduce(UInt64(0)) { $0.addingSaturated(UInt64(max($1, 0))) }
     }
 
+    /// Downloads again the models of `state` marked damaged on this device (``CollectionCache/markDamaged(blobPath:)``),
+    /// from the manifest that named them, when the server keeps the cache as it is (a 304, or a
+    /// manifest naming a model that failed here); a new manifest's download takes them with its
+    /// own. Best effort: a blob the server no longer has must not stop the update.
+    private func repairDamaged(_ state: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) {
+        let damaged = cache.damagedModels()
+        guard let state, !damaged.isDisjoint(with: state.blobs.keys) else { return }
+        do {
+            try await download(state, current: state, lock: lock, progress: progress, damaged: damaged)
+        } catch {
+            if case .cancelled = error { throw error }
+            if Task.isCancelled { throw .cancelled }
+        }
+    }
+
     /// Downloads every model of `next` not yet in `blobs/`, or in it but `damaged`, checks the bound first.
     private func download(_ next: CacheState, current: CacheState?, lock: FileLock, progress: DownloadProgress,
                           damaged: Set<String>) async throws(SyncFailure) {
@@ -207,7 +212,13 @@ struct CollectionUpdater: Sendable {
                 throw .cache("\(error)")
             }
             CrashPoint.reach("blob-committed")
-            cache.clearDamaged(sha)
+            if damaged.contains(sha) {
+                // The new copy is durable, and the last known good no longer links the damaged
+                // one, before the mark goes.
+                try? DurableSync.synchronizeFolder(cache.blobsFolder)
+                cache.relinkPrevious(sha)
+                cache.clearDamaged(sha)
+            }
             follower?.markVerified()
             await reportDownloaded(sha, of: next.manifest)
         }

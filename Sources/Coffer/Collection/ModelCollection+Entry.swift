@@ -28,15 +28,20 @@ extension ModelCollection {
         public func data() async throws -> Data {
             guard isSealed else { return try Data(contentsOf: modelURL, options: .mappedIfSafe) }
             let reader = try await reader()
-            return try checking { try reader.data() }
+            return try checking(reader) { try reader.data() }
         }
 
         /// A reader that decrypts any byte range on demand (for models larger than you want in memory).
         public func reader() async throws -> ModelReader {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
-            let header = try opening { try SealedModel.readHeader(path: modelURL.path) }
-            let key = try await keys.key(keyID ?? "", for: modelName, opening: header, verifiedHeader: intactOrMarked)
-            let reader = try opening { ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key))) }
+            // The file as found before anything is read: a failure is blamed on it only if it is
+            // still the file the path names (an update may replace it meanwhile).
+            let identity = FileDigest.Identity(path: modelURL.path)
+            let header = try opening(identity) { try SealedModel.readHeader(path: modelURL.path) }
+            let key = try await keys.key(keyID ?? "", for: modelName, opening: header, verifiedHeader: { try intactOrMarked(identity) })
+            let reader = try opening(identity) {
+                ModelReader(try SealedModel.Reader(path: modelURL.path, using: .modelKey(key)), identity: identity)
+            }
             // Queued on disk before the reader is handed out (no network is waited for), so a
             // process that ends right after opening still reports it later.
             if let source { await source.client.opened(self, source: source) }
@@ -48,7 +53,7 @@ extension ModelCollection {
         /// good — unless its file was damaged on this device (``intactOrMarked()``). A file that
         /// cannot be read (missing, no descriptor left, an I/O error) says nothing about the model:
         /// not reported.
-        private func opening<T>(_ body: () throws -> T) throws -> T {
+        private func opening<T>(_ identity: FileDigest.Identity?, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
             } catch let failure as IOFailure where failure.isMissing {
@@ -56,7 +61,7 @@ extension ModelCollection {
             } catch let failure as IOFailure {
                 throw CofferError.modelInvalid(name: modelName, reason: "\(failure)")
             } catch {
-                _ = try intactOrMarked()
+                _ = try intactOrMarked(identity)
                 source?.failedChecks(self, error)
                 throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
             }
@@ -64,11 +69,11 @@ extension ModelCollection {
 
         /// `body`'s result; a container that fails authentication while decrypting is reported as
         /// failed (see ``opening(_:)``), unless its file was damaged on this device.
-        func checking<T>(_ body: () throws -> T) throws -> T {
+        func checking<T>(_ reader: ModelReader, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
             } catch let error as ContainerError {
-                _ = try intactOrMarked()
+                _ = try intactOrMarked(reader.identity)
                 source?.failedChecks(self, error)
                 throw error
             }
@@ -81,18 +86,21 @@ extension ModelCollection {
         /// the collection does not fall back and the kept key stays; the model is marked
         /// (``CollectionCache/markDamaged(blobPath:)``) so that the next update downloads it again
         /// first, and this throws ``CofferError/modelInvalid(name:reason:)`` saying so. A file that
-        /// cannot be read again is neither blamed nor marked: that throws too. A bundled model
+        /// cannot be read again, or that is no longer the file that failed (`identity`: an update
+        /// replaced it meanwhile), is neither blamed nor marked: that throws too. A bundled model
         /// counts as intact.
-        func intactOrMarked() throws -> Bool {
+        func intactOrMarked(_ identity: FileDigest.Identity?) throws -> Bool {
             guard let sha256 else { return true }
-            switch FileDigest.matches(path: modelURL.path, sha256: sha256) {
-            case true?:
+            switch FileDigest.check(path: modelURL.path, sha256: sha256, identity: identity) {
+            case .intact:
                 return true
-            case false?:
+            case .damaged:
                 CollectionCache.markDamaged(blobPath: modelURL.path)
                 throw CofferError.modelInvalid(
                     name: modelName, reason: "its file on this device was damaged (it no longer has its SHA-256); the next update downloads it again")
-            case nil:
+            case .replaced:
+                throw CofferError.modelInvalid(name: modelName, reason: "its file was replaced while it was opened (an update downloaded it again); open it again")
+            case .unreadable:
                 throw CofferError.modelInvalid(name: modelName, reason: "its file on this device could not be read again to check it; try again")
             }
         }
@@ -105,7 +113,7 @@ extension ModelCollection {
         public func withDecryptedFile<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
             guard isSealed else { return try await body(modelURL) }
             let reader = try await reader()
-            let file = try checking { try DecryptedFile(reader.sealed, name: modelName) }
+            let file = try checking(reader) { try DecryptedFile(reader.sealed, name: modelName) }
             defer { file.remove() }
             return try await body(file.url)
         }

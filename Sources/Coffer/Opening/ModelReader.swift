@@ -5,8 +5,14 @@ import Foundation
 /// it touches. A chunk that fails authentication is an error, never data.
 public final class ModelReader: Sendable {
     let sealed: SealedModel.Reader
+    /// The cached file it reads, as found before it was opened (nil when unknown): a failure is
+    /// checked against that file, not against whatever an update put in its place since.
+    let identity: FileDigest.Identity?
 
-    init(_ sealed: SealedModel.Reader) { self.sealed = sealed }
+    init(_ sealed: SealedModel.Reader, identity: FileDigest.Identity? = nil) {
+        self.sealed = sealed
+        self.identity = identity
+    }
 
     /// The decrypted size in bytes.
     public var length: UInt64 { sealed.plaintextLength }
