@@ -14,7 +14,8 @@ struct HeldDownload {
     let total: Int64
     private let result = ResultBox()
 
-    /// Starts the access in `cache` and returns once the update knows its bytes (waiting up to 600 s:
+    /// Starts the access in `cache` and returns once the update knows its bytes and its first
+    /// download is held, so its part file exists (waiting up to 600 s:
     /// on a loaded machine the test process's threads may be busy for long). Call ``finish()`` after.
     init(_ fleet: SDKFleet, cache: URL) async throws {
         proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
@@ -26,7 +27,8 @@ struct HeldDownload {
         progress = client.beginAccessing(identifier: "FlowerModels") { result.set($0) }
         total = Int64(["classifier-large", "stylizer"].map { fleet.session.cli.read($0 + ".coffer")?.count ?? 0 }.reduce(0, +))
         let deadline = Date().addingTimeInterval(600)
-        while progress.totalUnitCount != total, Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+        // The update knows its bytes, and the first model's request is held: its part file exists.
+        while progress.totalUnitCount != total || !gate.hasHeld, Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
     }
 
     /// The access's result once it has one (waiting up to 600 s).

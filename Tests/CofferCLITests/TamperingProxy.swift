@@ -253,11 +253,20 @@ final class TamperingProxy: @unchecked Sendable {
 final class Gate: @unchecked Sendable {
     private let condition = NSCondition()
     private var isOpen = false
+    private var arrived = 0
 
     func wait() {
         condition.lock()
+        arrived += 1
         while !isOpen { condition.wait() }
         condition.unlock()
+    }
+
+    /// Whether an answer has come to the gate (held, or let through once it opened).
+    var hasHeld: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return arrived > 0
     }
 
     func open() {
