@@ -161,6 +161,13 @@ struct LastKnownGoodTests {
             #expect(FileManager.default.fileExists(atPath: mark))
             #expect(try await summer.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
             #expect(try client.cachedCollection(identifier: "FlowerModels")?.entries["FlowerStylizer"] != nil)
+            // Offline, the collection is still served from the cache, and nothing is downloaded:
+            // the mark waits for an update that reaches the server.
+            let offline = try CofferClient(configuration: fleet.configuration(cache, server: "http://127.0.0.1:9", retries: 1))
+            let served = try await offline.beginAccessing(identifier: "FlowerModels")
+            #expect(served.sequence == summer.sequence && served.origin != .server, "\(served.origin)")
+            #expect(try await served.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+            #expect(FileManager.default.fileExists(atPath: mark))
             // The next access downloads it again, though the manifest is unchanged (a 304).
             let again = try await client.beginAccessing(identifier: "FlowerModels")
             #expect(!FileManager.default.fileExists(atPath: mark))

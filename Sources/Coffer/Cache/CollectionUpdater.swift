@@ -99,6 +99,7 @@ struct CollectionUpdater: Sendable {
         }
         if let refusal = ManifestTrust.refusal(of: manifest, collection: cache.identifier,
                                                configuredTeamID: configuration.teamID, trusted: floor) {
+            try await repairDamaged(current, lock: lock, progress: progress)
             throw .manifestRefused(refusal)
         }
         if let bad = failed?.failedModel(in: manifest) {
@@ -109,7 +110,15 @@ struct CollectionUpdater: Sendable {
         }
         CrashPoint.reach("manifest-verified")
         let next = CacheState(envelope: envelope, etag: newETag, manifest: manifest)
-        try await download(next, current: current, lock: lock, progress: progress, damaged: cache.damagedModels())
+        do {
+            try await download(next, current: current, lock: lock, progress: progress, damaged: cache.damagedModels())
+        } catch {
+            // The new version cannot be had now (the cache's bound, a model the server lost): the
+            // one in force is at least repaired.
+            if case .cancelled = error { throw error }
+            try await repairDamaged(current, lock: lock, progress: progress)
+            throw error
+        }
         if let current, current.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
            failed?.failedModel(in: current.manifest) == nil {
             // The last known good: best effort, a cache without it only cannot fall back.
@@ -159,9 +168,10 @@ struct CollectionUpdater: Sendable {
     }
 
     /// Downloads again the models of `state` marked damaged on this device (``CollectionCache/markDamaged(blobPath:)``),
-    /// from the manifest that named them, when the server keeps the cache as it is (a 304, or a
-    /// manifest naming a model that failed here); a new manifest's download takes them with its
-    /// own. Best effort: a blob the server no longer has must not stop the update.
+    /// from the manifest that named them, once the server answered and the cache keeps that
+    /// version (a 304, a manifest refused or naming a model that failed here, a new version whose
+    /// download failed); a new manifest's download takes them with its own. Best effort: a blob
+    /// the server no longer has must not stop the update.
     private func repairDamaged(_ state: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) {
         let damaged = cache.damagedModels()
         guard let state, !damaged.isDisjoint(with: state.blobs.keys) else { return }
