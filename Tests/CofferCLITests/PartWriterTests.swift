@@ -141,7 +141,7 @@ struct PartWriterTests {
         let bytes = DeltaAssemblyTests.bytes(3 << 20 | 11, seed: 5)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let sha = SHA256.hash(data: bytes).hexString
-        let identity = try #require(FileDigest.Identity(path: path))
+        let identity = try #require(FileIdentity(path: path))
         #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .intact)
         #expect(FileDigest.check(path: path, sha256: sha, identity: nil) == .intact)
         // One byte flipped in place: the same file, damaged.
@@ -157,7 +157,7 @@ struct PartWriterTests {
         try Data(bytes).write(to: URL(fileURLWithPath: fresh))
         #expect(rename(fresh, path) == 0)
         #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .replaced)
-        #expect(FileDigest.check(path: path, sha256: sha, identity: FileDigest.Identity(path: path)) == .intact)
+        #expect(FileDigest.check(path: path, sha256: sha, identity: FileIdentity(path: path)) == .intact)
         // Gone: its bytes are unknown.
         #expect(unlink(path) == 0)
         #expect(FileDigest.check(path: path, sha256: sha, identity: identity) == .unreadable)

@@ -8,9 +8,9 @@ import Musl
 import Darwin
 #endif
 
-/// Models found damaged on this device (``ModelCollection/Entry/intactOrMarked()``): each is
-/// marked by an empty file named by its SHA-256 in `damaged/`, and the next update downloads it
-/// again before anything else (``CollectionUpdater``). The damaged file itself stays until the new
+/// Models found damaged on this device (``ModelCollection/Entry/intactOrMarked(_:)``): each is
+/// marked by an empty file named by its SHA-256 in `damaged/`, and the next update that reaches
+/// the server downloads it again (``CollectionUpdater``). The damaged file itself stays until the new
 /// copy replaces it in one rename, so the collection's other models keep being served, offline too.
 extension CollectionCache {
     /// Where the marks are.
@@ -32,7 +32,7 @@ extension CollectionCache {
     /// The SHA-256s marked damaged.
     func damagedModels() -> Set<String> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: damagedFolder)) ?? []
-        return Set(names.filter { $0.utf8.count == 64 && $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } })
+        return Set(names.filter(Hex.isSHA256))
     }
 
     /// Points the previous version's link to model `sha256` (when it keeps one) at the file in

@@ -186,12 +186,13 @@ struct CollectionUpdater: Sendable {
     /// Downloads every model of `next` not yet in `blobs/`, or in it but `damaged`, checks the bound first.
     private func download(_ next: CacheState, current: CacheState?, lock: FileLock, progress: DownloadProgress,
                           damaged: Set<String>) async throws(SyncFailure) {
-        let missing = next.blobs.filter { damaged.contains($0.key) || !cache.hasBlob($0.key, size: $0.value.size) }.sorted { $0.key < $1.key }
+        let absent = next.blobs.filter { !cache.hasBlob($0.key, size: $0.value.size) }
+        let missing = next.blobs.filter { absent[$0.key] != nil || damaged.contains($0.key) }.sorted { $0.key < $1.key }
         let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
             let kept = Self.total(current?.blobs.values.map(\.size) ?? [])
             // A damaged model downloaded again replaces its file: no more bytes.
-            let more = Self.total(missing.filter { !cache.hasBlob($0.key, size: $0.value.size) }.map(\.value.size))
+            let more = Self.total(absent.values.map(\.size))
             guard kept.addingSaturated(more) <= bound else {
                 throw .cache("the update needs \(more) more bytes; with the \(kept) cached that exceeds the bound of \(bound)")
             }

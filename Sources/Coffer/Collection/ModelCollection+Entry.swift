@@ -36,7 +36,7 @@ extension ModelCollection {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }
             // The file as found before anything is read: a failure is blamed on it only if it is
             // still the file the path names (an update may replace it meanwhile).
-            let identity = FileDigest.Identity(path: modelURL.path)
+            let identity = FileIdentity(path: modelURL.path)
             let header = try opening(identity) { try SealedModel.readHeader(path: modelURL.path) }
             let key = try await keys.key(keyID ?? "", for: modelName, opening: header, verifiedHeader: { try intactOrMarked(identity) })
             let reader = try opening(identity) {
@@ -50,10 +50,10 @@ extension ModelCollection {
 
         /// `body`'s result; its errors as ``CofferError/modelInvalid(name:reason:)``. A model that
         /// fails its checks is reported as failed, and the collection falls back to its last known
-        /// good — unless its file was damaged on this device (``intactOrMarked()``). A file that
+        /// good — unless its file was damaged on this device (``intactOrMarked(_:)``). A file that
         /// cannot be read (missing, no descriptor left, an I/O error) says nothing about the model:
         /// not reported.
-        private func opening<T>(_ identity: FileDigest.Identity?, _ body: () throws -> T) throws -> T {
+        private func opening<T>(_ identity: FileIdentity?, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
             } catch let failure as IOFailure where failure.isMissing {
@@ -68,7 +68,7 @@ extension ModelCollection {
         }
 
         /// `body`'s result; a container that fails authentication while decrypting is reported as
-        /// failed (see ``opening(_:)``), unless its file was damaged on this device.
+        /// failed (see ``opening(_:_:)``), unless its file was damaged on this device.
         func checking<T>(_ reader: ModelReader, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
@@ -89,7 +89,7 @@ extension ModelCollection {
         /// cannot be read again, or that is no longer the file that failed (`identity`: an update
         /// replaced it meanwhile), is neither blamed nor marked: that throws too. A bundled model
         /// counts as intact.
-        func intactOrMarked(_ identity: FileDigest.Identity?) throws -> Bool {
+        func intactOrMarked(_ identity: FileIdentity?) throws -> Bool {
             guard let sha256 else { return true }
             // Nothing was there before it was opened: whatever is there now is not what failed.
             switch identity.map({ FileDigest.check(path: modelURL.path, sha256: sha256, identity: $0) }) ?? .replaced {

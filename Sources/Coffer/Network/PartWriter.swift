@@ -66,15 +66,8 @@ final class PartWriter: PieceSink, @unchecked Sendable {
             keep = filled
         }
         var resumed = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while written < keep {
-            // An update cancelled as the app's background time runs out must let go of the lock soon.
-            if Task.isCancelled { throw CancellationError() }
-            let count = Int(min(UInt64(buffer.count), keep - written))
-            try buffer.withUnsafeMutableBytes { try file.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: written) }
-            resumed.update(data: buffer[..<count])
-            written += UInt64(count)
-        }
+        try file.hash(upTo: keep, into: &resumed, stoppingWhenCancelled: true)
+        written = keep
         hasher.state = resumed
     }
 

@@ -7,9 +7,9 @@ public final class ModelReader: Sendable {
     let sealed: SealedModel.Reader
     /// The cached file it reads, as found before it was opened (nil when unknown): a failure is
     /// checked against that file, not against whatever an update put in its place since.
-    let identity: FileDigest.Identity?
+    let identity: FileIdentity?
 
-    init(_ sealed: SealedModel.Reader, identity: FileDigest.Identity? = nil) {
+    init(_ sealed: SealedModel.Reader, identity: FileIdentity? = nil) {
         self.sealed = sealed
         self.identity = identity
     }

@@ -1,3 +1,8 @@
+#if canImport(CryptoKit)
+@preconcurrency import Crypto // CryptoKit's key types are Sendable only in Xcode 26's SDKs
+#else
+import Crypto
+#endif
 import CofferFormat
 import Foundation
 
@@ -9,5 +14,20 @@ extension PositionalFile {
               let bytes = try? file.read(count: Int(size), at: 0)
         else { return nil }
         return Data(bytes)
+    }
+
+    /// Adds the file's first `count` bytes to `hasher`, read 1 MiB at a time; with `stoppingWhenCancelled`
+    /// a cancelled task stops between reads (`CancellationError`): an update cancelled as the
+    /// app's background time runs out must let go of its lock soon.
+    func hash(upTo count: UInt64, into hasher: inout SHA256, stoppingWhenCancelled: Bool = false) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: UInt64 = 0
+        while offset < count {
+            if stoppingWhenCancelled, Task.isCancelled { throw CancellationError() }
+            let piece = Int(min(UInt64(buffer.count), count - offset))
+            try buffer.withUnsafeMutableBytes { try readExactly(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<piece]), at: offset) }
+            hasher.update(data: buffer[..<piece])
+            offset += UInt64(piece)
+        }
     }
 }

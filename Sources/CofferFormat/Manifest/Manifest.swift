@@ -93,7 +93,7 @@ extension Manifest {
         guard manifest.format == currentFormat else { throw .unsupportedFormat(manifest.format) }
         guard manifest.models.count <= maximumModels else { throw .malformed("more than \(maximumModels) models") }
         for (name, entry) in manifest.models {
-            guard entry.sha256.utf8.count == 64, entry.sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            guard Hex.isSHA256(entry.sha256) else {
                 throw .malformed("the sha256 of model \(name) is not 64 lowercase hex digits")
             }
             guard entry.size >= 0 else { throw .malformed("model \(name) has a negative size") }

@@ -8,19 +8,6 @@ import Darwin
 
 extension PackedTree {
     /// The type of a file system object, from its `stat` record.
-    /// Which file an entry is on disk (device and inode): a file read later, or a folder listed,
-    /// must still be the one the walk looked at. A folder of the path swapped for a symlink while
-    /// sealing runs would otherwise lead the read to a file outside the packed folder.
-    struct FileIdentity: Equatable, Sendable {
-        let device: UInt64
-        let inode: UInt64
-
-        init(_ info: stat) {
-            device = UInt64(truncatingIfNeeded: info.st_dev)
-            inode = UInt64(truncatingIfNeeded: info.st_ino)
-        }
-    }
-
     enum FileType: Equatable {
         case directory, regular, symlink, fifo, socket, characterDevice, blockDevice, unknown
 

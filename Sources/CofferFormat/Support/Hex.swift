@@ -24,6 +24,11 @@ package enum Hex {
     /// The value of one hex digit, either case; nil for any other byte. Inlinable: the server reads
     /// twenty UUIDs a report batch with it.
     @inlinable
+    /// Whether `text` is a SHA-256 as the package writes one: 64 lowercase hex digits.
+    package static func isSHA256(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     package static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
