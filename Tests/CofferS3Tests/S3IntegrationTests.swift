@@ -154,11 +154,21 @@ struct S3IntegrationTests {
             #expect(listed.count == 4)
             #expect(Set(listed.map(\.uploadID)) == Set(ids.prefix(4)))
             #expect(listed.allSatisfy { abs($0.initiated.timeIntervalSinceNow) < 600 })
+            // A page at a time: one upload per page, the four in order of the markers, then the end.
+            var pages: [[S3MultipartUpload]] = []
+            for try await page in client.multipartUploads(prefix: "u/", pageSize: 1) { pages.append(page) }
+            #expect(pages.allSatisfy { $0.count <= 1 } && pages.count >= 4)
+            #expect(pages.flatMap { $0 } == listed)
 
             try await client.abortMultipartUpload(key: "u/b", uploadID: ids[1])
             try await client.abortMultipartUpload(key: "u/b", uploadID: ids[1]) // already gone: not an error
             let after = try await client.listMultipartUploads(pageSize: 2)
             #expect(Set(after.map(\.uploadID)) == Set([ids[0], ids[2], ids[3], ids[4]]))
+
+            // Aborting page by page, one upload a page: every one picked goes, whatever the store
+            // makes of a marker whose upload is gone; the others stay.
+            #expect(try await client.abortMultipartUploads(prefix: "u/", pageSize: 1) { $0.uploadID != ids[2] } == 2)
+            #expect(Set(try await client.listMultipartUploads().map(\.uploadID)) == [ids[2], ids[4]])
         }
     }
 

@@ -7,12 +7,18 @@ extension S3Client {
     /// millions of objects never has all its keys in memory.
     /// - Parameter pageSize: at most this many keys per page (1…1000; S3's maximum is 1000).
     public func listObjects(prefix: String = "", pageSize: Int = 1000) -> S3ObjectListing {
-        S3ObjectListing(client: self, prefix: prefix, pageSize: min(max(pageSize, 1), 1000))
+        let size = min(max(pageSize, 1), 1000)
+        return S3Pages { position in
+            guard case .token(let token)? = position else { return try await self.listObjectsPage(prefix: prefix, pageSize: size, token: nil) }
+            return try await self.listObjectsPage(prefix: prefix, pageSize: size, token: token)
+        }
     }
 
     /// One page of ListObjectsV2 after `token`: the objects (keys relative to the key prefix) and the
     /// next page's token.
-    func listObjectsPage(prefix: String, pageSize: Int, token: String?) async throws -> (objects: [S3ObjectSummary], next: String?) {
+    func listObjectsPage(prefix: String, pageSize: Int, token: String?) async throws
+        -> (page: [S3ObjectSummary], next: S3ObjectListing.Position?)
+    {
         var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", location.keyPrefix + prefix), ("max-keys", String(pageSize))]
         if let token { query.append(("continuation-token", token)) }
         let call = Call(operation: "ListObjectsV2", method: .GET, encodedPath: location.bucketPath, query: query)
@@ -31,40 +37,78 @@ extension S3Client {
         let objects = try page.objects.map { object in
             S3ObjectSummary(key: try relativeKey(object.key, operation: call.operation), size: object.size, lastModified: object.lastModified, etag: object.etag)
         }
-        return (objects, page.nextContinuationToken)
+        return (objects, page.nextContinuationToken.map { .token($0) })
     }
 
-    /// Every unfinished multipart upload whose key starts with `prefix` (under the location's key
-    /// prefix), following the listing's pages (key and upload-ID markers).
+    /// The unfinished multipart uploads whose keys start with `prefix` (under the location's key
+    /// prefix), a page at a time (key and upload-ID markers): a store left with millions of them
+    /// never has them all in memory.
     /// - Parameter pageSize: at most this many uploads per request (1…1000).
+    public func multipartUploads(prefix: String = "", pageSize: Int = 1000) -> S3MultipartUploadListing {
+        let size = min(max(pageSize, 1), 1000)
+        return S3Pages { position in
+            guard case .upload(let key, let uploadID)? = position else {
+                return try await self.multipartUploadsPage(prefix: prefix, pageSize: size, after: nil)
+            }
+            return try await self.multipartUploadsPage(prefix: prefix, pageSize: size, after: (key, uploadID))
+        }
+    }
+
+    /// Every unfinished multipart upload whose key starts with `prefix`, all pages of
+    /// ``multipartUploads(prefix:pageSize:)`` collected: for stores with few of them (tools, tests).
     public func listMultipartUploads(prefix: String = "", pageSize: Int = 1000) async throws -> [S3MultipartUpload] {
         var uploads: [S3MultipartUpload] = []
-        var marker: (key: String, uploadID: String)?
-        repeat {
-            var query: [(name: String, value: String)] = [("uploads", ""), ("prefix", location.keyPrefix + prefix), ("max-uploads", String(min(max(pageSize, 1), 1000)))]
-            if let marker {
-                query.append(("key-marker", marker.key))
-                query.append(("upload-id-marker", marker.uploadID))
-            }
-            let call = Call(operation: "ListMultipartUploads", method: .GET, encodedPath: location.bucketPath, query: query)
-            let response = try await send(call)
-            guard response.status.code == 200 else { throw try await failure(response, operation: call.operation) }
-            let body = try await collect(response, operation: call.operation)
-            let page: ListMultipartUploadsResult
-            do {
-                page = try ListMultipartUploadsResult(body)
-            } catch {
-                throw S3Error.malformedResponse(operation: call.operation, reason: error.reason)
-            }
-            for upload in page.uploads {
-                uploads.append(S3MultipartUpload(key: try relativeKey(upload.key, operation: call.operation), uploadID: upload.uploadID, initiated: upload.initiated))
-            }
-            if let next = page.next, let marker, next.keyMarker == marker.key, next.uploadIDMarker == marker.uploadID {
-                throw S3Error.malformedResponse(operation: call.operation, reason: "the markers did not advance")
-            }
-            marker = page.next.map { ($0.keyMarker, $0.uploadIDMarker) }
-        } while marker != nil
+        for try await page in multipartUploads(prefix: prefix, pageSize: pageSize) { uploads += page }
         return uploads
+    }
+
+    /// Aborts the unfinished multipart uploads under `prefix` that `shouldAbort` picks, a page at
+    /// a time, and returns how many. Each next page is asked for before the current page's uploads
+    /// are aborted: its markers name the current page's last upload, and some stores look that
+    /// upload up among the live ones (and skip the rest of its key once it is gone).
+    /// - Parameter pageSize: at most this many uploads per request (1…1000).
+    public func abortMultipartUploads(prefix: String = "", pageSize: Int = 1000,
+                                      where shouldAbort: (S3MultipartUpload) -> Bool) async throws -> Int {
+        var pages = multipartUploads(prefix: prefix, pageSize: pageSize).makeAsyncIterator()
+        var page = try await pages.next()
+        var aborted = 0
+        while let uploads = page {
+            page = try await pages.next()
+            for upload in uploads where shouldAbort(upload) {
+                try await abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
+                aborted += 1
+            }
+        }
+        return aborted
+    }
+
+    /// One page of ListMultipartUploads after `marker`: the uploads (keys relative to the key
+    /// prefix) and the next page's markers.
+    func multipartUploadsPage(prefix: String, pageSize: Int, after marker: (key: String, uploadID: String)?) async throws
+        -> (page: [S3MultipartUpload], next: S3MultipartUploadListing.Position?)
+    {
+        var query: [(name: String, value: String)] = [("uploads", ""), ("prefix", location.keyPrefix + prefix), ("max-uploads", String(pageSize))]
+        if let marker {
+            query.append(("key-marker", marker.key))
+            query.append(("upload-id-marker", marker.uploadID))
+        }
+        let call = Call(operation: "ListMultipartUploads", method: .GET, encodedPath: location.bucketPath, query: query)
+        let response = try await send(call)
+        guard response.status.code == 200 else { throw try await failure(response, operation: call.operation) }
+        let body = try await collect(response, operation: call.operation)
+        let page: ListMultipartUploadsResult
+        do {
+            page = try ListMultipartUploadsResult(body)
+        } catch {
+            throw S3Error.malformedResponse(operation: call.operation, reason: error.reason)
+        }
+        if let next = page.next, let marker, next.keyMarker == marker.key, next.uploadIDMarker == marker.uploadID {
+            throw S3Error.malformedResponse(operation: call.operation, reason: "the markers did not advance")
+        }
+        let uploads = try page.uploads.map { upload in
+            S3MultipartUpload(key: try relativeKey(upload.key, operation: call.operation), uploadID: upload.uploadID, initiated: upload.initiated)
+        }
+        return (uploads, page.next.map { .upload(key: $0.keyMarker, uploadID: $0.uploadIDMarker) })
     }
 
     /// `key` without the location's key prefix; a key outside the prefix is a malformed answer.

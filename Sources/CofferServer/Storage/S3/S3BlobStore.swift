@@ -114,11 +114,7 @@ struct S3BlobStore: BlobStore {
     @discardableResult
     func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int {
         let cutoff = Date().addingTimeInterval(-age)
-        var removed = 0
-        for upload in try await client.listMultipartUploads(prefix: "") where upload.initiated < cutoff {
-            try await client.abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
-            removed += 1
-        }
+        var removed = try await client.abortMultipartUploads(prefix: "") { $0.initiated < cutoff }
         for try await page in client.listObjects(prefix: "incoming/") {
             for object in page where object.lastModified < cutoff {
                 try await client.deleteObject(key: object.key)
