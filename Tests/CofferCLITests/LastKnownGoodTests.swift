@@ -184,6 +184,33 @@ struct LastKnownGoodTests {
         #expect(!FileManager.default.fileExists(atPath: cache.path + "/collections/FlowerModels/failed.json"))
     }
 
+    @Test("a damaged model the last known good shares is linked again from its new copy: the previous version keeps no damaged file")
+    func damagedModelOfThePreviousVersion() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = try #require(fleet.flowers.sha["stylizer"])
+        // Spring and summer share the stylizer: the previous version links the same file.
+        let (client, cache, summer) = try await Self.springThenSummer(fleet, cache: "damaged-previous", summer: "classifier-large")
+        let folder = cache.path + "/collections/FlowerModels"
+        let stylizer = try #require(summer.entries["FlowerStylizer"])
+        #expect(try Self.inode(folder + "/previous/blobs/" + sha + ".coffer") == Self.inode(stylizer.modelURL.path))
+
+        try Self.flip(stylizer.modelURL, at: 50_000)
+        await PartialCacheTests.expectInvalid(stylizer, "FlowerStylizer", saying: "damaged")
+        _ = try await client.beginAccessing(identifier: "FlowerModels")
+        // The new copy is in blobs/ and the previous version's link points at it, not at the damaged file.
+        let previous = folder + "/previous/blobs/" + sha + ".coffer"
+        #expect(try Self.inode(previous) == Self.inode(stylizer.modelURL.path))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: previous))
+        #expect(SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() == sha)
+        #expect(try await stylizer.data() == fleet.plain["stylizer"])
+    }
+
+    /// The inode number of the file at `path`.
+    static func inode(_ path: String) throws -> UInt64 {
+        try #require((try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.uint64Value)
+    }
+
     @Test("a model damaged while a fallback is in force is downloaded again from the manifest that named it, though the server's is refused")
     func damagedDuringFallback() async throws {
         guard let fleet = try await SDKFleet() else { return }
@@ -196,12 +223,7 @@ struct LastKnownGoodTests {
 
         // The last known good's classifier is damaged on disk.
         try Self.flip(classifier.modelURL, at: 100_000)
-        do {
-            _ = try await classifier.data()
-            Issue.record("a damaged file opened")
-        } catch CofferError.modelInvalid(_, let reason) {
-            #expect(reason.contains("damaged"), "\(reason)")
-        }
+        await PartialCacheTests.expectInvalid(classifier, "FlowerClassifier", saying: "damaged")
         // The server still names the failed model: its manifest is refused, and the damaged one is
         // downloaded again from the manifest of the version in force.
         let again = try await client.beginAccessing(identifier: "FlowerModels")

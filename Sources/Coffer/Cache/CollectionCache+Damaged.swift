@@ -29,24 +29,42 @@ extension CollectionCache {
         if fd >= 0 { close(fd) }
     }
 
+    /// Whether the model at `blobPath` is marked damaged (``markDamaged(blobPath:)``).
+    static func isMarkedDamaged(blobPath: String) -> Bool {
+        let name = (blobPath as NSString).lastPathComponent
+        guard name.hasSuffix(".coffer") else { return false }
+        let collection = ((blobPath as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        var info = stat()
+        return lstat(collection + "/damaged/" + String(name.dropLast(".coffer".count)), &info) == 0
+    }
+
     /// The SHA-256s marked damaged.
     func damagedModels() -> Set<String> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: damagedFolder)) ?? []
         return Set(names.filter(Hex.isSHA256))
     }
 
-    /// Points the previous version's link to model `sha256` (when it keeps one) at the file in
-    /// `blobs/`: after a damaged model was downloaded again, the last known good must not keep
-    /// the damaged file, which damage in place shared with it. Best effort.
-    func relinkPrevious(_ sha256: String) {
+    /// Points the previous version's link to model `sha256` (when it keeps one, to another file)
+    /// at `path`, a verified and synced download about to replace the file in `blobs/`: after a
+    /// damaged, missing or resized model is downloaded again, the last known good must not keep
+    /// the damaged file, which damage in place shared with it. Done before the download replaces
+    /// the file in `blobs/`, so that a crash between the two leaves the previous version the good
+    /// copy and the next update downloads the model again. Best effort.
+    func relinkPrevious(_ sha256: String, to path: String) {
         let previous = previousBlobPath(sha256)
-        var info = stat()
-        guard lstat(previous, &info) == 0 else { return }
+        var linked = stat(), replacement = stat()
+        guard lstat(previous, &linked) == 0, lstat(path, &replacement) == 0,
+              linked.st_dev != replacement.st_dev || linked.st_ino != replacement.st_ino
+        else { return }
         // Named like a model, so the previous version's pruning removes one a crash left.
         let temporary = previousBlobsFolder + "/.relink-" + sha256 + ".coffer"
         unlink(temporary)
-        guard link(blobPath(sha256), temporary) == 0 else { return }
-        if rename(temporary, previous) != 0 { unlink(temporary) }
+        guard link(path, temporary) == 0 else { return }
+        guard rename(temporary, previous) == 0 else {
+            unlink(temporary)
+            return
+        }
+        try? DurableSync.synchronizeFolder(previousBlobsFolder)
     }
 
     /// Forgets the mark of `sha256` (downloaded again, or no longer cached).

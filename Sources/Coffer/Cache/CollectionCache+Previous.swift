@@ -54,11 +54,21 @@ extension CollectionCache {
         return state
     }
 
-    /// Links the previous version's models into `blobs/` (those already there stay).
+    /// Links the previous version's models into `blobs/`: those already there with their size
+    /// stay; one of another size there (damaged on the disk) is replaced in one rename, before
+    /// the previous version's own link goes.
     func restorePreviousModels(_ state: CacheState) throws {
-        for sha in state.blobs.keys {
-            guard link(previousBlobPath(sha), blobPath(sha)) == 0 || errno == EEXIST else {
+        for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) {
+            // Named like a model, so the next update's pruning removes one a crash left.
+            let temporary = blobsFolder + "/.restore-" + sha + ".coffer"
+            unlink(temporary)
+            guard link(previousBlobPath(sha), temporary) == 0 else {
                 throw IOFailure(operation: .create, path: blobPath(sha), errno: errno)
+            }
+            guard rename(temporary, blobPath(sha)) == 0 else {
+                let failure = IOFailure(operation: .rename, path: blobPath(sha), errno: errno)
+                unlink(temporary)
+                throw failure
             }
         }
         try DurableSync.synchronizeFolder(blobsFolder)

@@ -26,7 +26,8 @@ import Darwin
 /// ```
 ///
 /// Models stay sealed at rest. A model enters `blobs/` only after its size and SHA-256 were
-/// checked and it was synced to disk; `state.json` names only models in `blobs/`; models the
+/// checked and it was synced to disk; `state.json` is switched only to models in `blobs/` (one
+/// removed since by something else is downloaded again by the next update); models the
 /// state does not name are removed after a switch.
 struct CollectionCache: Sendable {
     let identifier: String
@@ -69,12 +70,23 @@ struct CollectionCache: Sendable {
     func lock() async throws -> FileLock { try await FileLock.acquire(folder + "/lock") }
 
     /// The cached state, verified with `publicKey` (its expiry is not checked: an expired manifest
-    /// still describes models the device may keep using offline), of ``teamID`` when one is set, and complete: every model it
-    /// names is in `blobs/` with its size. Nil when there is none or it cannot be used.
+    /// still describes models the device may keep using offline), of ``teamID`` when one is set,
+    /// with at least one of the models it names in `blobs/` with its size. Nil when there is none,
+    /// it cannot be used, or every model it names has gone from `blobs/`.
+    ///
+    /// A state missing some of its models (``absentModels(of:)``: removed by something else, such as
+    /// the system purging a cache folder, or changed in size on the disk) still serves the others;
+    /// the next update that reaches the server downloads the missing ones again.
     func loadState(publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
         guard let state = loadVerifiedState(publicKey: publicKey) else { return nil }
-        for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) { return nil }
+        let blobs = state.blobs
+        guard blobs.isEmpty || absentModels(of: state).count < blobs.count else { return nil }
         return state
+    }
+
+    /// The SHA-256s of the models `state` names that are not in `blobs/` with their size.
+    func absentModels(of state: CacheState) -> Set<String> {
+        Set(state.blobs.filter { !hasBlob($0.key, size: $0.value.size) }.keys)
     }
 
     /// The cached state, verified with `publicKey` like ``loadState(publicKey:)``, whether or not

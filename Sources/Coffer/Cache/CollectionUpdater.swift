@@ -10,7 +10,7 @@ import Foundation
 /// switch in one rename, remove what the new state no longer names (docs/SDK.md).
 ///
 /// Runs under the collection's file lock. Whatever stops it — an error, a cancellation, the
-/// process being killed — the previous state stays complete and usable; downloads in progress are
+/// process being killed — the previous state stays as usable as it was; downloads in progress are
 /// kept in `staging/` and resumed by the next update.
 struct CollectionUpdater: Sendable {
     let configuration: CofferConfiguration
@@ -86,9 +86,13 @@ struct CollectionUpdater: Sendable {
             guard let current, etag != nil else {
                 throw .server(.answer(status: 304, code: "not_modified", reason: "304 to a request that named no cached manifest"))
             }
-            try await repairDamaged(current, lock: lock, progress: progress)
+            // A model still missing after its repair failed is that failure: the version in force
+            // is not whole (the cache serves what it has, saying why).
+            if let failure = try await repair(current, lock: lock, progress: progress), !cache.absentModels(of: current).isEmpty {
+                throw failure
+            }
             // Still current: whatever an interrupted update left behind is not needed.
-            cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()))
+            cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()), resumable: Set(current.blobs.keys))
             return .unchanged(current)
         }
         let manifest: Manifest
@@ -99,13 +103,13 @@ struct CollectionUpdater: Sendable {
         }
         if let refusal = ManifestTrust.refusal(of: manifest, collection: cache.identifier,
                                                configuredTeamID: configuration.teamID, trusted: floor) {
-            try await repairDamaged(current, lock: lock, progress: progress)
+            try await repair(current, lock: lock, progress: progress)
             throw .manifestRefused(refusal)
         }
         if let bad = failed?.failedModel(in: manifest) {
             // The last known good stays; whatever an interrupted fallback or update left is not needed.
-            try await repairDamaged(current, lock: lock, progress: progress)
-            if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse())) }
+            try await repair(current, lock: lock, progress: progress)
+            if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()), resumable: Set(current.blobs.keys)) }
             throw .lastKnownGood(name: bad.model, reason: bad.reason)
         }
         CrashPoint.reach("manifest-verified")
@@ -116,13 +120,23 @@ struct CollectionUpdater: Sendable {
             // The new version cannot be had now (the cache's bound, a model the server lost): the
             // one in force is at least repaired.
             if case .cancelled = error { throw error }
-            try await repairDamaged(current, lock: lock, progress: progress)
+            try await repair(current, lock: lock, progress: progress)
             throw error
         }
-        if let current, current.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
-           failed?.failedModel(in: current.manifest) == nil {
-            // The last known good: best effort, a cache without it only cannot fall back.
-            try? cache.keepAsPrevious(current)
+        // The version switched from: the one in force, or the verified one whose models have all gone.
+        if let switchedFrom = current ?? verified,
+           switchedFrom.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
+           failed?.failedModel(in: switchedFrom.manifest) == nil {
+            // Whole: none of its models gone or marked damaged (a mark left here is of a model
+            // the new version does not name, and goes with the switch).
+            if cache.absentModels(of: switchedFrom).isEmpty, cache.damagedModels().isDisjoint(with: switchedFrom.blobs.keys) {
+                // The last known good: best effort, a cache without it only cannot fall back.
+                try? cache.keepAsPrevious(switchedFrom)
+            } else {
+                // The version switched from is incomplete or damaged: none is kept, rather than one older
+                // than it (which the team had replaced).
+                cache.removePrevious()
+            }
         }
         try Self.confirm(lock)
         do {
@@ -167,19 +181,24 @@ struct CollectionUpdater: Sendable {
         sizes.reduce(UInt64(0)) { $0.addingSaturated(UInt64(max($1, 0))) }
     }
 
-    /// Downloads again the models of `state` marked damaged on this device (``CollectionCache/markDamaged(blobPath:)``),
-    /// from the manifest that named them, once the server answered and the cache keeps that
-    /// version (a 304, a manifest refused or naming a model that failed here, a new version whose
-    /// download failed); a new manifest's download takes them with its own. Best effort: a blob
-    /// the server no longer has must not stop the update.
-    private func repairDamaged(_ state: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) {
+    /// Downloads again the models of `state` marked damaged on this device (``CollectionCache/markDamaged(blobPath:)``)
+    /// or gone from `blobs/` (``CollectionCache/absentModels(of:)``), from the manifest that named
+    /// them, once the server answered and the cache keeps that version (a 304, a manifest refused
+    /// or naming a model that failed here, a new version whose download failed); a new manifest's
+    /// download takes them with its own. Best effort: a blob the server no longer has must not
+    /// stop the update.
+    /// Returns why the repair failed, if it did (a cancellation is thrown).
+    @discardableResult
+    private func repair(_ state: CacheState?, lock: FileLock, progress: DownloadProgress) async throws(SyncFailure) -> SyncFailure? {
         let damaged = cache.damagedModels()
-        guard let state, !damaged.isDisjoint(with: state.blobs.keys) else { return }
+        guard let state, !damaged.isDisjoint(with: state.blobs.keys) || !cache.absentModels(of: state).isEmpty else { return nil }
         do {
             try await download(state, current: state, lock: lock, progress: progress, damaged: damaged)
+            return nil
         } catch {
             if case .cancelled = error { throw error }
             if Task.isCancelled { throw .cancelled }
+            return error
         }
     }
 
@@ -190,7 +209,8 @@ struct CollectionUpdater: Sendable {
         let missing = next.blobs.filter { absent[$0.key] != nil || damaged.contains($0.key) }.sorted { $0.key < $1.key }
         let needed = Self.total(missing.map(\.value.size))
         if let bound = configuration.maximumCacheBytes {
-            let kept = Self.total(current?.blobs.values.map(\.size) ?? [])
+            // What is still cached of the version in force (a model gone from `blobs/` is in `absent`).
+            let kept = Self.total(current.map { $0.blobs.filter { cache.hasBlob($0.key, size: $0.value.size) }.values.map(\.size) } ?? [])
             // A damaged model downloaded again replaces its file: no more bytes.
             let more = Self.total(absent.values.map(\.size))
             guard kept.addingSaturated(more) <= bound else {
@@ -217,6 +237,8 @@ struct CollectionUpdater: Sendable {
                                     skipped: { progress.lessToDownload($0) }, moreToTravel: { progress.moreToDownload($0) }) { progress.add($0) }
             CrashPoint.reach("blob-verified")
             try Self.confirm(lock)
+            // The last known good no longer links a damaged or resized file this one replaces.
+            cache.relinkPrevious(sha, to: cache.partPath(sha))
             do {
                 try cache.commitBlob(sha)
             } catch {
@@ -224,10 +246,8 @@ struct CollectionUpdater: Sendable {
             }
             CrashPoint.reach("blob-committed")
             if damaged.contains(sha) {
-                // The new copy is durable, and the last known good no longer links the damaged
-                // one, before the mark goes.
+                // The new copy is durable before the mark goes.
                 try? DurableSync.synchronizeFolder(cache.blobsFolder)
-                cache.relinkPrevious(sha)
                 cache.clearDamaged(sha)
             }
             follower?.markVerified()

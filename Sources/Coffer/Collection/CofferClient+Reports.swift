@@ -10,7 +10,9 @@ extension CofferClient {
     /// ``ReportError/queued(_:)`` when the server cannot be reached or asks to wait (the report
     /// stays queued and goes with the next send, here or in the background of a later client on
     /// the same cache), ``ReportError/refused(status:code:reason:)`` when the server refused it for
-    /// good (it was dropped), ``ReportError/notReportable(_:)`` for a bundled model.
+    /// good (it was dropped), ``ReportError/notReportable(_:)`` for a bundled model, or for a
+    /// failure of a model whose file is gone or damaged on this device (nothing is queued and
+    /// nothing falls back: see ``ModelCollection/Entry/reportFailure(_:)``).
     @discardableResult
     public func report(_ outcome: ModelOutcome, for entry: ModelCollection.Entry) async throws(ReportError) -> ModelCollection? {
         guard let source = entry.source else { throw .notReportable("\(entry.modelName) is not a downloaded model of a deployment") }
@@ -18,6 +20,9 @@ extension CofferClient {
         switch outcome {
         case .loaded: (kind, reason) = (.loaded, nil)
         case .failed(let text): (kind, reason) = (.failed, ReportReason.sanitize(text))
+        }
+        if kind == .failed, !fileIsAsDownloaded(entry) {
+            throw .notReportable("the file of \(entry.modelName) on this device is gone or damaged (the next update downloads it again); that says nothing about the model")
         }
         guard let event = event(kind, for: entry, source: source, reason: reason) else {
             throw .notReportable("the device ID cannot be read from the key store")
@@ -64,9 +69,25 @@ extension CofferClient {
     }
 
     /// Queues `failed` for `entry` and falls back; the collection switched back to, if any.
+    /// Neither when its file is gone or damaged on this device (``fileIsAsDownloaded(_:)``).
     func failed(_ entry: ModelCollection.Entry, source: ModelCollection.Entry.Source, reason: String) async -> ModelCollection? {
+        guard fileIsAsDownloaded(entry) else { return nil }
         if let event = event(.failed, for: entry, source: source, reason: reason) { await reporter.enqueue([event]) }
         return await fallBack(entry, source: source, reason: reason)
+    }
+
+    /// Whether `entry`'s file is on this device as it was downloaded: its last open in this
+    /// process did not fail because of the file (``DeviceFailures``: gone, damaged, replaced,
+    /// unreadable — even if an update has since put a good copy in place), and it is there, with
+    /// its size, not marked damaged (``ModelCollection/Entry/intactOrMarked(_:)``). Such a failure
+    /// is this device's disk, not the model, whatever the app caught: reporting it `failed` would
+    /// count against a healthy rollout, and falling back would refuse a good model here; the next
+    /// update downloads the file again instead. Checked without reading the file.
+    func fileIsAsDownloaded(_ entry: ModelCollection.Entry) -> Bool {
+        guard let sha256 = entry.sha256 else { return true }
+        let path = entry.modelURL.path
+        return !deviceFailures.contains(sha256) && CollectionCache.isFile(path, size: Int64(clamping: entry.size))
+            && !CollectionCache.isMarkedDamaged(blobPath: path)
     }
 
     /// Switches `entry`'s collection back to its last known good version, under the collection's

@@ -27,6 +27,8 @@ public final class CofferClient: Sendable {
     let failureListeners = Listeners<UnavailableCause>()
     let keys: ModelKeys
     let reporter: Reporter
+    /// Models whose last open failed because of this device's file: their failures are not reported.
+    let deviceFailures = DeviceFailures()
 
     /// A client for `configuration`; refuses a configuration that cannot work. Reports an earlier
     /// run left queued are sent in the background (unless the policy is ``UpdatePolicy/cachedOnly``).
@@ -89,13 +91,14 @@ public final class CofferClient: Sendable {
     /// the download of its model (``ModelFollower``).
     func beginAccessing(identifier: String, progress: Foundation.Progress?, following follower: ModelFollower?) async throws -> ModelCollection {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
-        let cached = cache.loadState(publicKey: configuration.publicKey)
+        let loaded = cache.loadState(publicKey: configuration.publicKey)
+        let cached = servedState(cache, loaded: loaded)
         let collection: ModelCollection
         switch (configuration.updatePolicy, cached) {
         case (.cachedOnly, let cached?):
             collection = self.collection(cached, cache: cache, origin: .cache(staleBecause: nil))
         case (.cachedOnly, nil):
-            collection = try bundled(identifier, because: .notCached)
+            collection = try bundled(identifier, because: loaded == nil ? .notCached : .cache(Self.incompleteCache))
         case (.useCachedAndUpdateInBackground, let cached?):
             collection = self.collection(cached, cache: cache, origin: .cache(staleBecause: nil))
             await hub.updateInBackground(identifier) { [self] shared async throws(SyncFailure) in
@@ -161,7 +164,7 @@ public final class CofferClient: Sendable {
     /// The cached collection without any request, or nil when nothing usable is cached.
     public func cachedCollection(identifier: String) throws -> ModelCollection? {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
-        return cache.loadState(publicKey: configuration.publicKey).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
+        return servedState(cache).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
     }
 
     // MARK: internals
@@ -177,12 +180,30 @@ public final class CofferClient: Sendable {
         } catch {
             let cause = (error as? SyncFailure)?.cause ?? .cache("\(error)")
             if cause == .cancelled { throw CofferError.collectionUnavailable(identifier: cache.identifier, cause: .cancelled) }
-            if let cached = cache.loadState(publicKey: configuration.publicKey) {
+            if let cached = servedState(cache) {
                 return collection(cached, cache: cache, origin: .cache(staleBecause: cause))
             }
             return try bundled(cache.identifier, because: cause)
         }
     }
+
+    /// The cached state to serve without the server (``servedState(_:loaded:)``).
+    private func servedState(_ cache: CollectionCache) -> CacheState? {
+        servedState(cache, loaded: cache.loadState(publicKey: configuration.publicKey))
+    }
+
+    /// `loaded`, the cached state, when it may be served without the server. A version some of
+    /// whose models have gone from the cache (``CollectionCache/absentModels(of:)``) serves the
+    /// others only when the app bundles no models: with bundled models, the bundled set is served
+    /// instead of a mix of versions, or of some models and none.
+    private func servedState(_ cache: CollectionCache, loaded: CacheState?) -> CacheState? {
+        guard let state = loaded else { return nil }
+        guard configuration.bundledModels.isEmpty || cache.absentModels(of: state).isEmpty else { return nil }
+        return state
+    }
+
+    /// Why the bundled models are served instead of an incomplete cached version under ``UpdatePolicy/cachedOnly``.
+    static let incompleteCache = "models of the cached version are missing from the cache (the next update downloads them)"
 
     /// One update, announced to listeners when it switched the collection or failed.
     private func update(_ cache: CollectionCache, progress: DownloadProgress, following follower: ModelFollower? = nil)

@@ -44,7 +44,10 @@ extension ModelCollection {
             }
             // Queued on disk before the reader is handed out (no network is waited for), so a
             // process that ends right after opening still reports it later.
-            if let source { await source.client.opened(self, source: source) }
+            if let source, let sha256 {
+                source.client.deviceFailures.forget(sha256)
+                await source.client.opened(self, source: source)
+            }
             return reader
         }
 
@@ -57,9 +60,9 @@ extension ModelCollection {
             do {
                 return try body()
             } catch let failure as IOFailure where failure.isMissing {
-                throw CofferError.modelInvalid(name: modelName, reason: "its file was removed by an update; access the collection again")
+                throw deviceFailure("its file is no longer on this device (replaced by an update, or removed); access the collection again")
             } catch let failure as IOFailure {
-                throw CofferError.modelInvalid(name: modelName, reason: "\(failure)")
+                throw deviceFailure("\(failure)")
             } catch {
                 _ = try intactOrMarked(identity)
                 source?.failedChecks(self, error)
@@ -72,6 +75,9 @@ extension ModelCollection {
         func checking<T>(_ reader: ModelReader, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
+            } catch let failure as IOFailure {
+                _ = deviceFailure("\(failure)")
+                throw failure
             } catch let error as ContainerError {
                 _ = try intactOrMarked(reader.identity)
                 source?.failedChecks(self, error)
@@ -97,13 +103,19 @@ extension ModelCollection {
                 return true
             case .damaged:
                 CollectionCache.markDamaged(blobPath: modelURL.path)
-                throw CofferError.modelInvalid(
-                    name: modelName, reason: "its file on this device was damaged (it no longer has its SHA-256); the next update downloads it again")
+                throw deviceFailure("its file on this device was damaged (it no longer has its SHA-256); the next update downloads it again")
             case .replaced:
-                throw CofferError.modelInvalid(name: modelName, reason: "its file was replaced while it was opened (an update downloaded it again); open it again")
+                throw deviceFailure("its file was replaced while it was opened (an update downloaded it again); open it again")
             case .unreadable:
-                throw CofferError.modelInvalid(name: modelName, reason: "its file on this device could not be read again to check it; try again")
+                throw deviceFailure("its file on this device could not be read again to check it; try again")
             }
+        }
+
+        /// `modelInvalid` for a failure of this device's file, not of the model, noted so that
+        /// reporting it (``reportFailure(_:)``) sends nothing (``DeviceFailures``).
+        private func deviceFailure(_ reason: String) -> CofferError {
+            if let sha256 { source?.client.deviceFailures.note(sha256) }
+            return CofferError.modelInvalid(name: modelName, reason: reason)
         }
 
         /// Calls `body` with a path to the decrypted model, for runtimes that only open paths, and

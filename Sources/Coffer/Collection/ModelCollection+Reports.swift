@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 extension ModelCollection.Entry {
@@ -9,9 +10,11 @@ extension ModelCollection.Entry {
         let sequence: UInt64
         let client: CofferClient
 
-        /// The model failed its checks while being opened or decrypted.
+        /// The model failed its checks while being opened or decrypted, its file intact: the
+        /// model is to blame, whatever an earlier open of this file failed for.
         func failedChecks(_ entry: ModelCollection.Entry, _ error: any Error) {
             let client = self.client
+            if let sha256 = entry.sha256 { client.deviceFailures.forget(sha256) }
             Task { _ = await client.failed(entry, source: self, reason: ReportReason.describe(error)) }
         }
     }
@@ -31,13 +34,16 @@ extension ModelCollection.Entry {
     /// back to its last known good version when the cache keeps one (docs/SDK.md, "Last known
     /// good"): the ``CofferClient/updates(identifier:)`` stream then announces a collection whose
     /// ``ModelCollection/fallback`` names this model, and the cache refuses this model until a
-    /// newer deployment names another one for its name.
+    /// newer deployment names another one for its name. Nothing is reported and nothing falls
+    /// back when the model's file is gone or damaged on this device (the error was the device's
+    /// disk, not the model): the next update downloads it again.
     ///
     /// Fire and forget, like ``reportLoaded()``. The reason sent is `error`'s type and a short
     /// description, at most 200 bytes, with file paths and long opaque strings (tokens, keys)
     /// removed; still, do not throw errors that carry personal data here.
     public func reportFailure(_ error: any Error) {
-        guard let source else { return }
+        // An I/O error reading the file is this device's, not the model's.
+        guard let source, !(error is IOFailure) else { return }
         let entry = self
         let reason = ReportReason.describe(error)
         Task { _ = await source.client.failed(entry, source: source, reason: reason) }
