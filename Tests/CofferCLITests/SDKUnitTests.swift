@@ -9,6 +9,20 @@ import CofferFormat
 /// The SDK's small parsers and rules, without a server.
 @Suite("Coffer SDK units")
 struct SDKUnitTests {
+    @Test("a second download in one update (a repair after a failed one) adds to the progress: it never goes backwards")
+    func progressBegunTwice() {
+        let shared = DownloadProgress()
+        let progress = Foundation.Progress(totalUnitCount: 1)
+        shared.observe(progress)
+        shared.begin(total: 100)
+        shared.add(40)
+        #expect(progress.totalUnitCount == 100 && progress.completedUnitCount == 40)
+        shared.begin(total: 50)
+        #expect(progress.totalUnitCount == 90 && progress.completedUnitCount == 40)
+        shared.add(50)
+        #expect(progress.totalUnitCount == 90 && progress.completedUnitCount == 90)
+    }
+
     @Test("Content-Range: bytes START-END/TOTAL, TOTAL may be *; anything else is refused")
     func contentRange() {
         #expect(ContentRange("bytes 0-99/100") == ContentRange("bytes 0-99/100"))

@@ -6,14 +6,17 @@ final class DownloadProgress: @unchecked Sendable {
     private let lock = NSLock()
     private var total: UInt64 = 0
     private var done: UInt64 = 0
+    private var begun = false
     private var observers: [ObjectIdentifier: Foundation.Progress] = [:]
 
-    /// The bytes to download are known.
+    /// The bytes to download are known. Once more in the same update (the repair of the version
+    /// in force after the new version's download failed), they are more bytes to do: the total
+    /// grows past what is done, and the progress never goes backwards.
     func begin(total: UInt64) {
-        let observers = lock.withLock { () -> [Foundation.Progress] in
-            self.total = total
-            done = 0
-            return Array(self.observers.values)
+        let (total, observers) = lock.withLock { () -> (UInt64, [Foundation.Progress]) in
+            self.total = begun ? done.addingSaturated(total) : total
+            begun = true
+            return (self.total, Array(self.observers.values))
         }
         for progress in observers { progress.totalUnitCount = Int64(clamping: total) }
     }
