@@ -14,6 +14,8 @@ final class CannedStore: @unchecked Sendable {
         var body = ByteBuffer()
         /// Announce this `Content-Length` instead of the body's own (a body cut short when larger).
         var announcedLength: Int? = nil
+        /// Send the body one byte at a time, this long apart (a store that trickles).
+        var trickle: TimeAmount? = nil
     }
 
     /// A request as received.
@@ -64,6 +66,20 @@ final class CannedStore: @unchecked Sendable {
         return answer(head)
     }
 
+    /// Bytes of trickled bodies sent so far, by every connection.
+    var trickledBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return trickled
+    }
+    private var trickled = 0
+
+    fileprivate func countTrickled() {
+        lock.lock()
+        trickled += 1
+        lock.unlock()
+    }
+
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
@@ -72,6 +88,29 @@ final class CannedStore: @unchecked Sendable {
         var body = ByteBuffer()
 
         init(store: CannedStore) { self.store = store }
+
+        /// Writes `body` a byte at a time, `every` apart, then ends the answer; stops when the
+        /// client has gone.
+        func trickleBody(_ body: ByteBuffer, every interval: TimeAmount, context: ChannelHandlerContext) {
+            context.flush()
+            let bytes = Array(body.readableBytesView)
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let store = self.store
+            let sent = NIOLoopBoundBox(0, eventLoop: context.eventLoop)
+            context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { task in
+                let context = bound.value
+                guard context.channel.isActive else { return task.cancel() }
+                let index = sent.value
+                guard index < bytes.count else {
+                    task.cancel()
+                    context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+                    return
+                }
+                context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: [bytes[index]])))), promise: nil)
+                sent.value = index + 1
+                store.countTrickled()
+            }
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -86,6 +125,10 @@ final class CannedStore: @unchecked Sendable {
                 var headers = HTTPHeaders(answer.headers)
                 headers.replaceOrAdd(name: "content-length", value: String(answer.announcedLength ?? answer.body.readableBytes))
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: answer.status, headers: headers))), promise: nil)
+                if let trickle = answer.trickle, head.method != .HEAD {
+                    trickleBody(answer.body, every: trickle, context: context)
+                    return
+                }
                 if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
                 if let announced = answer.announcedLength, announced > answer.body.readableBytes {
                     let channel = context.channel

@@ -56,6 +56,26 @@ import Testing
         }
     }
 
+    @Test func anErrorOrListingThatTricklesEndsWithinTheRequestTimeout() async throws {
+        // 400 bytes a byte every 25 ms (10 s in all), each well within the read timeout; the
+        // client's request timeout is 1 s.
+        let slow = String(repeating: "<Error><Code>AccessDenied</Code></Error>", count: 10)
+        try await Self.withStore({ head in
+            .init(status: head.method == .DELETE ? .forbidden : .ok, body: ByteBuffer(string: slow), trickle: .milliseconds(25))
+        }) { client, store in
+            let short = S3Client(location: client.location, credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "SECRET-VALUE"),
+                                 httpClient: client.httpClient, requestTimeout: .seconds(1))
+            // An error's body: given up, the status still decides.
+            let error = await #expect(throws: S3Error.self) { try await short.deleteObject(key: "k") }
+            #expect(error == .credentialsRejected(code: nil))
+            // A listing page: refused, saying why.
+            let listing = await #expect(throws: S3Error.self) { try await short.listMultipartUploads() }
+            #expect(listing == .interrupted(operation: "ListMultipartUploads", reason: "the answer's body took longer than the request timeout"))
+            // Both gave up long before the store had sent either body.
+            #expect(store.trickledBytes < 2 * slow.utf8.count)
+        }
+    }
+
     @Test func aBodyShorterThanItsLengthIsAnError() async throws {
         try await Self.withStore({ _ in .init(body: ByteBuffer(repeating: 7, count: 1000), announcedLength: 5000) }) { client, _ in
             let stream = try #require(try await client.getObject(key: "k"))

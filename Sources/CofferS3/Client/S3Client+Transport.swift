@@ -56,16 +56,39 @@ extension S3Client {
         return (location.url(encodedPath: call.encodedPath, query: query), fields)
     }
 
-    /// The whole body of an answer, at most `limit` bytes.
+    /// The whole body of `response`, at most `limit` bytes, read within the client's request
+    /// timeout: an answer of a few kilobytes (an error, a listing page) that trickles in a byte at
+    /// a time within the HTTP client's read timeout would otherwise hold its request for days.
+    /// - Throws: ``S3Error/malformedResponse(operation:reason:)`` for a longer body,
+    ///   ``S3Error/interrupted(operation:reason:)`` when it ends early or takes too long.
     func collect(_ response: HTTPClientResponse, operation: String, limit: Int = S3Client.maximumResponseBytes) async throws -> [UInt8] {
+        let body = response.body
         do {
-            let buffer = try await response.body.collect(upTo: limit)
+            let buffer = try await Self.within(requestTimeout) { try await body.collect(upTo: limit) }
+            guard let buffer else {
+                throw S3Error.interrupted(operation: operation, reason: "the answer's body took longer than the request timeout")
+            }
             return Array(buffer.readableBytesView)
+        } catch let error as S3Error {
+            throw error
         } catch is NIOTooManyBytesError {
             throw S3Error.malformedResponse(operation: operation, reason: "the body is longer than \(limit) bytes")
         } catch {
             if Task.isCancelled { throw CancellationError() }
             throw S3Error.interrupted(operation: operation, reason: Self.reason(error))
+        }
+    }
+
+    /// `work`'s result, or nil once `limit` has passed (`work` is then cancelled).
+    static func within<T: Sendable>(_ limit: TimeAmount, _ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(0, limit.nanoseconds)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 

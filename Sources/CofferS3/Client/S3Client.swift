@@ -18,8 +18,9 @@ public final class S3Client: Sendable {
 
     /// Where the objects are.
     public let location: S3Location
-    /// Time allowed from sending a request to its answer's head (the body of a download is bounded
-    /// by the HTTP client's read timeout instead, so that a long download is not cut off).
+    /// Time allowed from sending a request to its answer's head, and again for an answer read
+    /// whole (an error, a listing page, a multipart result) to arrive; the body of a download is
+    /// bounded by the HTTP client's read timeout instead, so that a long download is not cut off.
     public let requestTimeout: TimeAmount
     /// Signs every request with the credentials, in the location's region.
     let signer: SigV4Signer
@@ -30,7 +31,8 @@ public final class S3Client: Sendable {
 
     /// A client of `location`, signing with `credentials`, sending through `httpClient`.
     /// - Parameters:
-    ///   - requestTimeout: the deadline of each request up to its answer's head.
+    ///   - requestTimeout: the deadline of each request up to its answer's head, and of reading
+    ///     an answer read whole (not a download's body).
     ///   - clock: the signing time; tests pass a fixed or skewed one.
     public init(
         location: S3Location,
