@@ -9,6 +9,22 @@ import CofferFormat
 /// The SDK's small parsers and rules, without a server.
 @Suite("Coffer SDK units")
 struct SDKUnitTests {
+    @Test("an I/O error of the disk marks a cached model for the next update; other read failures do not")
+    func unreadableModelIsMarked() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-eio-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sha = String(repeating: "ab", count: 32)
+        let blob = folder + "/collections/C/blobs/" + sha + ".coffer"
+        try FileManager.default.createDirectory(atPath: folder + "/collections/C/blobs", withIntermediateDirectories: true)
+        for code in [EMFILE, ENFILE, ENOMEM, EACCES] {
+            #expect(!CollectionCache.markDamaged(blobPath: blob, ifUnreadable: IOFailure(operation: .read, path: blob, errno: code)))
+        }
+        #expect(!CollectionCache.isMarkedDamaged(blobPath: blob))
+        #expect(CollectionCache.markDamaged(blobPath: blob, ifUnreadable: IOFailure(operation: .read, path: blob, errno: EIO)))
+        #expect(CollectionCache.isMarkedDamaged(blobPath: blob))
+        #expect(try CollectionCache(root: URL(fileURLWithPath: folder), identifier: "C").damagedModels() == [sha])
+    }
+
     @Test("a second download in one update (a repair after a failed one) adds to the progress: it never goes backwards")
     func progressBegunTwice() {
         let shared = DownloadProgress()

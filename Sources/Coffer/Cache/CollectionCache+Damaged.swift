@@ -29,6 +29,17 @@ extension CollectionCache {
         if fd >= 0 { close(fd) }
     }
 
+    /// Marks the model at `blobPath` damaged when `failure` is the disk's I/O error (`EIO`): a file
+    /// the device can no longer read is downloaded again by the next update, as a damaged one is.
+    /// Other failures (no descriptor or memory left, permissions) say nothing about the file.
+    /// Returns whether it marked.
+    @discardableResult
+    static func markDamaged(blobPath: String, ifUnreadable failure: IOFailure) -> Bool {
+        guard failure.code == EIO else { return false }
+        markDamaged(blobPath: blobPath)
+        return true
+    }
+
     /// Whether the model at `blobPath` is marked damaged (``markDamaged(blobPath:)``).
     static func isMarkedDamaged(blobPath: String) -> Bool {
         let name = (blobPath as NSString).lastPathComponent

@@ -62,7 +62,7 @@ extension ModelCollection {
             } catch let failure as IOFailure where failure.isMissing {
                 throw deviceFailure("its file is no longer on this device (replaced by an update, or removed); access the collection again")
             } catch let failure as IOFailure {
-                throw deviceFailure("\(failure)")
+                throw unreadable(failure, identity)
             } catch {
                 _ = try intactOrMarked(identity)
                 source?.failedChecks(self, error)
@@ -76,7 +76,7 @@ extension ModelCollection {
             do {
                 return try body()
             } catch let failure as IOFailure {
-                _ = deviceFailure("\(failure)")
+                _ = unreadable(failure, reader.identity)
                 throw failure
             } catch let error as ContainerError {
                 _ = try intactOrMarked(reader.identity)
@@ -109,6 +109,16 @@ extension ModelCollection {
             case .unreadable:
                 throw deviceFailure("its file on this device could not be read again to check it; try again")
             }
+        }
+
+        /// `modelInvalid` for a file that could not be read; an I/O error of the disk marks it for
+        /// the next update to download again (``CollectionCache/markDamaged(blobPath:ifUnreadable:)``)
+        /// when it is still the file that failed (`identity`).
+        private func unreadable(_ failure: IOFailure, _ identity: FileIdentity?) -> CofferError {
+            guard let identity, FileIdentity(path: modelURL.path) == identity,
+                  CollectionCache.markDamaged(blobPath: modelURL.path, ifUnreadable: failure)
+            else { return deviceFailure("\(failure)") }
+            return deviceFailure("its file on this device cannot be read (an I/O error); the next update downloads it again")
         }
 
         /// `modelInvalid` for a failure of this device's file, not of the model, noted so that
