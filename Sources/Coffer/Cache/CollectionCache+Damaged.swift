@@ -20,13 +20,19 @@ extension CollectionCache {
     /// damaged. Best effort: without the mark the model keeps failing as damaged, unreported,
     /// until an update replaces it.
     static func markDamaged(blobPath: String) {
-        let blobs = (blobPath as NSString).deletingLastPathComponent
-        let name = (blobPath as NSString).lastPathComponent
-        guard name.hasSuffix(".coffer") else { return }
-        let folder = ((blobs as NSString).deletingLastPathComponent as NSString).appendingPathComponent("damaged")
-        _ = mkdir(folder, 0o700)
-        let fd = open(folder + "/" + String(name.dropLast(".coffer".count)), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard let mark = damageMark(blobPath: blobPath) else { return }
+        _ = mkdir((mark as NSString).deletingLastPathComponent, 0o700)
+        let fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd >= 0 { close(fd) }
+    }
+
+    /// The mark of the model at `blobPath` (`ID/blobs/SHA.coffer` → `ID/damaged/SHA`); nil for a
+    /// path not named like a model.
+    private static func damageMark(blobPath: String) -> String? {
+        let name = (blobPath as NSString).lastPathComponent
+        guard name.hasSuffix(".coffer") else { return nil }
+        let collection = ((blobPath as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        return collection + "/damaged/" + String(name.dropLast(".coffer".count))
     }
 
     /// Marks the model at `blobPath` damaged when `failure` is the disk's I/O error (`EIO`): a file
@@ -42,11 +48,9 @@ extension CollectionCache {
 
     /// Whether the model at `blobPath` is marked damaged (``markDamaged(blobPath:)``).
     static func isMarkedDamaged(blobPath: String) -> Bool {
-        let name = (blobPath as NSString).lastPathComponent
-        guard name.hasSuffix(".coffer") else { return false }
-        let collection = ((blobPath as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        guard let mark = damageMark(blobPath: blobPath) else { return false }
         var info = stat()
-        return lstat(collection + "/damaged/" + String(name.dropLast(".coffer".count)), &info) == 0
+        return lstat(mark, &info) == 0
     }
 
     /// The SHA-256s marked damaged.
@@ -68,13 +72,7 @@ extension CollectionCache {
               linked.st_dev != replacement.st_dev || linked.st_ino != replacement.st_ino
         else { return }
         // Named like a model, so the previous version's pruning removes one a crash left.
-        let temporary = previousBlobsFolder + "/.relink-" + sha256 + ".coffer"
-        unlink(temporary)
-        guard link(path, temporary) == 0 else { return }
-        guard rename(temporary, previous) == 0 else {
-            unlink(temporary)
-            return
-        }
+        guard (try? Self.hardLink(path, replacing: previous, through: previousBlobsFolder + "/.relink-" + sha256 + ".coffer")) != nil else { return }
         try? DurableSync.synchronizeFolder(previousBlobsFolder)
     }
 

@@ -60,18 +60,21 @@ extension CollectionCache {
     func restorePreviousModels(_ state: CacheState) throws {
         for (sha, entry) in state.blobs where !hasBlob(sha, size: entry.size) {
             // Named like a model, so the next update's pruning removes one a crash left.
-            let temporary = blobsFolder + "/.restore-" + sha + ".coffer"
-            unlink(temporary)
-            guard link(previousBlobPath(sha), temporary) == 0 else {
-                throw IOFailure(operation: .create, path: blobPath(sha), errno: errno)
-            }
-            guard rename(temporary, blobPath(sha)) == 0 else {
-                let failure = IOFailure(operation: .rename, path: blobPath(sha), errno: errno)
-                unlink(temporary)
-                throw failure
-            }
+            try Self.hardLink(previousBlobPath(sha), replacing: blobPath(sha), through: blobsFolder + "/.restore-" + sha + ".coffer")
         }
         try DurableSync.synchronizeFolder(blobsFolder)
+    }
+
+    /// Makes `destination` a hard link to `source` in one rename, whatever was there: links
+    /// `source` at `temporary` (removing one a crash left) and renames that over `destination`.
+    static func hardLink(_ source: String, replacing destination: String, through temporary: String) throws(IOFailure) {
+        unlink(temporary)
+        guard link(source, temporary) == 0 else { throw IOFailure(operation: .create, path: destination, errno: errno) }
+        guard rename(temporary, destination) == 0 else {
+            let failure = IOFailure(operation: .rename, path: destination, errno: errno)
+            unlink(temporary)
+            throw failure
+        }
     }
 
     /// Forgets the previous version: its state first, then its links.

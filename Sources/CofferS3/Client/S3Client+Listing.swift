@@ -8,19 +8,16 @@ extension S3Client {
     /// - Parameter pageSize: at most this many keys per page (1…1000; S3's maximum is 1000).
     public func listObjects(prefix: String = "", pageSize: Int = 1000) -> S3ObjectListing {
         let size = min(max(pageSize, 1), 1000)
-        return S3Pages { position in
-            guard case .token(let token)? = position else { return try await self.listObjectsPage(prefix: prefix, pageSize: size, token: nil) }
-            return try await self.listObjectsPage(prefix: prefix, pageSize: size, token: token)
-        }
+        return S3Pages(operation: "ListObjectsV2") { try await self.listObjectsPage(prefix: prefix, pageSize: size, at: $0) }
     }
 
-    /// One page of ListObjectsV2 after `token`: the objects (keys relative to the key prefix) and the
-    /// next page's token.
-    func listObjectsPage(prefix: String, pageSize: Int, token: String?) async throws
+    /// One page of ListObjectsV2 at `position` (its continuation token; nil for the first): the
+    /// objects (keys relative to the key prefix) and the next page's token.
+    func listObjectsPage(prefix: String, pageSize: Int, at position: S3ObjectListing.Position?) async throws
         -> (page: [S3ObjectSummary], next: S3ObjectListing.Position?)
     {
         var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", location.keyPrefix + prefix), ("max-keys", String(pageSize))]
-        if let token { query.append(("continuation-token", token)) }
+        if case .token(let token)? = position { query.append(("continuation-token", token)) }
         let call = Call(operation: "ListObjectsV2", method: .GET, encodedPath: location.bucketPath, query: query)
         let response = try await send(call)
         guard response.status.code == 200 else { throw try await failure(response, operation: call.operation) }
@@ -30,9 +27,6 @@ extension S3Client {
             page = try ListBucketResult(body)
         } catch {
             throw S3Error.malformedResponse(operation: call.operation, reason: error.reason)
-        }
-        if let next = page.nextContinuationToken, next == token {
-            throw S3Error.malformedResponse(operation: call.operation, reason: "the continuation token did not advance")
         }
         let objects = try page.objects.map { object in
             S3ObjectSummary(key: try relativeKey(object.key, operation: call.operation), size: object.size, lastModified: object.lastModified, etag: object.etag)
@@ -46,12 +40,7 @@ extension S3Client {
     /// - Parameter pageSize: at most this many uploads per request (1…1000).
     public func multipartUploads(prefix: String = "", pageSize: Int = 1000) -> S3MultipartUploadListing {
         let size = min(max(pageSize, 1), 1000)
-        return S3Pages { position in
-            guard case .upload(let key, let uploadID)? = position else {
-                return try await self.multipartUploadsPage(prefix: prefix, pageSize: size, after: nil)
-            }
-            return try await self.multipartUploadsPage(prefix: prefix, pageSize: size, after: (key, uploadID))
-        }
+        return S3Pages(operation: "ListMultipartUploads") { try await self.multipartUploadsPage(prefix: prefix, pageSize: size, at: $0) }
     }
 
     /// Every unfinished multipart upload whose key starts with `prefix`, all pages of
@@ -82,15 +71,15 @@ extension S3Client {
         return aborted
     }
 
-    /// One page of ListMultipartUploads after `marker`: the uploads (keys relative to the key
-    /// prefix) and the next page's markers.
-    func multipartUploadsPage(prefix: String, pageSize: Int, after marker: (key: String, uploadID: String)?) async throws
+    /// One page of ListMultipartUploads at `position` (its markers; nil for the first): the
+    /// uploads (keys relative to the key prefix) and the next page's markers.
+    func multipartUploadsPage(prefix: String, pageSize: Int, at position: S3MultipartUploadListing.Position?) async throws
         -> (page: [S3MultipartUpload], next: S3MultipartUploadListing.Position?)
     {
         var query: [(name: String, value: String)] = [("uploads", ""), ("prefix", location.keyPrefix + prefix), ("max-uploads", String(pageSize))]
-        if let marker {
-            query.append(("key-marker", marker.key))
-            query.append(("upload-id-marker", marker.uploadID))
+        if case .upload(let key, let uploadID)? = position {
+            query.append(("key-marker", key))
+            query.append(("upload-id-marker", uploadID))
         }
         let call = Call(operation: "ListMultipartUploads", method: .GET, encodedPath: location.bucketPath, query: query)
         let response = try await send(call)
@@ -101,9 +90,6 @@ extension S3Client {
             page = try ListMultipartUploadsResult(body)
         } catch {
             throw S3Error.malformedResponse(operation: call.operation, reason: error.reason)
-        }
-        if let next = page.next, let marker, next.keyMarker == marker.key, next.uploadIDMarker == marker.uploadID {
-            throw S3Error.malformedResponse(operation: call.operation, reason: "the markers did not advance")
         }
         let uploads = try page.uploads.map { upload in
             S3MultipartUpload(key: try relativeKey(upload.key, operation: call.operation), uploadID: upload.uploadID, initiated: upload.initiated)

@@ -1,16 +1,28 @@
 /// The pages of a listing (``S3Client/listObjects(prefix:pageSize:)``,
 /// ``S3Client/multipartUploads(prefix:pageSize:)``): each iteration step sends one request, so only
 /// one page is in memory at a time. A page may be empty; the sequence ends after the page that
-/// names no next one.
+/// names no next one, and fails (``S3Error/malformedResponse(operation:reason:)``) at one that
+/// names its own position as the next.
 public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
     /// One page.
     public typealias Element = Page
 
     /// Where a page starts: a ListObjectsV2 continuation token, or ListMultipartUploads markers.
-    enum Position: Sendable {
+    enum Position: Sendable, Equatable {
         case token(String)
         case upload(key: String, uploadID: String)
+
+        /// What names the position, for the error of a listing that does not advance.
+        var name: String {
+            switch self {
+            case .token: "the continuation token"
+            case .upload: "the markers"
+            }
+        }
     }
+
+    /// The S3 operation each page is (for errors).
+    let operation: String
 
     /// Sends the request for the page at a position (nil: the first); the page and the next
     /// page's position (nil after the last).
@@ -18,6 +30,7 @@ public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
 
     /// Fetches the pages in order; throws the ``S3Error`` of a failed request.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        let operation: String
         let fetch: @Sendable (Position?) async throws -> (page: Page, next: Position?)
         /// The next page's position (nil for the first).
         var position: Position?
@@ -28,6 +41,9 @@ public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
         public mutating func next() async throws -> Page? {
             guard !finished else { return nil }
             let answer = try await fetch(position)
+            if let next = answer.next, next == position {
+                throw S3Error.malformedResponse(operation: operation, reason: "\(next.name) did not advance")
+            }
             position = answer.next
             finished = answer.next == nil
             return answer.page
@@ -36,7 +52,7 @@ public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
 
     /// An iterator from the first page.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(fetch: fetch)
+        AsyncIterator(operation: operation, fetch: fetch)
     }
 }
 
