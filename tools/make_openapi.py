@@ -111,6 +111,10 @@ TOKEN = ("401", "403", "429")
 # What the routes that take an app credential say of its budget (AppCredentials.check).
 CREDENTIAL_BUDGET = ("429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong "
                      "credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.")
+# What the anonymous blob routes say of their budget of misses (BlobController.answer).
+BLOB_MISSES = ("Each 404 costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 "
+               "`rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for a blob this instance has not served "
+               "before, without asking the store.")
 # A method that may carry a body (whether the route reads one or not): larger than the route takes
 # (413), a form or plain text where the API reads JSON (415). Added by method, below.
 BODY = ("413", "415")
@@ -367,12 +371,13 @@ paths = {
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"},
                   "307": {"description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; "
                                          "ask it with the same Range and no credentials"}},
-                  auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH],
+                  auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH],
                   description="503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob "
-                              "was registered with: it is not served until an upload of its bytes replaces it."),
+                              "was registered with: it is not served until an upload of its bytes replaces it. " + BLOB_MISSES),
         "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
                    {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
-                   auth="none", errors=["416", "503"], query=[RANGE, IF_NONE_MATCH]),
+                   auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH],
+                   description=BLOB_MISSES),
     },
     "/v1/device/keys/{key}": {
         "post": op("deliverKey", "A device obtains a model key sealed to its public key (HPKE)", ok("sealed key", ref("Delivery")),

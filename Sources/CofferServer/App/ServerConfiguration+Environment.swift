@@ -73,6 +73,9 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", .count(atLeast: 1)) {
             configuration.authFailuresPerAddressPerMinute = value
         }
+        if let value = try settings.value("COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE", .count(atLeast: 1)) {
+            configuration.blobMissesPerAddressPerMinute = value
+        }
         if let value = try settings.value("COFFER_INVITATION_DAYS", .duration("days", of: 86_400, maximum: 365)) {
             configuration.invitationLifetime = value
         }

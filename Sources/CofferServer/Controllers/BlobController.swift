@@ -21,6 +21,8 @@ struct BlobController: Sendable {
     let metrics: ServerMetrics
     /// Counts downloads for the dashboard's charts (in memory; flushed in the background).
     let usage: UsageCounter
+    /// Requests for blobs the store does not have, per client address (see ``answer(_:withBody:)``).
+    let misses: RateLimiter
     /// The sizes blobs were registered with, to refuse serving a damaged one.
     var registeredSizes = RegisteredBlobSizes()
 
@@ -136,9 +138,21 @@ struct BlobController: Sendable {
 
     /// A GET's or HEAD's answer: the Range header (hostile numbers included, see ``ByteRangeRequest``)
     /// decides 200, 206 or 416; HEAD carries the same status, Content-Range and Content-Length.
+    ///
+    /// The routes are anonymous, and asking an object store for an address it does not have is a
+    /// billed request on the connection pool every team's downloads share. So each 404 costs the
+    /// client's address one miss of ``misses``; past its budget, a blob this instance has served
+    /// before (its size is remembered) is still served, any other is answered 429 before the store
+    /// is asked.
     private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
+        let budget = "address:" + AddressBudget.key(req.clientAddress)
+        if let wait = misses.exhausted(budget), registeredSizes.remembered(address) == nil {
+            throw APIError(.tooManyRequests, "rate_limited", "too many requests for blobs this server does not have; retry in \(wait) s",
+                           headers: ["Retry-After": "\(wait)", "Cache-Control": "no-store"])
+        }
         guard let size = try await store.size(of: address) else {
+            _ = misses.acquire(budget)
             throw APIError.notFound("blob")
         }
         // A stored size other than the registered one is damage (a lost tail, a bad disk): served,

@@ -11,6 +11,12 @@ final class RegisteredBlobSizes: Sendable {
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
 
+    /// The size remembered for the blob at `address`, without asking the database: nil when this
+    /// instance has not looked it up (or has dropped what it remembered).
+    func remembered(_ address: String) -> Int64? {
+        sizes.withLockedValue { $0[address] }
+    }
+
     /// The size the blob at `address` was registered with, or nil when it has no record. `db` is
     /// asked only when the size is not remembered.
     func size(of address: String, on db: @autoclosure () -> any Database) async throws -> Int64? {
