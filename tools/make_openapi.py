@@ -437,7 +437,8 @@ paths = {
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}": {
         "get": op("getDeployment", "A deployment (viewer)", ok("deployment", ref("Deployment"))),
         "patch": op("editDeployment", "Edit a draft: models replace the named defaults, rules replace all rules (developer)",
-                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"]),
+                    ok("deployment", ref("Deployment")), body(ref("DeploymentInput"), DEPLOYMENT_EXAMPLE), errors=["409", "422"],
+                    description="409 when it is not a draft, also when it was activated or archived while this edit was under way."),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/clone": {
         "post": op("cloneDeployment", "Clone into a new draft, with edits (developer)", ok("created", ref("Deployment"), "201"),
@@ -451,7 +452,8 @@ paths = {
                    description="Without a body it becomes active for every device at once, in one transaction. With `stages` it starts a "
                                "staged rollout from the collection's active deployment (docs/ROLLOUTS.md). 409 when it cannot be "
                                "activated; with stages also when the collection has no active deployment to stage from, when it is the "
-                               "active deployment already, or when a staged rollout of the collection is running."),
+                               "active deployment already, or when a staged rollout of the collection is running; also when its models were "
+                               "edited after the server checked them (look at it again and activate it again)."),
     },
     "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/advance": {
         "post": op("advanceDeployment", "Move its staged rollout to the next stage now, whatever the gates say (developer)",

@@ -149,11 +149,19 @@ struct DeploymentController: RouteCollection {
 
     func archive(req: Request) async throws -> DeploymentView {
         let (team, collection, deployment) = try await Self.deployment(req, requiring: .developer)
-        guard deployment.status != .active else {
-            throw APIError.conflict("deployment \(deployment.name) is active; activate another one first")
+        let collectionID = try collection.requireID()
+        // Under the collection's lock, as activations take it: one that ran since the read above
+        // must not end with its active deployment archived.
+        try await req.db.writeTransaction { tx in
+            _ = try await Rollouts.activeDeployment(of: collectionID, lockingOn: tx)
+            guard let current = try await DeploymentRecord.find(deployment.id, on: tx) else { throw APIError.notFound("deployment") }
+            guard current.status != .active else {
+                throw APIError.conflict("deployment \(deployment.name) is active; activate another one first")
+            }
+            current.status = .archived
+            try await current.update(on: tx)
         }
         deployment.status = .archived
-        try await deployment.update(on: req.db)
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.archive", actor: try req.user().name,
                                target: "\(collection.identifier)/\(deployment.name)", outcome: "ok")
         return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
@@ -194,7 +202,7 @@ struct DeploymentController: RouteCollection {
         }
         let now = Date()
         let sequence = try await Activation.activate(try deployment.requireID(), in: try collection.requireID(), kind: kind,
-                                                     actor: user.name, at: now, on: req.db)
+                                                     actor: user.name, at: now, checked: deployment.spec, on: req.db)
         manifests.invalidate(try collection.requireID())
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.\(kind)", actor: user.name,
                                target: "\(collection.identifier)/\(deployment.name) #\(sequence)", outcome: "ok")
@@ -213,7 +221,7 @@ struct DeploymentController: RouteCollection {
             throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
         }
         let change = try await Rollouts.start(try deployment.requireID(), in: try collection.requireID(), plan: plan, actor: user.name,
-                                              at: Date(), on: req.db)
+                                              at: Date(), checked: deployment.spec, on: req.db)
         manifests.invalidate(change.collectionID)
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.stage", actor: user.name,
                                target: "\(collection.identifier)/\(deployment.name) #\(change.sequence)", outcome: "ok",
@@ -232,12 +240,24 @@ struct DeploymentController: RouteCollection {
         let actor = try req.user().name
         let rules = try input.parsedRules()
         return try await req.db.writeTransaction { db in
+            let collectionID = try collection.requireID()
+            // An edit reads its draft again under the collection's lock, as activations take it: a
+            // draft activated since the request read it is no draft any more (its models must not
+            // change under its sequence number), and an edit saved meanwhile is the base of this one.
+            var current: DeploymentRecord?
+            if let existing {
+                _ = try await Rollouts.activeDeployment(of: collectionID, lockingOn: db)
+                guard let fresh = try await DeploymentRecord.find(existing.id, on: db), fresh.status == .draft else {
+                    throw APIError.conflict("deployment \(existing.name) is no longer a draft; only drafts change (clone it)")
+                }
+                current = fresh
+            }
             if let clash = try await DeploymentRecord.query(on: db).filter(\.$collection.$id == collection.requireID()).filter(\.$name == name).first(),
                clash.id != existing?.id {
                 throw APIError.conflict("\(collection.identifier) already has a deployment named \(name)")
             }
             let versions = ModelVersions(collection: collection, store: store, actor: actor, database: db)
-            var spec = base
+            var spec = current?.spec ?? base
             if let models = input.models {
                 spec.defaults.merge(try await versions.resolve(models)) { $1 }
             }
@@ -249,8 +269,7 @@ struct DeploymentController: RouteCollection {
                 }
                 spec.rules = resolved
             }
-            let collectionID = try collection.requireID()
-            let deployment = existing ?? DeploymentRecord(collectionID: collectionID, name: name, rolloutSeed: seed, spec: spec, createdBy: actor)
+            let deployment = current ?? DeploymentRecord(collectionID: collectionID, name: name, rolloutSeed: seed, spec: spec, createdBy: actor)
             deployment.name = name
             deployment.spec = spec
             try await deployment.save(on: db)

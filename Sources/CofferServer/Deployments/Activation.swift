@@ -9,17 +9,31 @@ import Foundation
 /// one after the other, each with its own sequence number, and exactly one deployment ends active.
 enum Activation {
     /// Activates `deploymentID` as of `now`; returns the new sequence number. A transaction that
-    /// loses a lock race (SQLite busy, a PostgreSQL deadlock) is tried again.
-    static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on db: any Database) async throws -> Int64 {
+    /// loses a lock race (SQLite busy, a PostgreSQL deadlock) is tried again. With `checked`, the
+    /// deployment must still have that spec (see ``apply(_:in:kind:actor:at:checked:on:)``).
+    static func activate(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date,
+                         checked: DeploymentSpec? = nil, on db: any Database) async throws -> Int64 {
         try await db.writeTransaction { tx in
-            try await apply(deploymentID, in: collectionID, kind: kind, actor: actor, at: now, on: tx)
+            try await apply(deploymentID, in: collectionID, kind: kind, actor: actor, at: now, checked: checked, on: tx)
         }
     }
 
-    /// ``activate(_:in:kind:actor:at:on:)``'s steps inside the caller's transaction `tx`. A staged
-    /// rollout of the collection that is still running ends as superseded.
-    static func apply(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date, on tx: any Database) async throws -> Int64 {
+    /// ``activate(_:in:kind:actor:at:checked:on:)``'s steps inside the caller's transaction `tx`. A
+    /// staged rollout of the collection that is still running ends as superseded.
+    ///
+    /// `checked` is the spec the caller found ready (its models stored, their keys live). Read
+    /// under the collection's lock, a deployment whose spec is no longer that one — a draft edited
+    /// between the check and this transaction — is refused (409), and nothing changes: activated,
+    /// the edit's models would reach devices unchecked, and their keys would not be deliverable.
+    static func apply(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date,
+                      checked: DeploymentSpec? = nil, on tx: any Database) async throws -> Int64 {
         let sequence = try await bump(collectionID, to: deploymentID, kind: kind, actor: actor, on: tx)
+        if let checked {
+            guard let deployment = try await DeploymentRecord.find(deploymentID, on: tx) else { throw APIError.notFound("deployment") }
+            guard deployment.spec == checked else {
+                throw APIError.conflict("deployment \(deployment.name) changed while it was being activated; look at it and activate it again")
+            }
+        }
         try await DeploymentRecord.query(on: tx)
             .filter(\.$collection.$id == collectionID).filter(\.$status == .active).filter(\.$id != deploymentID)
             .set(\.$status, to: .archived).update()

@@ -3735,6 +3735,7 @@ enum OpenAPIDocument {
     "summary": "A deployment (viewer)"
    },
    "patch": {
+    "description": "409 when it is not a draft, also when it was activated or archived while this edit was under way.",
     "operationId": "editDeployment",
     "parameters": [
      {
@@ -3810,7 +3811,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/collections/{collection}/deployments/{deployment}/activate": {
    "post": {
-    "description": "Without a body it becomes active for every device at once, in one transaction. With `stages` it starts a staged rollout from the collection's active deployment (docs/ROLLOUTS.md). 409 when it cannot be activated; with stages also when the collection has no active deployment to stage from, when it is the active deployment already, or when a staged rollout of the collection is running.",
+    "description": "Without a body it becomes active for every device at once, in one transaction. With `stages` it starts a staged rollout from the collection's active deployment (docs/ROLLOUTS.md). 409 when it cannot be activated; with stages also when the collection has no active deployment to stage from, when it is the active deployment already, or when a staged rollout of the collection is running; also when its models were edited after the server checked them (look at it again and activate it again).",
     "operationId": "activateDeployment",
     "parameters": [
      {

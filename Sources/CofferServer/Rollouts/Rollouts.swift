@@ -18,8 +18,9 @@ enum Rollouts {
     /// Starts a staged activation of `deploymentID`: stage 1 of `plan` gets it, every other device
     /// keeps the deployment active now. 409 when the collection has no active deployment, when
     /// `deploymentID` is the active one, or when another staged rollout runs.
+    /// With `checked`, the deployment must still have that spec (``Activation/apply(_:in:kind:actor:at:checked:on:)``).
     static func start(_ deploymentID: UUID, in collectionID: UUID, plan: RolloutPlan, actor: String, at now: Date,
-                      on db: any Database) async throws -> Change {
+                      checked: DeploymentSpec? = nil, on db: any Database) async throws -> Change {
         try await db.writeTransaction { tx in
             let previous = try await activeDeployment(of: collectionID, lockingOn: tx)
             guard let previous else {
@@ -29,7 +30,8 @@ enum Rollouts {
             if let running = try await RolloutRecord.query(on: tx).filter(\.$collection.$id == collectionID).filter(\.$state == .staged).first() {
                 throw APIError.conflict("a staged rollout (stage \(running.stagePercent) %) is running; advance it to 100 %, halt it, or activate without stages")
             }
-            let sequence = try await Activation.apply(deploymentID, in: collectionID, kind: "stage \(plan.stages[0]) %", actor: actor, at: now, on: tx)
+            let sequence = try await Activation.apply(deploymentID, in: collectionID, kind: "stage \(plan.stages[0]) %", actor: actor, at: now,
+                                                      checked: checked, on: tx)
             let rollout = RolloutRecord(collectionID: collectionID, deploymentID: deploymentID, previousDeploymentID: previous,
                                         plan: plan, createdBy: actor, at: now)
             try await rollout.create(on: tx)
@@ -92,7 +94,7 @@ enum Rollouts {
     /// The collection's active deployment, read so that no other activation changes it before this
     /// transaction ends (PostgreSQL: the row's lock; SQLite: ``Database/writeTransaction(_:)``
     /// holds the write lock already).
-    private static func activeDeployment(of collectionID: UUID, lockingOn tx: any Database) async throws -> UUID? {
+    static func activeDeployment(of collectionID: UUID, lockingOn tx: any Database) async throws -> UUID? {
         let sql = try tx.sql()
         let lock = sql.dialect.name == "postgresql" ? " FOR UPDATE" : ""
         guard let row = try await sql.raw("SELECT active_deployment_id FROM collections WHERE id = \(bind: collectionID)\(unsafeRaw: lock)").first()
