@@ -121,6 +121,8 @@ TREE_FILE = 2
 TREE_LINK = 3
 TREE_KIND_NAMES = {TREE_FOLDER: "directory", TREE_FILE: "file", TREE_LINK: "symlink"}
 TREE_KIND_CODES = {name: code for code, name in TREE_KIND_NAMES.items()}
+TREE_PERMISSION_BITS = 0o777  # the only mode bits stored: never setuid, setgid, sticky or type bits
+TREE_LINK_MODE = 0o777  # the mode every link stores
 
 ERROR_CODES = (
     "notAContainer",
@@ -861,17 +863,32 @@ def pack_tree(entries: list[dict], root_mode: int = 0o755) -> bytes:
     return stream
 
 
+def _utf8_or_none(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return None
+
+
 def pack_folder(root: str) -> bytes:
-    """Packs the folder at `root` from disk (regular files, folders and symbolic links only)."""
+    """Packs the folder at `root` from disk (regular files, folders and symbolic links only).
+
+    Refuses (ValueError) what the format cannot carry, as a packer must: another type of file, a
+    name or a link target that is not valid UTF-8.
+    """
     entries = []
     for folder, dirs, files in os.walk(root, followlinks=False):
         for name in dirs + files:
             full = os.path.join(folder, name)
+            if _utf8_or_none(os.fsencode(name)) is None:
+                raise ValueError(f"cannot pack {full!r}: the name is not valid UTF-8")
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
-                entries.append({"path": rel, "kind": "symlink", "mode": 0o777,
-                                "target": os.fsencode(os.readlink(full))})
+                target = os.readlink(os.fsencode(full))
+                if _utf8_or_none(target) is None:
+                    raise ValueError(f"cannot pack {full!r}: symlink target {target!r} is not valid UTF-8")
+                entries.append({"path": rel, "kind": "symlink", "mode": TREE_LINK_MODE, "target": target})
             elif stat.S_ISDIR(st.st_mode):
                 entries.append({"path": rel, "kind": "directory", "mode": st.st_mode & 0o777})
             elif stat.S_ISREG(st.st_mode):
@@ -891,9 +908,7 @@ def _check_path(path: bytes) -> list[bytes]:
         _tree_reject("path empty or over 4096 bytes")
     if path.startswith(b"/"):
         _tree_reject("absolute path")
-    try:
-        path.decode("utf-8", errors="strict")
-    except UnicodeDecodeError:
+    if _utf8_or_none(path) is None:
         _tree_reject("path not valid UTF-8")
     parts = path_components(path)
     for part in parts:
@@ -902,9 +917,17 @@ def _check_path(path: bytes) -> list[bytes]:
     return parts
 
 
+def _check_mode(what: str, mode: int) -> None:
+    """Packed tree rule 8: a mode holds permission bits only (a link's exact 0o777 is checked apart)."""
+    if mode & ~TREE_PERMISSION_BITS:
+        _tree_reject(f"{what} has mode {mode:o}, with bits beyond 0o777")
+
+
 def _check_link(link_parts: list[bytes], target: bytes) -> None:
     if not 1 <= len(target) <= TREE_MAX_PATH:
         _tree_reject("link target empty or over 4096 bytes")
+    if _utf8_or_none(target) is None:
+        _tree_reject("link target not valid UTF-8")
     if target.startswith(b"/"):
         _tree_reject("absolute link target")
     if b"\x00" in target:
@@ -943,6 +966,7 @@ def unpack_check_full(stream: bytes) -> tuple[int, list[dict]]:
     count, root_mode = struct.unpack(">IH", take(6))
     if count > TREE_MAX_ENTRIES:
         _tree_reject("more than 1 000 000 entries")
+    _check_mode("root folder", root_mode)
     entries = []
     folders: set[bytes] = set()
     previous: list[bytes] | None = None
@@ -950,6 +974,9 @@ def unpack_check_full(stream: bytes) -> tuple[int, list[dict]]:
         kind, mode, path_length = struct.unpack(">BHH", take(5))
         if kind not in TREE_KIND_NAMES:
             _tree_reject(f"unknown kind {kind}")
+        _check_mode(f"entry {len(entries) + 1}", mode)
+        if kind == TREE_LINK and mode != TREE_LINK_MODE:
+            _tree_reject(f"link entry {len(entries) + 1} has mode {mode:o}, not 777")
         path = take(path_length)
         parts = _check_path(path)
         if previous is not None and not previous < parts:

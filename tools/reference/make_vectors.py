@@ -615,6 +615,8 @@ bad_tree(347, "link-dotdot-at-root", 5, "top-level link 'l' -> '..' (the root's 
          b_tree([t_link("l", "..")]))
 bad_tree(348, "link-dotdot-after-dotdot-component", 5, "link 'a/l' -> '../b/..' ('..' after 'b')",
          b_tree([t_dir("a"), t_dir("b"), t_link("a/l", "../b/..")]))
+bad_tree(349, "link-target-invalid-utf8", 5, "link 'l' -> 'a' C0 AF 'b' (C0 AF, an overlong encoding of '/', "
+         "is not valid UTF-8; every other rule holds)", b_tree([t_link("l", b"a\xc0\xafb")]))
 bad_tree(350, "stream-missing-entry", 6, "3 entries declared, 2 present", b_tree([t_file("a"), t_file("b")],
          count=3))
 bad_tree(351, "stream-file-short", 6, "file declares 100 bytes, the stream ends after 10",
@@ -632,6 +634,12 @@ bad_tree(356, "stream-file-size-huge", 6, "a file declaring 2^64 - 1 bytes (a re
          + struct.pack(">Q", (1 << 64) - 1) + b"0123456789")
 bad_tree(360, "unknown-kind-0", 7, "entry kind 0", b_tree([ref.encode_tree_entry(0, 0o644, b"a", b"")]))
 bad_tree(361, "unknown-kind-4", 7, "entry kind 4", b_tree([ref.encode_tree_entry(4, 0o644, b"a", b"")]))
+bad_tree(370, "mode-root-type-bits", 8, "root mode 0o40755 (a directory's whole st_mode, type bits included, "
+         "not masked to 0o777)", b_tree([t_file("a")], root_mode=0o40755))
+bad_tree(371, "mode-file-setuid", 8, "file 'a' with mode 0o4755 (setuid)", b_tree([t_file("a", mode=0o4755)]))
+bad_tree(372, "mode-folder-sticky", 8, "folder 'd' with mode 0o1777 (sticky)", b_tree([t_dir("d", mode=0o1777)]))
+bad_tree(373, "mode-link-755", 8, "link 'l' -> 'a' with mode 0o755 (a link stores exactly 0o777)",
+         b_tree([t_file("a"), ref.encode_tree_entry(ref.TREE_LINK, 0o755, b"l", ref.link_body(b"a"))]))
 
 
 # =============================================================================================
