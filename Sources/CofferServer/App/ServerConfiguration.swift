@@ -86,7 +86,7 @@ public struct ServerConfiguration: Sendable {
     public var authFailuresPerAddressPerMinute = 60
     /// Blob requests (GET, HEAD) for addresses the store does not have, allowed per client address
     /// per minute (COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; at least 1; default 600). Past it, a
-    /// request for a blob this instance has not served before is answered 429 before the store is
+    /// request for an address with no record in the database is answered 429 before the store is
     /// asked: with an object store each miss is a billed HEAD request on the pool every team shares.
     public var blobMissesPerAddressPerMinute = 600
     /// How often each instance writes the device reports it has accepted to the database

@@ -141,17 +141,20 @@ struct BlobController: Sendable {
     ///
     /// The routes are anonymous, and asking an object store for an address it does not have is a
     /// billed request on the connection pool every team's downloads share. So each 404 costs the
-    /// client's address one miss of ``misses``; past its budget, a blob this instance has served
-    /// before (its size is remembered) is still served, any other is answered 429 before the store
-    /// is asked.
+    /// client's address one miss of ``misses``; past its budget, only a blob with a record in the
+    /// database (remembered, or one indexed look-up) goes on to the store, any other is answered
+    /// 429 first. Devices behind one CDN or NAT share an address: a flood from behind it must not
+    /// keep them from the blobs a deployment names, which all have records.
     private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
         let budget = "address:" + AddressBudget.key(req.clientAddress)
-        if let wait = misses.exhausted(budget), registeredSizes.remembered(address) == nil {
+        if let wait = misses.exhausted(budget), try await registeredSizes.size(of: address, on: req.db) == nil {
             throw APIError(.tooManyRequests, "rate_limited", "too many requests for blobs this server does not have; retry in \(wait) s",
                            headers: ["Retry-After": "\(wait)", "Cache-Control": "no-store"])
         }
         guard let size = try await store.size(of: address) else {
+            // A blob collected since its record was remembered is not remembered any more.
+            registeredSizes.forget(address)
             _ = misses.acquire(budget)
             throw APIError.notFound("blob")
         }

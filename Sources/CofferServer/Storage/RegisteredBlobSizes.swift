@@ -11,10 +11,9 @@ final class RegisteredBlobSizes: Sendable {
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
 
-    /// The size remembered for the blob at `address`, without asking the database: nil when this
-    /// instance has not looked it up (or has dropped what it remembered).
-    func remembered(_ address: String) -> Int64? {
-        sizes.withLockedValue { $0[address] }
+    /// Forgets what is remembered of `address` (its blob is no longer in the store).
+    func forget(_ address: String) {
+        _ = sizes.withLockedValue { $0.removeValue(forKey: address) }
     }
 
     /// The size the blob at `address` was registered with, or nil when it has no record. `db` is
