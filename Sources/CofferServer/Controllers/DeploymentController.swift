@@ -152,7 +152,7 @@ struct DeploymentController: RouteCollection {
         let collectionID = try collection.requireID()
         // Under the collection's lock, as activations take it: one that ran since the read above
         // must not end with its active deployment archived.
-        try await req.db.writeTransaction { tx in
+        let archived = try await req.db.writeTransaction { tx in
             _ = try await Rollouts.activeDeployment(of: collectionID, lockingOn: tx)
             guard let current = try await DeploymentRecord.find(deployment.id, on: tx) else { throw APIError.notFound("deployment") }
             guard current.status != .active else {
@@ -160,11 +160,11 @@ struct DeploymentController: RouteCollection {
             }
             current.status = .archived
             try await current.update(on: tx)
+            return current
         }
-        deployment.status = .archived
         try await Audit.record(on: req.db, teamID: team.id, action: "deployment.archive", actor: try req.user().name,
-                               target: "\(collection.identifier)/\(deployment.name)", outcome: "ok")
-        return try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+                               target: "\(collection.identifier)/\(archived.name)", outcome: "ok")
+        return try await DeploymentView.make(archived, in: collection, store: store, on: req.db)
     }
 
     /// Re-activates the deployment that was active before the current one.
@@ -241,34 +241,41 @@ struct DeploymentController: RouteCollection {
         let rules = try input.parsedRules()
         return try await req.db.writeTransaction { db in
             let collectionID = try collection.requireID()
-            // An edit reads its draft again under the collection's lock, as activations take it: a
-            // draft activated since the request read it is no draft any more (its models must not
-            // change under its sequence number), and an edit saved meanwhile is the base of this one.
-            var current: DeploymentRecord?
-            if let existing {
-                _ = try await Rollouts.activeDeployment(of: collectionID, lockingOn: db)
-                guard let fresh = try await DeploymentRecord.find(existing.id, on: db), fresh.status == .draft else {
-                    throw APIError.conflict("deployment \(existing.name) is no longer a draft; only drafts change (clone it)")
-                }
-                current = fresh
-            }
-            if let clash = try await DeploymentRecord.query(on: db).filter(\.$collection.$id == collection.requireID()).filter(\.$name == name).first(),
-               clash.id != existing?.id {
-                throw APIError.conflict("\(collection.identifier) already has a deployment named \(name)")
-            }
+            // The models first: resolving them reads their headers from the store, which must not
+            // happen under the collection's lock (a halt or an activation would wait for it).
             let versions = ModelVersions(collection: collection, store: store, actor: actor, database: db)
-            var spec = current?.spec ?? base
-            if let models = input.models {
-                spec.defaults.merge(try await versions.resolve(models)) { $1 }
-            }
+            var models: [String: UUID]?
+            if let named = input.models { models = try await versions.resolve(named) }
+            var resolvedRules: [DeploymentSpec.Rule]?
             if let rules {
                 var resolved: [DeploymentSpec.Rule] = []
                 for (index, rule) in rules.enumerated() {
                     guard !rule.models.isEmpty else { throw APIError(.unprocessableEntity, "invalid_rule", "rule \(index + 1) names no models") }
                     resolved.append(.init(condition: rule.condition.text, models: try await versions.resolve(rule.models)))
                 }
-                spec.rules = resolved
+                resolvedRules = resolved
             }
+            // An edit reads its draft again under the collection's lock, as activations take it: a
+            // draft activated since the request read it is no draft any more (its models must not
+            // change under its sequence number), and an edit saved meanwhile (models, name) is the
+            // base of this one.
+            var current: DeploymentRecord?
+            var name = name
+            if let existing {
+                _ = try await Rollouts.activeDeployment(of: collectionID, lockingOn: db)
+                guard let fresh = try await DeploymentRecord.find(existing.id, on: db), fresh.status == .draft else {
+                    throw APIError.conflict("deployment \(existing.name) is no longer a draft; only drafts change (clone it)")
+                }
+                current = fresh
+                if input.name == nil { name = fresh.name }
+            }
+            if let clash = try await DeploymentRecord.query(on: db).filter(\.$collection.$id == collectionID).filter(\.$name == name).first(),
+               clash.id != existing?.id {
+                throw APIError.conflict("\(collection.identifier) already has a deployment named \(name)")
+            }
+            var spec = current?.spec ?? base
+            if let models { spec.defaults.merge(models) { $1 } }
+            if let resolvedRules { spec.rules = resolvedRules }
             let deployment = current ?? DeploymentRecord(collectionID: collectionID, name: name, rolloutSeed: seed, spec: spec, createdBy: actor)
             deployment.name = name
             deployment.spec = spec
