@@ -31,6 +31,15 @@ extension ModelCollection {
             return try checking(reader) { try reader.data() }
         }
 
+        /// Authenticates every chunk `reader` (one of this entry's) reads, decrypting each once and
+        /// keeping nothing. For a caller that hands bytes on as it decrypts
+        /// (``ModelReader/stream(_:)``), which authenticates each chunk only as it comes to it:
+        /// verified first, a damaged or forged model hands on nothing. Fails as ``data()`` does — a
+        /// model damaged on this device is marked for the next update to download again.
+        public func verify(_ reader: ModelReader) throws {
+            try checking(reader) { try reader.sealed.verifyAll() }
+        }
+
         /// A reader that decrypts any byte range on demand (for models larger than you want in memory).
         public func reader() async throws -> ModelReader {
             guard isSealed else { throw CofferError.modelInvalid(name: modelName, reason: "it is not sealed; read modelURL directly") }

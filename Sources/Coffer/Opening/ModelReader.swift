@@ -39,7 +39,10 @@ public final class ModelReader: Sendable {
         try sealed.decrypt(to: sink)
     }
 
-    /// Hands the decrypted model to `consume` in order, a chunk at a time.
+    /// Hands the decrypted model to `consume` in order, a chunk at a time. Each chunk is
+    /// authenticated before it is handed over, but a damaged chunk further on is found only when
+    /// the stream reaches it, after the chunks before it were consumed: to hand on nothing of a
+    /// damaged model, call ``ModelCollection/Entry/verify(_:)`` first.
     public func stream(_ consume: (Data) throws -> Void) throws {
         try sealed.decryptInOrder(consume)
     }

@@ -11,7 +11,8 @@ struct OpenCommand: NetworkCommand {
         discussion: """
             The model key is fetched from the server on the first open, sealed to this device's \
             key, and kept in DIR/keys (0600); later opens work offline. --output writes the model \
-            (0600, atomically, a folder model as a folder); --stdout streams a file model.
+            (0600, atomically, a folder model as a folder); --stdout streams a file model once \
+            every chunk of it is authenticated (nothing is written of a damaged one).
 
             Example:
               coffer open --cache /var/lib/models --collection FlowerModels FlowerClassifier --output /run/model.bin
@@ -57,6 +58,9 @@ struct OpenCommand: NetworkCommand {
             let reader = try await entry.reader()
             if stdout {
                 guard !reader.isFolder else { throw CLIFailure(.usage, "model \(model) is a folder; write it with --output PATH") }
+                // Every chunk authenticated before the first byte goes out: a model damaged past
+                // its first chunks must not leave a plaintext prefix wherever stdout goes.
+                try entry.verify(reader)
                 try reader.stream { try StandardOutput.write($0) }
             } else if let output {
                 try DecryptedOutput.write(reader, to: AtomicOutput(finalPath: output, replacing: force))
