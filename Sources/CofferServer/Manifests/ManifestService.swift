@@ -23,6 +23,10 @@ final class ManifestService: Sendable {
     let publicURL: String?
     let freshness: TimeInterval
     private let collections = NIOLockedValueBox<[Key: CompiledCollection]>([:])
+    /// Collections found with no active deployment, and when: asked again only past `freshness`,
+    /// so a credential of an app bound to a collection not yet activated costs no query per request.
+    /// At most one entry per existing collection.
+    private let inactive = NIOLockedValueBox<[Key: Date]>([:])
 
     /// A team's collection, as the cache knows it (hashed as is: no text is made per request).
     private struct Key: Hashable {
@@ -110,6 +114,7 @@ final class ManifestService: Sendable {
     /// Forgets a collection (after an activation on this instance).
     func invalidate(_ collectionID: UUID) {
         collections.withLockedValue { cache in cache = cache.filter { $0.value.collectionID != collectionID } }
+        inactive.withLockedValue { $0.removeAll() }
     }
 
     /// Seconds per signing period: a quarter of the lifetime, between 1 s and a day.
@@ -120,18 +125,39 @@ final class ManifestService: Sendable {
         let cached = collections.withLockedValue { $0[key] }
         let now = Date()
         if let cached, cached.age.isFresh(now: now, within: freshness) { return cached }
-        guard let row = try await CollectionRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$identifier == identifier).first() else {
-            collections.withLockedValue { $0[key] = nil }
-            return nil
+        if cached == nil, let seen = inactive.withLockedValue({ $0[key] }), now.timeIntervalSince(seen) < freshness { return nil }
+        var row = try await Self.row(teamID: teamID, identifier: identifier, on: db)
+        // The collection, its deployment and its rollout are read one after the other: a stage
+        // change committed between them would compile (and cache) a mix under the old sequence
+        // number. Read the sequence again after; if it moved, compile again.
+        for _ in 0..<3 {
+            guard let current = row else {
+                collections.withLockedValue { $0[key] = nil }
+                return nil
+            }
+            if var cached, cached.collectionID == current.id, cached.sequence == current.sequence {
+                cached.age.confirm(at: now)
+                collections.withLockedValue { $0[key]?.age.confirm(at: now) }
+                return cached
+            }
+            let compiled = try await CompiledCollection.load(current, publicURL: publicURL, on: db)
+            let after = try await Self.row(teamID: teamID, identifier: identifier, on: db)
+            guard after?.id != current.id || after?.sequence != current.sequence else {
+                collections.withLockedValue { $0[key] = compiled }
+                inactive.withLockedValue { inactive in
+                    if compiled == nil { inactive[key] = now } else { inactive[key] = nil }
+                }
+                return compiled
+            }
+            row = after
         }
-        if var cached, cached.collectionID == row.id, cached.sequence == row.sequence {
-            cached.age.confirm(at: now)
-            collections.withLockedValue { $0[key]?.age.confirm(at: now) }
-            return cached
-        }
-        let compiled = try await CompiledCollection.load(row, publicURL: publicURL, on: db)
-        collections.withLockedValue { $0[key] = compiled }
-        return compiled
+        // Changing faster than it can be read: answer from the database without caching.
+        guard let last = row else { return nil }
+        return try await CompiledCollection.load(last, publicURL: publicURL, on: db)
+    }
+
+    private static func row(teamID: UUID, identifier: String, on db: any Database) async throws -> CollectionRecord? {
+        try await CollectionRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$identifier == identifier).first()
     }
 
     private static func key(_ teamID: UUID, _ identifier: String) -> Key { Key(teamID: teamID, identifier: identifier) }
