@@ -114,7 +114,8 @@ CREDENTIAL_BUDGET = ("429 `rate_limited` (with `Retry-After`) also when the clie
 # What the anonymous blob routes say of their budget of misses (BlobController.answer).
 BLOB_MISSES = ("Each 404 costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 "
                "`rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, "
-               "without asking the store; registered blobs are still served.")
+               "without asking the store; registered blobs are still served (past as many look-ups of records again, only "
+               "blobs this instance has served).")
 # A method that may carry a body (whether the route reads one or not): larger than the route takes
 # (413), a form or plain text where the API reads JSON (415). Added by method, below.
 BODY = ("413", "415")

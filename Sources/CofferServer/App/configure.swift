@@ -77,7 +77,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
         refusals: refusals, metrics: metrics, usage: usage,
         attestation: DeviceAttestation(roots: configuration.attestationRoots ?? .embedded, revocations: revocations, metrics: metrics)))
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
-                               metrics: metrics, usage: usage, misses: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute))
+                               metrics: metrics, usage: usage, misses: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
+                               lookups: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute))
     try app.register(collection: PublicBlobRoutes(controller: blobs))
     let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)
     try app.register(collection: InvitationController.PublicRoutes(controller: invitations))

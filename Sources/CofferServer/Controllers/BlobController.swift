@@ -23,6 +23,8 @@ struct BlobController: Sendable {
     let usage: UsageCounter
     /// Requests for blobs the store does not have, per client address (see ``answer(_:withBody:)``).
     let misses: RateLimiter
+    /// Past ``misses``, database look-ups of blobs not remembered, per client address (as many).
+    let lookups: RateLimiter
     /// The sizes blobs were registered with, to refuse serving a damaged one.
     var registeredSizes = RegisteredBlobSizes()
 
@@ -144,13 +146,16 @@ struct BlobController: Sendable {
     /// client's address one miss of ``misses``; past its budget, only a blob with a record in the
     /// database (remembered, or one indexed look-up) goes on to the store, any other is answered
     /// 429 first. Devices behind one CDN or NAT share an address: a flood from behind it must not
-    /// keep them from the blobs a deployment names, which all have records.
+    /// keep them from the blobs a deployment names, which all have records. Those look-ups have a
+    /// budget of their own (``lookups``), so a flood past the first costs the database no more
+    /// than the first cost the store; past both, only remembered blobs are served.
     private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
         let budget = "address:" + AddressBudget.key(req.clientAddress)
-        if let wait = misses.exhausted(budget), try await registeredSizes.size(of: address, on: req.db) == nil {
-            throw APIError(.tooManyRequests, "rate_limited", "too many requests for blobs this server does not have; retry in \(wait) s",
-                           headers: ["Retry-After": "\(wait)", "Cache-Control": "no-store"])
+        if let wait = misses.exhausted(budget), registeredSizes.remembered(address) == nil {
+            let refusal = APIError(.tooManyRequests, "rate_limited", "too many requests for blobs this server does not have; retry in \(wait) s",
+                                   headers: ["Retry-After": "\(wait)", "Cache-Control": "no-store"])
+            guard lookups.acquire(budget) == nil, try await registeredSizes.size(of: address, on: req.db) != nil else { throw refusal }
         }
         guard let size = try await store.size(of: address) else {
             // A blob collected since its record was remembered is not remembered any more.

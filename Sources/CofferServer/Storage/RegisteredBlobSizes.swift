@@ -11,6 +11,11 @@ final class RegisteredBlobSizes: Sendable {
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
 
+    /// The size remembered for `address`, without asking the database (nil: not remembered).
+    func remembered(_ address: String) -> Int64? {
+        sizes.withLockedValue { $0[address] }
+    }
+
     /// Forgets what is remembered of `address` (its blob is no longer in the store).
     func forget(_ address: String) {
         _ = sizes.withLockedValue { $0.removeValue(forKey: address) }

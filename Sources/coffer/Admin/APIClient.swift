@@ -172,15 +172,16 @@ extension APIClient {
         return APIClient(server: try ServerAddress.parse(serverText), token: nil)
     }
 
-    /// `HEAD`: true for 2xx, false for 404 — and for 429: the blob routes answer it to an address
-    /// past its budget of misses (a flood behind the same address), when the server has not served
-    /// the blob; the caller then goes on as if it were missing (an upload of bytes the server has
-    /// is answered 200). Throws for anything else.
+    /// `HEAD`: true for 2xx, false for 404 — and for 429 and 5xx, which say nothing of whether the
+    /// bytes are there: the blob routes answer 429 to an address past its budget of misses (a flood
+    /// behind the same address) and 503 for a stored copy that is damaged, which only an upload
+    /// repairs. The caller then uploads: the server answers 200 for bytes it has, and its answer
+    /// to the upload is the one that counts. Throws for anything else.
     func exists(_ segments: [String]) async throws -> Bool {
         do {
             _ = try await send(request("HEAD", segments, authorized: false))
             return true
-        } catch let failure as AdminFailure where failure.status == .noInput || failure.status == .tryAgain {
+        } catch let failure as AdminFailure where failure.status == .noInput || failure.status == .tryAgain || failure.status == .unavailable {
             return false
         }
     }
