@@ -1,4 +1,5 @@
 @testable import CofferServer
+import BlockingTestSupport
 import Fluent
 import Foundation
 import SQLKit
@@ -66,7 +67,9 @@ struct DraftRaceTests {
         // Another instance's activation, from outside the server: it holds the collection's row
         // (as every activation does, first) and has made the draft active, not yet committed; it
         // commits once the edit below waits for a lock.
-        let activation = try await HeldActivation.start(server, collection: collectionID, deployment: id)
+        let activation = try HeldActivation(server)
+        defer { activation.end() }
+        try await activation.start(collection: collectionID, deployment: id)
         // The edit reads "draft" (the activation has not committed) and then waits for the row.
         async let editing = flowers.admin.call("PATCH", Flowers.base + "/deployments/\(id)", json: ["models": ["FlowerClassifier": second]])
         try await activation.commitOnceSomeoneWaits()
@@ -89,7 +92,9 @@ struct DraftRaceTests {
         let deploymentID = try #require(UUID(uuidString: id))
         let collection = try #require(try await CollectionRecord.query(on: server.app.db).filter(\.$identifier == "FlowerModels").first())
         let collectionID = try collection.requireID()
-        let activation = try await HeldActivation.start(server, collection: collectionID, deployment: id)
+        let activation = try HeldActivation(server)
+        defer { activation.end() }
+        try await activation.start(collection: collectionID, deployment: id)
         async let archiving = flowers.admin.call("POST", Flowers.base + "/deployments/\(id)/archive")
         try await activation.commitOnceSomeoneWaits()
         let archive = try await archiving
@@ -102,87 +107,102 @@ struct DraftRaceTests {
 /// and made a deployment active, and commits only when told — once a request of the server waits
 /// for one of its row locks, so a test sees the request meet the activation half-way every time,
 /// however slow the machine. It waits on an advisory lock a second psql session holds, and the
-/// test ends that session to let it commit. Every query of the test goes through psql too: the
-/// server's pool is busy with the request that waits.
-struct HeldActivation {
+/// test ends that session to let it commit. Every query of the test goes through psql too (the
+/// server's pool is busy with the request that waits), and both sessions carry an application name
+/// of their own, so that ``end()`` — which every test calls, also when it fails half-way — ends
+/// whatever is left of them on the server, not only the psql clients.
+struct HeldActivation: Sendable {
     let url: String
-    let blocker: Process
-    let holder: Process
     let lock: Int64
+    var name: String { "coffer-held-\(lock)" }
 
-    static func start(_ server: TestServer, collection: UUID, deployment: String) async throws -> HeldActivation {
-        let url = try #require(server.configuration.databaseURL)
-        let lock = Int64.random(in: 1...Int64(Int32.max))
-        let blocker = try psql(url, "SELECT pg_advisory_lock(\(lock)); SELECT pg_sleep(120);")
-        let held = HeldActivation(url: url, blocker: blocker, holder: blocker, lock: lock)
-        try await held.until("the blocker holds the advisory lock") { try held.advisory(granted: true) > 0 }
-        let holder = try psql(url, """
+    init(_ server: TestServer) throws {
+        url = try #require(server.configuration.databaseURL)
+        lock = Int64.random(in: 1...Int64(Int32.max))
+    }
+
+    /// Holds the activation of `deployment` in `collection`, uncommitted, until ``commitOnceSomeoneWaits()``.
+    func start(collection: UUID, deployment: String) async throws {
+        try psql("SELECT pg_advisory_lock(\(lock)); SELECT pg_sleep(120);")
+        try await until("the blocker holds the advisory lock") { try await advisory(granted: true) > 0 }
+        try psql("""
             BEGIN; \
             UPDATE collections SET sequence = sequence + 1, active_deployment_id = '\(deployment.lowercased())' WHERE id = '\(collection.uuidString.lowercased())'; \
             UPDATE deployments SET status = 'active' WHERE id = '\(deployment.lowercased())'; \
             SELECT pg_advisory_xact_lock(\(lock)); COMMIT;
             """)
-        let activation = HeldActivation(url: url, blocker: blocker, holder: holder, lock: lock)
-        try await activation.until("the activation holds its rows") { try activation.advisory(granted: false) > 0 }
-        return activation
+        try await until("the activation holds its rows") { try await advisory(granted: false) > 0 }
     }
 
     /// Waits until some session of this database waits for a row or table lock (the request the
-    /// test sent), then lets the activation commit and waits for it to end.
+    /// test sent), then lets the activation commit and waits until its session has ended (the
+    /// tests then find the deployment active: it committed).
     func commitOnceSomeoneWaits() async throws {
+        // A row lock is waited for on the holder's transaction ID, a lock that names no database.
         try await until("a request waits for the activation's locks") {
-            // A row lock is waited for on the holder's transaction ID, a lock that names no database.
-            try count("SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype <> 'advisory' "
-                      + "AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())") > 0
+            try await count("SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype <> 'advisory' "
+                            + "AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())") > 0
         }
-        _ = try count("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                      + "AND objid::bigint = \(lock) AND \(Self.here)")
-        while holder.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(holder.terminationStatus == 0, "the activation did not commit")
+        _ = try await count("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                            + "AND objid::bigint = \(lock) AND \(Self.here)")
+        try await until("the activation committed") {
+            try await count("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '\(name)'") == 0
+        }
+    }
+
+    /// Ends both sessions on the server, whatever state they are in (a test that failed half-way).
+    func end() {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", url, "-tAq", "-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(name)'"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+        process.waitUntilExit()
     }
 
     private static let here = "database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 
     /// Sessions of this database holding (`granted`) or waiting for the advisory lock.
-    private func advisory(granted: Bool) throws -> Int {
-        try count("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid::bigint = \(lock) AND granted = \(granted) AND \(Self.here)")
+    private func advisory(granted: Bool) async throws -> Int {
+        try await count("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND objid::bigint = \(lock) AND granted = \(granted) AND \(Self.here)")
     }
 
-    /// The one number `query` answers, asked through psql.
-    private func count(_ query: String) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-tA", "-v", "ON_ERROR_STOP=1", "-c", query]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestFailure("psql answered \(process.terminationStatus): \(text.prefix(200))")
+    /// The one number `query` answers, asked through psql (off the test's task pool: it blocks).
+    private func count(_ query: String) async throws -> Int {
+        let url = self.url
+        return try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["psql", url, "-tA", "-v", "ON_ERROR_STOP=1", "-c", query]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw TestFailure("psql answered \(process.terminationStatus): \(text.prefix(200))")
+            }
+            return number
         }
-        return number
     }
 
-    private static func psql(_ url: String, _ command: String) throws -> Process {
+    /// Starts psql running `command` in a session named ``name``; it runs on while the test goes on.
+    private func psql(_ command: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c", command]
+        process.environment = ProcessInfo.processInfo.environment.merging(["PGAPPNAME": name]) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        return process
     }
 
     private func until(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(60)
         while try await !condition() {
-            guard Date() < deadline else {
-                blocker.terminate()
-                holder.terminate()
-                throw TestFailure("timed out: \(what)")
-            }
+            guard Date() < deadline else { throw TestFailure("timed out: \(what)") }
             try await Task.sleep(for: .milliseconds(50))
         }
     }

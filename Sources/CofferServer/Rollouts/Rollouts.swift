@@ -94,9 +94,15 @@ enum Rollouts {
     /// The collection's active deployment, read so that no other activation changes it before this
     /// transaction ends (PostgreSQL: the row's lock; SQLite: ``Database/writeTransaction(_:)``
     /// holds the write lock already).
+    ///
+    /// `FOR NO KEY UPDATE`, the lock an activation's `UPDATE collections` takes: it excludes every
+    /// other activation, stage change and edit of the collection, but not the `KEY SHARE` lock a
+    /// new row referring to the collection takes (a model version an edit creates). `FOR UPDATE`
+    /// conflicted with those: two edits that each created a version deadlocked, and a halt waited
+    /// for an edit reading model headers from the store.
     static func activeDeployment(of collectionID: UUID, lockingOn tx: any Database) async throws -> UUID? {
         let sql = try tx.sql()
-        let lock = sql.dialect.name == "postgresql" ? " FOR UPDATE" : ""
+        let lock = sql.dialect.name == "postgresql" ? " FOR NO KEY UPDATE" : ""
         guard let row = try await sql.raw("SELECT active_deployment_id FROM collections WHERE id = \(bind: collectionID)\(unsafeRaw: lock)").first()
         else { throw APIError.notFound("collection") }
         return try row.decodeNil(column: "active_deployment_id") ? nil : row.decode(column: "active_deployment_id", as: UUID.self)
