@@ -113,8 +113,12 @@ final class Browser: @unchecked Sendable {
         for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
         let reply = HTTP.Reply(status: http.statusCode, headers: headers, body: data)
         if let setCookie = reply.header("Set-Cookie") {
-            for name in ["coffer_session", "coffer_csrf"] {
-                if let range = setCookie.range(of: name + "=") {
+            // Each cookie by its exact name (several may come joined by commas): `coffer_session=`
+            // is also the tail of `__Host-coffer_session=`.
+            for name in ["coffer_session", "coffer_csrf", "__Host-coffer_session", "__Host-coffer_csrf"] {
+                for range in setCookie.ranges(of: name + "=") {
+                    let before = setCookie[..<range.lowerBound].last { $0 != " " }
+                    guard before == nil || before == "," else { continue }
                     cookies[name] = String(setCookie[range.upperBound...].prefix { $0 != ";" && $0 != "," })
                 }
             }

@@ -84,7 +84,9 @@ struct DashboardTests {
             #expect(cookie.contains("SameSite=Strict"), "\(cookie)")
             #expect(cookie.contains("Path=/"), "\(cookie)")
             #expect(cookie.contains("Secure") == secure, "\(cookie)")
-            let value = try #require(browser.cookies["coffer_session"])
+            // With secure cookies the name is host-only (HostCookieTests).
+            #expect(header.contains("__Host-coffer_session=") == secure, "\(header)")
+            let value = try #require(browser.cookies[secure ? "__Host-coffer_session" : "coffer_session"])
             #expect(value.count >= 40)
             let database = try Data(contentsOf: URL(fileURLWithPath: server.dataDirectory + "/coffer.sqlite"))
             #expect(database.range(of: Data(value.utf8)) == nil, "the session token itself is in the database")

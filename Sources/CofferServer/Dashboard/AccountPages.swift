@@ -76,7 +76,7 @@ struct AccountPages: RouteCollection {
         let email = try await UserRecord.find(session.userID, on: req.db)?.email ?? session.name
         try await Self.audit(req, action: "dashboard.sign-out", actor: session.name, target: email, outcome: "ok")
         let response = req.seeOther("/dashboard/sign-in")
-        response.cookies[DashboardSessions.cookieName] = sessions.expired()
+        response.cookies[sessions.cookieName] = sessions.expired()
         return response
     }
 
@@ -156,7 +156,7 @@ struct AccountPages: RouteCollection {
     // MARK: - Shared steps
 
     private func form(_ req: Request, _ template: String, title: String, email: String, error: String?, status: HTTPStatus = .ok) async throws -> Response {
-        let token = req.preSessionCSRF()
+        let token = req.preSessionCSRF(sessions: sessions)
         let chrome = Chrome(title: title, user: nil, csrf: token, section: "")
         let response = try await req.page(template, FormPage(chrome: chrome, email: email, error: error), status: status)
         response.setPreSessionCookie(token, sessions: sessions)

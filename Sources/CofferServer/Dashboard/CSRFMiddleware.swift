@@ -1,7 +1,7 @@
 import Vapor
 
 /// Refuses every dashboard POST whose CSRF token is not the CSRF token of the browser's session,
-/// or before sign-in, of the `coffer_csrf` cookie set with the form (double submit). Compared in
+/// or before sign-in, of the pre-sign-in cookie (`coffer_csrf`, `__Host-coffer_csrf` with secure cookies) set with the form (double submit). Compared in
 /// constant time. A forged form from another site has neither.
 ///
 /// The token comes in the `csrf` form field, or from the dashboard's own script in the
@@ -19,12 +19,14 @@ struct CSRFMiddleware: AsyncMiddleware {
     /// The largest form body read to find the token (the largest dashboard form, the deployment form, takes 64 KB).
     static let maximumFormBytes = 64 * 1024
 
+    /// The names of the browser's cookies (``DashboardSessions/preSessionCookieName``).
+    let sessions: DashboardSessions
     /// Whether the routes behind read streamed multipart forms and check their `csrf` field themselves.
     var streamedForms = false
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard request.method == .POST else { return try await next.respond(to: request) }
-        guard let expected = Self.expected(request) else { throw DashboardError.csrfRefused }
+        guard let expected = expected(request) else { throw DashboardError.csrfRefused }
         if let presented = request.headers.first(name: Self.header) {
             guard Self.matches(presented, expected) else { throw DashboardError.csrfRefused }
         } else if request.headers.contentType?.type == "multipart" {
@@ -45,9 +47,9 @@ struct CSRFMiddleware: AsyncMiddleware {
     }
 
     /// The token this browser's forms must carry, if it has one.
-    static func expected(_ request: Request) -> String? {
+    func expected(_ request: Request) -> String? {
         let expected = request.auth.get(DashboardSession.self)?.csrfToken
-            ?? request.cookies[DashboardSessions.preSessionCookieName]?.string
+            ?? request.cookies[sessions.preSessionCookieName]?.string
         guard let expected, !expected.isEmpty else { return nil }
         return expected
     }

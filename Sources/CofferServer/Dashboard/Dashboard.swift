@@ -39,7 +39,7 @@ enum Dashboard {
             }
         }
 
-        let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware())
+        let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware(sessions: sessions))
         try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
         try pages.register(collection: JoinPage(sessions: sessions, failures: invitations.failures))
         try pages.register(collection: CollectionPages(store: store))
@@ -57,7 +57,7 @@ enum Dashboard {
         // not the API's JSON error (more specific routes always win over this one).
         pages.get("dashboard", "**") { _ -> Response in throw Abort(.notFound) }
         let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
-                                  CSRFMiddleware(streamedForms: true))
+                                  CSRFMiddleware(sessions: sessions, streamedForms: true))
         try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes))
     }
 }

@@ -25,10 +25,10 @@ extension Request {
         return response
     }
 
-    /// The token for a form shown before sign-in: the browser's `coffer_csrf` cookie if it has a
-    /// sound one, else a new one that ``setPreSessionCookie(_:on:sessions:)`` stores.
-    func preSessionCSRF() -> String {
-        if let value = cookies[DashboardSessions.preSessionCookieName]?.string, (20...100).contains(value.count) { return value }
+    /// The token for a form shown before sign-in: the browser's pre-sign-in CSRF cookie if it has a
+    /// sound one, else a new one that ``Response/setPreSessionCookie(_:sessions:)`` stores.
+    func preSessionCSRF(sessions: DashboardSessions) -> String {
+        if let value = cookies[sessions.preSessionCookieName]?.string, (20...100).contains(value.count) { return value }
         return Secrets.make(prefix: "")
     }
 
@@ -41,7 +41,7 @@ extension Request {
 extension Response {
     /// Stores the pre-sign-in CSRF token with the form that carries it.
     func setPreSessionCookie(_ token: String, sessions: DashboardSessions) {
-        cookies[DashboardSessions.preSessionCookieName] = sessions.cookie(token, expires: nil)
+        cookies[sessions.preSessionCookieName] = sessions.cookie(token, expires: nil)
     }
 }
 

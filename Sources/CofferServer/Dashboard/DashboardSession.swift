@@ -12,13 +12,17 @@ struct DashboardSession: Authenticatable {
 /// Starting, finding and ending browser sessions. The cookie carries a random 256-bit token; the
 /// database keeps only its SHA-256, so a copy of the database signs no one in.
 struct DashboardSessions: Sendable {
-    /// The session cookie's name.
-    static let cookieName = "coffer_session"
-    /// The cookie that carries the CSRF token of forms shown before sign-in.
-    static let preSessionCookieName = "coffer_csrf"
-
     let lifetime: TimeInterval
     let secureCookies: Bool
+
+    /// The session cookie's name. With secure cookies, `__Host-coffer_session`: a browser takes a
+    /// `__Host-` cookie only from this host over https, with `Path=/` and no `Domain`, so a sibling
+    /// subdomain (or a network attacker on plain http) cannot plant one — "cookie tossing" that
+    /// would sign the victim into the attacker's account, or shadow the victim's own session.
+    var cookieName: String { secureCookies ? "__Host-coffer_session" : "coffer_session" }
+    /// The cookie that carries the CSRF token of forms shown before sign-in (`__Host-` likewise:
+    /// planted, it would let a sibling subdomain forge a sign-in into the attacker's account).
+    var preSessionCookieName: String { secureCookies ? "__Host-coffer_csrf" : "coffer_csrf" }
 
     /// Signs `userID` in: stores a new session and returns the cookie to set. Sessions that expired
     /// without being used again are removed here, so the table does not grow without end.
@@ -73,8 +77,8 @@ extension DashboardSessions {
     func signedIn(_ req: Request, user: UserRecord, to path: String) async throws -> Response {
         let cookie = try await start(for: user.requireID(), on: req.db)
         let response = req.seeOther(path)
-        response.cookies[DashboardSessions.cookieName] = cookie
-        response.cookies[DashboardSessions.preSessionCookieName] = expired()
+        response.cookies[cookieName] = cookie
+        response.cookies[preSessionCookieName] = expired()
         return response
     }
 }

@@ -66,7 +66,7 @@ struct JoinPage: RouteCollection {
             let chrome = try Chrome.make(req, title: "Join a team", section: "")
             return try await req.page("join", Page(chrome: chrome, account: session.name, name: "", email: "", error: error), status: status)
         }
-        let token = req.preSessionCSRF()
+        let token = req.preSessionCSRF(sessions: sessions)
         let chrome = Chrome(title: "Join a team", user: nil, csrf: token, section: "")
         let response = try await req.page("join", Page(chrome: chrome, account: nil, name: name, email: email, error: error), status: status)
         response.setPreSessionCookie(token, sessions: sessions)

@@ -10,7 +10,7 @@ struct SessionAuthenticator: AsyncMiddleware {
     let sessions: DashboardSessions
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        if let token = request.cookies[DashboardSessions.cookieName]?.string, !token.isEmpty,
+        if let token = request.cookies[sessions.cookieName]?.string, !token.isEmpty,
            let found = try await sessions.find(token, on: request.db) {
             let (session, user) = found
             let sessionID = try session.requireID(), userID = try user.requireID()
