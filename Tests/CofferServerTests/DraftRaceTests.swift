@@ -15,19 +15,31 @@ struct DraftRaceTests {
     /// SQLite, and PostgreSQL when COFFER_TEST_DATABASE_URL names one (true).
     static var databases: [Bool] { TestServer.postgresURL == nil ? [false] : [false, true] }
 
+    /// A server whose FlowerModels has an active deployment and a draft "v2" naming a new model;
+    /// `second` is another model's version, uploaded for an edit.
+    static func draft(postgres: Bool) async throws
+        -> (server: TestServer, flowers: Flowers, id: String, deploymentID: UUID, collection: CollectionRecord, second: String) {
+        let server = try await TestServer.start(postgres: postgres)
+        do {
+            let flowers = try await Flowers.make(server)
+            _ = try await flowers.activatedDeployment()
+            let first = try await flowers.upload("first"), second = try await flowers.upload("second")
+            let id = try #require(try await flowers.deployment("v2", models: ["FlowerClassifier": first]).id)
+            let collection = try #require(try await CollectionRecord.query(on: server.app.db).filter(\.$identifier == "FlowerModels").first())
+            return (server, flowers, id, try #require(UUID(uuidString: id)), collection, second)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+    }
+
     @Test("an activation whose checked spec was edited meanwhile is refused and changes nothing", arguments: DraftRaceTests.databases)
     func activationOfAnEditedDraft(postgres: Bool) async throws {
-        let server = try await TestServer.start(postgres: postgres)
+        let (server, flowers, id, deploymentID, collection, second) = try await Self.draft(postgres: postgres)
         defer { Task { try? await server.stop() } }
-        let flowers = try await Flowers.make(server)
-        _ = try await flowers.activatedDeployment()
-        let first = try await flowers.upload("first"), second = try await flowers.upload("second")
-        let id = try #require(try await flowers.deployment("v2", models: ["FlowerClassifier": first]).id)
-        let deploymentID = try #require(UUID(uuidString: id))
         let checked = try #require(try await DeploymentRecord.find(deploymentID, on: server.app.db)).spec
         let edited = try await flowers.admin.call("PATCH", Flowers.base + "/deployments/\(id)", json: ["models": ["FlowerClassifier": second]])
         #expect(edited.status == 200, "\(edited.text)")
-        let collection = try #require(try await CollectionRecord.query(on: server.app.db).filter(\.$identifier == "FlowerModels").first())
         let sequence = collection.sequence
 
         await #expect(throws: APIError.self) {
@@ -53,15 +65,9 @@ struct DraftRaceTests {
     @Test("an edit that read a draft which is activated before it writes is refused 409, and the active models stay (PostgreSQL)",
           .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
     func editOfADraftActivatedMeanwhile() async throws {
-        let server = try await TestServer.start(postgres: true)
+        let (server, flowers, id, deploymentID, collection, second) = try await Self.draft(postgres: true)
         defer { Task { try? await server.stop() } }
-        let flowers = try await Flowers.make(server)
-        _ = try await flowers.activatedDeployment()
-        let first = try await flowers.upload("first"), second = try await flowers.upload("second")
-        let id = try #require(try await flowers.deployment("v2", models: ["FlowerClassifier": first]).id)
-        let deploymentID = try #require(UUID(uuidString: id))
         let before = try #require(try await DeploymentRecord.find(deploymentID, on: server.app.db)).spec
-        let collection = try #require(try await CollectionRecord.query(on: server.app.db).filter(\.$identifier == "FlowerModels").first())
         let collectionID = try collection.requireID()
 
         // Another instance's activation, from outside the server: it holds the collection's row
@@ -84,13 +90,8 @@ struct DraftRaceTests {
     @Test("an archive that read an inactive deployment which is activated before it writes is refused 409 (PostgreSQL)",
           .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
     func archiveOfADeploymentActivatedMeanwhile() async throws {
-        let server = try await TestServer.start(postgres: true)
+        let (server, flowers, id, deploymentID, collection, _) = try await Self.draft(postgres: true)
         defer { Task { try? await server.stop() } }
-        let flowers = try await Flowers.make(server)
-        _ = try await flowers.activatedDeployment()
-        let id = try #require(try await flowers.deployment("v2", models: ["FlowerClassifier": try await flowers.upload("first")]).id)
-        let deploymentID = try #require(UUID(uuidString: id))
-        let collection = try #require(try await CollectionRecord.query(on: server.app.db).filter(\.$identifier == "FlowerModels").first())
         let collectionID = try collection.requireID()
         let activation = try HeldActivation(server)
         defer { activation.end() }
