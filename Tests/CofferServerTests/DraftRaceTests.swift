@@ -78,7 +78,8 @@ struct DraftRaceTests {
         try await activation.start(collection: collectionID, deployment: id)
         // The edit reads "draft" (the activation has not committed) and then waits for the row.
         async let editing = flowers.admin.call("PATCH", Flowers.base + "/deployments/\(id)", json: ["models": ["FlowerClassifier": second]])
-        try await activation.commitOnceSomeoneWaits()
+        // Ended before the request is awaited if this fails: the request waits on the held rows.
+        do { try await activation.commitOnceSomeoneWaits() } catch { activation.end(); throw error }
         let edit = try await editing
 
         #expect(edit.status == 409, "\(edit.status) \(edit.text)")
@@ -97,7 +98,7 @@ struct DraftRaceTests {
         defer { activation.end() }
         try await activation.start(collection: collectionID, deployment: id)
         async let archiving = flowers.admin.call("POST", Flowers.base + "/deployments/\(id)/archive")
-        try await activation.commitOnceSomeoneWaits()
+        do { try await activation.commitOnceSomeoneWaits() } catch { activation.end(); throw error }
         let archive = try await archiving
         #expect(archive.status == 409, "\(archive.status) \(archive.text)")
         #expect(try await DeploymentRecord.find(deploymentID, on: server.app.db)?.status == .active)

@@ -172,17 +172,30 @@ extension APIClient {
         return APIClient(server: try ServerAddress.parse(serverText), token: nil)
     }
 
-    /// `HEAD`: true for 2xx, false for 404 — and for 429 and 5xx, which say nothing of whether the
-    /// bytes are there: the blob routes answer 429 to an address past its budget of misses (a flood
-    /// behind the same address) and 503 for a stored copy that is damaged, which only an upload
-    /// repairs. The caller then uploads: the server answers 200 for bytes it has, and its answer
-    /// to the upload is the one that counts. Throws for anything else.
+    /// `HEAD`: true for 2xx, false for 404 — and false for two answers that say nothing of
+    /// whether the bytes are there: 429 (the blob routes' budget of misses is spent for this
+    /// address, a flood behind it) and 503 `blob_damaged` (the stored copy is damaged; only an
+    /// upload repairs it). A HEAD carries no body, so a 503 is asked again as a GET of the first
+    /// byte to read its code. The caller then uploads (the server answers 200 for bytes it has, but
+    /// the bytes still travel), so anything else — 5xx, no answer — throws as before: a server that
+    /// is down must not cost a whole upload to find out.
     func exists(_ segments: [String]) async throws -> Bool {
-        do {
-            _ = try await send(request("HEAD", segments, authorized: false))
-            return true
-        } catch let failure as AdminFailure where failure.status == .noInput || failure.status == .tryAgain || failure.status == .unavailable {
-            return false
+        let head = try await deliver { try await transport.send(request("HEAD", segments, authorized: false)) }
+        switch head.response.statusCode {
+        case 200..<300: return true
+        case 404, 429: return false
+        case 503:
+            var probe = request("GET", segments, authorized: false)
+            probe.setValue("bytes=0-0", forHTTPHeaderField: "Range")
+            let answer = try await deliver { try await transport.send(probe) }
+            if (200..<400).contains(answer.response.statusCode) { return true }
+            struct Refusal: Decodable { let error: String }
+            if answer.response.statusCode == 503, (try? JSONDecoder().decode(Refusal.self, from: answer.body))?.error == "blob_damaged" {
+                return false
+            }
+            throw ServerFailure.failure(for: answer, from: server)
+        default:
+            throw ServerFailure.failure(for: head, from: server)
         }
     }
 }
