@@ -28,8 +28,11 @@ enum Activation {
     static func apply(_ deploymentID: UUID, in collectionID: UUID, kind: String, actor: String, at now: Date,
                       checked: DeploymentSpec? = nil, on tx: any Database) async throws -> Int64 {
         let sequence = try await bump(collectionID, to: deploymentID, kind: kind, actor: actor, on: tx)
+        // Read once, under the lock the bump took: checked here, its keys recorded below (neither
+        // reads the status the updates below change).
+        let deployment = try await DeploymentRecord.find(deploymentID, on: tx)
         if let checked {
-            guard let deployment = try await DeploymentRecord.find(deploymentID, on: tx) else { throw APIError.notFound("deployment") }
+            guard let deployment else { throw APIError.notFound("deployment") }
             guard deployment.spec == checked else {
                 throw APIError.conflict("deployment \(deployment.name) changed while it was being activated; look at it and activate it again")
             }
@@ -43,7 +46,7 @@ enum Activation {
         try await RolloutRecord.query(on: tx).filter(\.$collection.$id == collectionID).filter(\.$state == .staged)
             .set(\.$state, to: .superseded).update()
         // The keys it uses become deliverable to the collection's apps with the activation, not before.
-        if let deployment = try await DeploymentRecord.find(deploymentID, on: tx) {
+        if let deployment {
             try await CollectionKeys.record(deployment, on: tx)
         }
         return sequence
