@@ -1,8 +1,9 @@
 import Vapor
 
 /// Refuses every dashboard POST whose CSRF token is not the CSRF token of the browser's session,
-/// or before sign-in, of the pre-sign-in cookie (`coffer_csrf`, `__Host-coffer_csrf` with secure cookies) set with the form (double submit). Compared in
-/// constant time. A forged form from another site has neither.
+/// or before sign-in, of the pre-sign-in cookie set with the form (`coffer_csrf`,
+/// `__Host-coffer_csrf` with secure cookies; double submit). Compared in constant time. A forged
+/// form from another site has neither.
 ///
 /// The token comes in the `csrf` form field, or from the dashboard's own script in the
 /// `X-CSRF-Token` header (another site cannot set that header without a CORS preflight, which this
