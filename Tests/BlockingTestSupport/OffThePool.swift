@@ -20,24 +20,3 @@ public func offThePool<Value: Sendable>(_ work: @escaping @Sendable () -> Value)
         Thread { continuation.resume(returning: work()) }.start()
     }
 }
-
-/// Reads a pipe to its end on a thread of its own, so that a caller can read another pipe of the same
-/// child at the same time.
-public final class PipeReader: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var bytes = Data()
-
-    /// Starts reading `pipe`.
-    public init(_ pipe: Pipe) {
-        Thread { [self] in
-            bytes = pipe.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
-        }.start()
-    }
-
-    /// Everything the pipe carried; blocks until its writers have closed it.
-    public func wait() -> Data {
-        done.wait()
-        return bytes
-    }
-}

@@ -23,7 +23,7 @@ final class AdminServer: @unchecked Sendable {
     let port: Int
     let token: String
     let folder: URL
-    private let process: Process
+    private let process: ChildProcess
 
     /// Starts a server and waits until `/healthz` answers; nil, with an issue recorded, if the
     /// binary is missing or the server does not come up.
@@ -55,27 +55,31 @@ final class AdminServer: @unchecked Sendable {
         port = try Self.freePort()
         url = "http://127.0.0.1:\(port)"
         token = "cft_admintest_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
-        process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--data-dir", folder.appendingPathComponent("data").path,
-                             "--hostname", "127.0.0.1", "--port", String(port)]
         var environment = ProcessInfo.processInfo.environment
         for name in environment.keys where name.hasPrefix("COFFER_") { environment[name] = nil }
         environment["COFFER_BOOTSTRAP_TOKEN"] = token
         environment.merge(extra) { $1 }
-        process.environment = environment
         let log = folder.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        defer { try? handle.close() }
+        process = try ChildProcess(executable: Self.binary,
+                                   arguments: ["serve", "--data-dir", folder.appendingPathComponent("data").path,
+                                               "--hostname", "127.0.0.1", "--port", String(port)],
+                                   environment: environment, output: .file(handle), errorOutput: .file(handle))
     }
 
     /// The server's output so far (for failure messages).
     func log() -> String {
         String(decoding: FileManager.default.contents(atPath: folder.appendingPathComponent("server.log").path) ?? Data(), as: UTF8.self)
+    }
+
+    /// For the message of a command that could not reach the server: whether it still runs, or
+    /// how it ended and the last lines of its log.
+    func condition() -> String {
+        guard !process.isRunning else { return "the server still runs" }
+        let tail = log().split(separator: "\n", omittingEmptySubsequences: false).suffix(20).joined(separator: "\n")
+        return "the server has exited with status \(process.wait()); its log ends:\n\(tail)"
     }
 
     /// Stops the server, waits until it has exited and removes its data.
@@ -90,10 +94,8 @@ final class AdminServer: @unchecked Sendable {
     }
 
     private func stopNow() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.signal(SIGTERM)
+        process.wait()
         try? FileManager.default.removeItem(at: folder)
     }
 

@@ -67,8 +67,9 @@ struct AdminSession {
     func ok(_ arguments: String..., token: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let result = try await cli.run(arguments, environment: [
             "COFFER_CONFIG_DIR": configFolder, "COFFER_SERVER": token == nil ? "" : server.url, "COFFER_TOKEN": token ?? "",
-        ])
-        #expect(result.status == 0, "coffer \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
+        ], sourceLocation: sourceLocation)
+        let unreached = result.stderr.contains("cannot reach") ? "\n" + server.condition() : ""
+        #expect(result.status == 0, "coffer \(arguments.joined(separator: " ")): \(result.stderr)\(unreached)", sourceLocation: sourceLocation)
         #expect(result.stderr.isEmpty, "\(result.stderr)", sourceLocation: sourceLocation)
         return result.stdout
     }

@@ -1,6 +1,11 @@
 import BlockingTestSupport
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Runs the built `coffer` binary as a user would, capturing its exit code and output.
 struct CLI {
@@ -41,42 +46,49 @@ struct CLI {
     func listing() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted() }
 
     @discardableResult
-    func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> Result {
-        try await run(arguments, environment: environment)
+    func run(_ arguments: String..., environment: [String: String] = [:],
+             sourceLocation: SourceLocation = #_sourceLocation) async throws -> Result {
+        try await run(arguments, environment: environment, sourceLocation: sourceLocation)
     }
+
+    /// How long a run may take when the caller gives no `terminateAfter`: past it the child is
+    /// killed and the test fails naming the command, instead of holding one of the
+    /// ``ProcessSlots`` (and every test waiting for one) until CI's limit.
+    static let longestRun: Double = 900
 
     /// Runs the binary to its end on a thread of its own once a slot is free (``ProcessSlots``), reading its standard
     /// output and error at the same time (one read after the other would stall a child that fills the
-    /// second pipe first).
+    /// second pipe first). The child is a ``ChildProcess``: it inherits no other test's pipes, and none inherits its own.
     @discardableResult
     func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil,
-             binary: URL = Self.binary, terminateAfter timeout: Double? = nil) async throws -> Result {
+             binary: URL = Self.binary, terminateAfter timeout: Double? = nil,
+             sourceLocation: SourceLocation = #_sourceLocation) async throws -> Result {
         let folder = folder
-        return try await ProcessSlots.shared.run {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            process.currentDirectoryURL = folder
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            if let timeout {  // a process that should have stopped on its own, but did not
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if process.isRunning { process.terminate() } }
-            }
+        let (result, overran) = try await ProcessSlots.shared.run { () throws -> (Result, Bool) in
+            let child = try ChildProcess(executable: binary, arguments: arguments,
+                                         environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                         directory: folder, output: .pipe, errorOutput: .pipe)
+            let outputs = OutputsReader(child)
             if let interruptAfter {
                 Thread.sleep(forTimeInterval: interruptAfter)
-                process.interrupt()
+                child.signal(SIGINT)
             }
-            let errData = PipeReader(err)
-            let outData = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let errBytes = errData.wait()
-            return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                          stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData)
+            var overran = false
+            var status = child.wait(timeout: timeout ?? Self.longestRun)
+            if status == nil {  // a process that should have stopped on its own, but did not
+                overran = timeout == nil
+                child.signal(timeout == nil ? SIGKILL : SIGTERM)
+                status = child.wait()
+            }
+            let (outData, errBytes) = outputs.wait()
+            return (Result(status: status ?? -1, stdout: String(decoding: outData, as: UTF8.self),
+                           stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData), overran)
         }
+        if overran {
+            Issue.record("\(binary.lastPathComponent) \(arguments.first ?? "") did not end within \(Int(Self.longestRun)) s and was killed",
+                         sourceLocation: sourceLocation)
+        }
+        return result
     }
 
     static func randomData(_ count: Int) -> Data {
@@ -86,5 +98,24 @@ struct CLI {
             for index in 0..<raw.count / 8 { raw.storeBytes(of: generator.next(), toByteOffset: index * 8, as: UInt64.self) }
         }
         return data.prefix(count)
+    }
+}
+
+/// A child's standard output and error, read to their ends on threads of their own from the moment
+/// it starts (a child that fills a pipe nobody reads would never end).
+private final class OutputsReader: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var outputs = (Data(), Data())
+
+    init(_ child: ChildProcess) {
+        Thread { [self] in
+            outputs = child.readOutputs()
+            done.signal()
+        }.start()
+    }
+
+    func wait() -> (Data, Data) {
+        done.wait()
+        return outputs
     }
 }

@@ -120,17 +120,7 @@ struct DeploymentTests {
         // `coffer-server public-key` prints the same key from the data folder (while the server runs).
         let dataFolder = session.server.folder.appendingPathComponent("data").path
         let (printerStatus, output) = try await ProcessSlots.shared.run {
-            let printer = Process()
-            printer.executableURL = AdminServer.binary
-            printer.arguments = ["public-key", "--data-dir", dataFolder]
-            printer.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COFFER_") }
-            let printed = Pipe()
-            printer.standardOutput = printed
-            printer.standardError = FileHandle.nullDevice
-            try printer.run()
-            let output = printed.fileHandleForReading.readDataToEndOfFile()
-            printer.waitUntilExit()
-            return (printer.terminationStatus, output)
+            try ChildProcess.run(AdminServer.binary, ["public-key", "--data-dir", dataFolder], clearing: "COFFER_")
         }
         #expect(printerStatus == 0)
         #expect(String(decoding: output, as: UTF8.self) == publicKey + "\n")

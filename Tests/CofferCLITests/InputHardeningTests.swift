@@ -49,23 +49,13 @@ struct InputHardeningTests {
             try? err.close()
         }
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = cli.folder
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        var status: Int32?
-        if finished.wait(timeout: .now() + limit) == .success {
-            status = process.terminationStatus
-        } else {
-            kill(process.processIdentifier, SIGKILL)
-            finished.wait()
+        let child = try ChildProcess(executable: executable, arguments: arguments,
+                                     environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                     directory: cli.folder, output: .file(out), errorOutput: .file(err))
+        let status = child.wait(timeout: limit)
+        if status == nil {
+            child.signal(SIGKILL)
+            child.wait()
         }
         return Outcome(
             status: status, stdout: FileManager.default.contents(atPath: outPath) ?? Data(),

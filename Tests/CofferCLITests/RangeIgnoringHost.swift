@@ -21,7 +21,7 @@ import Darwin
 /// `HEAD` always answers with the file's true size.
 final class RangeIgnoringHost: @unchecked Sendable {
     let url: String
-    private let process: Process
+    private let process: ChildProcess
     private let folder: URL
 
     // No line of the script starts with "import": tools/check_imports.py reads Swift imports line by line.
@@ -107,13 +107,9 @@ final class RangeIgnoringHost: @unchecked Sendable {
         try Data(Self.script.utf8).write(to: script)
         let port = try AdminServer.freePort()
         url = "http://127.0.0.1:\(port)"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, String(port), mode, file]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/env"),
+                                   arguments: ["python3", script.path, String(port), mode, file],
+                                   environment: ProcessInfo.processInfo.environment)
     }
 
     private func waitUntilListening() -> Bool {
@@ -141,11 +137,9 @@ final class RangeIgnoringHost: @unchecked Sendable {
     }
 
     func stop() {
-        if process.isRunning {
-            // SIGKILL: the host keeps nothing worth a clean exit, and must not outlive a test.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // SIGKILL: the host keeps nothing worth a clean exit, and must not outlive a test.
+        process.signal(SIGKILL)
+        process.wait()
         try? FileManager.default.removeItem(at: folder)
     }
 }
@@ -176,45 +170,22 @@ enum MeasuredRun {
         let outPath = folder.appendingPathComponent("measured.stdout").path
         let errPath = folder.appendingPathComponent("measured.stderr").path
         let peakPath = folder.appendingPathComponent("measured.peak").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv = ([time, "-f", "%M", "-o", peakPath, binary.path] + arguments).map { strdup($0) }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        // The child starts with no signal blocked (the test thread that spawns it blocks most).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        let spawned = (argv + [nil]).withUnsafeBufferPointer { args in
-            (envp + [nil]).withUnsafeBufferPointer { env in
-                posix_spawn(&pid, time, &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!),
-                            UnsafeMutablePointer(mutating: env.baseAddress!))
+        let handles = try [outPath, errPath].map { path -> FileHandle in
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw POSIXError(.EIO)
             }
+            return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         }
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw POSIXError(.ECHILD) }
-        }
-        let exited = (status & 0x7f) == 0
+        defer { handles.forEach { try? $0.close() } }
+        let child = try ChildProcess(executable: URL(fileURLWithPath: time), arguments: ["-f", "%M", "-o", peakPath, binary.path] + arguments,
+                                     environment: environment, output: .file(handles[0]), errorOutput: .file(handles[1]))
+        let status = child.wait()
         let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
         // The last line is %M, in KiB ("Command exited with non-zero status N" may come before it).
         guard let peak = text(peakPath).split(separator: "\n").last.flatMap({ Int($0) }) else {
             throw POSIXError(.EIO)
         }
-        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakBytes: peak * 1024,
+        return Result(status: child.endedBySignal ? 128 + status : status, peakBytes: peak * 1024,
                       stdout: text(outPath), stderr: text(errPath))
     }
 }

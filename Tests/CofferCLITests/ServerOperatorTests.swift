@@ -15,7 +15,7 @@ struct ServerOperatorTests {
         let folder: URL
         let data: String
         let port: Int
-        let process = Process()
+        let process: ChildProcess
         private let log: URL
 
         /// `prepare` gets the data folder's path (not yet created) before the process starts.
@@ -25,19 +25,16 @@ struct ServerOperatorTests {
             data = folder.appendingPathComponent("data").path
             try prepare(data)
             port = try AdminServer.freePort()
-            process.executableURL = AdminServer.binary
-            process.arguments = ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments
             var clean = ProcessInfo.processInfo.environment
             for name in clean.keys where name.hasPrefix("COFFER_") || name.hasPrefix("LOG_") { clean[name] = nil }
-            process.environment = clean.merging(environment) { $1 }
             log = folder.appendingPathComponent("output.log")
             FileManager.default.createFile(atPath: log.path, contents: nil)
             let handle = try FileHandle(forWritingTo: log)
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-            process.currentDirectoryURL = folder
-            try process.run()
+            defer { try? handle.close() }
+            process = try ChildProcess(executable: AdminServer.binary,
+                                       arguments: ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments,
+                                       environment: clean.merging(environment) { $1 }, directory: folder,
+                                       output: .file(handle), errorOutput: .file(handle))
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
@@ -58,8 +55,7 @@ struct ServerOperatorTests {
             let deadline = Date().addingTimeInterval(seconds)
             while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(100)) }
             guard !process.isRunning else { return nil }
-            process.waitUntilExit()
-            return process.terminationStatus
+            return process.wait()
         }
 
         /// SIGTERM, then its exit status (killed after 30 s).
@@ -68,12 +64,10 @@ struct ServerOperatorTests {
         }
 
         private func stopNow() -> Int32 {
-            if process.isRunning { process.terminate() }
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            return process.terminationStatus
+            process.signal(SIGTERM)
+            if let status = process.wait(timeout: 30) { return status }
+            process.signal(SIGKILL)
+            return process.wait()
         }
 
         func cleanUp() { try? FileManager.default.removeItem(at: folder) }
@@ -297,14 +291,7 @@ struct ServerOperatorTests {
         var components = try #require(URLComponents(string: admin))
         let name = "coffer_check_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
         @Sendable func psql(_ command: String) throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["psql", admin, "-qc", command]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
+            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", admin, "-qc", command]).status
         }
         #expect(try await offThePool { try psql("CREATE DATABASE \(name)") } == 0)
         defer { _ = try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }

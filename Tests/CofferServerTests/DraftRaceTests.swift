@@ -154,14 +154,11 @@ struct HeldActivation: Sendable {
 
     /// Ends both sessions on the server, whatever state they are in (a test that failed half-way).
     func end() {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-tAq", "-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(name)'"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
+        _ = try? ChildProcess.run(Self.env, ["psql", url, "-tAq", "-c",
+                                             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(name)'"])
     }
+
+    private static let env = URL(fileURLWithPath: "/usr/bin/env")
 
     private static let here = "database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 
@@ -174,17 +171,10 @@ struct HeldActivation: Sendable {
     private func count(_ query: String) async throws -> Int {
         let url = self.url
         return try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["psql", url, "-tA", "-v", "ON_ERROR_STOP=1", "-c", query]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0, let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw TestFailure("psql answered \(process.terminationStatus): \(text.prefix(200))")
+            let (status, output) = try ChildProcess.run(Self.env, ["psql", url, "-tA", "-v", "ON_ERROR_STOP=1", "-c", query])
+            let text = String(decoding: output, as: UTF8.self)
+            guard status == 0, let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw TestFailure("psql answered \(status): \(text.prefix(200))")
             }
             return number
         }
@@ -192,13 +182,8 @@ struct HeldActivation: Sendable {
 
     /// Starts psql running `command` in a session named ``name``; it runs on while the test goes on.
     private func psql(_ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c", command]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PGAPPNAME": name]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        _ = try ChildProcess(executable: Self.env, arguments: ["psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c", command],
+                             environment: ProcessInfo.processInfo.environment.merging(["PGAPPNAME": name]) { $1 })
     }
 
     private func until(_ what: String, _ condition: () async throws -> Bool) async throws {

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 @testable import CofferServer
 import Foundation
 import SQLKit
@@ -19,12 +20,10 @@ struct RotationRaceTests {
         // rotations read the same credential and wait at their write. (Whether they really read
         // at the same moment depends on which database connections they get; the checks below
         // hold either way with the fix, and catch the overwrite whenever they did.)
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c",
-                            "BEGIN; SELECT id FROM apps WHERE id = '\(flowers.app.id.lowercased())' FOR UPDATE; SELECT pg_sleep(6); COMMIT;"]
-        holder.standardOutput = FileHandle.nullDevice
-        try holder.run()
+        let holder = try ChildProcess(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: [
+            "psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c",
+            "BEGIN; SELECT id FROM apps WHERE id = '\(flowers.app.id.lowercased())' FOR UPDATE; SELECT pg_sleep(6); COMMIT;",
+        ], environment: ProcessInfo.processInfo.environment, errorOutput: .file(.standardError))
         // Until the row is locked: a NOWAIT lock from the server's own pool then fails.
         let sql = try #require(server.app.db as? any SQLDatabase)
         let deadline = Date().addingTimeInterval(30)
@@ -41,7 +40,7 @@ struct RotationRaceTests {
         async let second = flowers.admin.call("POST", path)
         let replies = try await [first, second]
         while holder.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(holder.terminationStatus == 0)
+        #expect(holder.wait() == 0)
 
         // Every credential shown is one the server stored: the one in force, or the one it
         // replaced. A rotation that read a credential already replaced is refused with 409.

@@ -102,12 +102,7 @@ enum PostgresDatabases {
         }
         let name = "coffer_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let status = try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
+            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]).status
         }
         guard status == 0 else { throw TestFailure("psql could not create database \(name)") }
         components.path = "/" + name
@@ -121,13 +116,7 @@ extension PostgresDatabases {
         guard let admin = TestServer.postgresURL, let name = URLComponents(string: url)?.path.dropFirst(),
               name.hasPrefix("coffer_test_"), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
         else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", admin, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return }
-        process.waitUntilExit()
+        _ = try? ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", admin, "-qc", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
     }
 }
 

@@ -24,26 +24,16 @@ extension SealedFields {
 
         private static func runBlocking(_ arguments: [String], in folder: URL, passphrase: String?, newPassphrase: String?,
                                         stdin: String) throws -> Result {
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = arguments
-            process.currentDirectoryURL = folder
             var environment = ProcessInfo.processInfo.environment
             environment["SEALED_ITEMS_PASSPHRASE"] = passphrase
             environment["SEALED_ITEMS_NEW_PASSPHRASE"] = newPassphrase
-            process.environment = environment
-            let input = Pipe(), out = Pipe(), err = Pipe()
-            process.standardInput = input
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            input.fileHandleForWriting.write(Data(stdin.utf8))
-            try input.fileHandleForWriting.close()
-            let errReader = PipeReader(err)
-            let outData = out.fileHandleForReading.readDataToEndOfFile()
-            let errData = errReader.wait()
-            process.waitUntilExit()
-            return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            let child = try ChildProcess(executable: Self.binary, arguments: arguments, environment: environment, directory: folder,
+                                         input: true, output: .pipe, errorOutput: .pipe)
+            child.standardInput?.write(Data(stdin.utf8))
+            try child.standardInput?.close()
+            let (outData, errData) = child.readOutputs()
+            let status = child.wait()
+            return Result(status: status, stdout: String(decoding: outData, as: UTF8.self),
                           stderr: String(decoding: errData, as: UTF8.self))
         }
 

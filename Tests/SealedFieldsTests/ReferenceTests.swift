@@ -13,13 +13,7 @@ extension SealedFields {
             .appendingPathComponent("Reference/open_sealed.py")
 
         static var pythonWithCryptography: Bool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", "import cryptography"]
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return false }
-            process.waitUntilExit()
-            return process.terminationStatus == 0
+            (try? ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import cryptography"]))?.status == 0
         }
 
         @Test(.enabled(if: pythonWithCryptography, "needs python3 with the cryptography package (CI installs it)"))
@@ -40,15 +34,8 @@ extension SealedFields {
             let arguments = ["python3", Self.script.path, dir.path("ref.sqlite"), raw.withUnsafeBytes { hex($0) },
                              "item", hex(withUnsafeBytes(of: item.id.uuid) { Array($0) }), "name", "identifier", "creationDate"]
             let (status, output) = try await ProcessSlots.shared.run {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = arguments
-                let out = Pipe()
-                process.standardOutput = out
-                try process.run()
-                let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                return (process.terminationStatus, output)
+                let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+                return (status, String(decoding: output, as: UTF8.self))
             }
             #expect(status == 0)
             #expect(output == "name=Tarte Tatin\nidentifier=REF-42\ncreationDate=2023-11-14 22:13:20.000\n")
