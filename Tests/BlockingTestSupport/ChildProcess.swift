@@ -12,7 +12,8 @@ import Darwin
 /// another test's thread opens in between is inherited by the child. A long-lived child (a
 /// server) holding the write end of another child's output keeps that pipe open, so the test
 /// reading it to its end waits until the server stops — and with ``ProcessSlots`` full of such
-/// readers, every test that runs a child waits: CI once froze for 50 minutes this way. A
+/// readers, every test that runs a child waits: a CI run froze until its 60-minute limit, which
+/// this explains. A
 /// `ChildProcess` closes every descriptor above 2 in the child after its streams are in place,
 /// makes its pipes close-on-exec in the parent (no other child, however started, inherits them),
 /// and starts the child with no blocked signals and default signal dispositions (a test thread's
@@ -117,14 +118,15 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs `executable` to its end with the test process's environment, less the variables named
-    /// with the prefix `clearing`, plus `extra` (standard error discarded): its status (as
-    /// ``wait()``) and standard output. Blocks: call it off the pool.
+    /// with the prefix `clearing`, plus `extra`: its status (as
+    /// ``wait()``) and standard output. Standard error is discarded unless `errorOutput` says where
+    /// it goes. Blocks: call it off the pool.
     public static func run(_ executable: URL, _ arguments: [String], clearing prefix: String? = nil,
-                           environment extra: [String: String] = [:]) throws -> (status: Int32, output: Data) {
+                           environment extra: [String: String] = [:], errorOutput: Output = .null) throws -> (status: Int32, output: Data) {
         var environment = ProcessInfo.processInfo.environment
         if let prefix { environment = environment.filter { !$0.key.hasPrefix(prefix) } }
         let child = try ChildProcess(executable: executable, arguments: arguments,
-                                     environment: environment.merging(extra) { $1 }, output: .pipe)
+                                     environment: environment.merging(extra) { $1 }, output: .pipe, errorOutput: errorOutput)
         let output = child.standardOutput?.readDataToEndOfFile() ?? Data()
         return (child.wait(), output)
     }
@@ -136,6 +138,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// (as Foundation's `terminationStatus`).
     @discardableResult
     public func wait() -> Int32 {
+        // Once reaped, the ID may be another process's: never wait on it again.
+        if let status = lock.withLock({ exitStatus }) { return status }
         // Wait without reaping, then reap under the lock: ``signal(_:)`` never meets a reused ID.
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
@@ -152,10 +156,11 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Sends `signal` to the child if it has not been reaped yet.
-    public func signal(_ signal: Int32) {
+    /// Sends `signal` to the child if it has not been reaped yet — with `group`, to every process
+    /// of its process group (the child's own: what it started, such as a shell's commands).
+    public func signal(_ signal: Int32, group: Bool = false) {
         lock.withLock {
-            if exitStatus == nil { _ = kill(pid, signal) }
+            if exitStatus == nil { _ = kill(group ? -pid : pid, signal) }
         }
     }
 
@@ -172,6 +177,10 @@ public final class ChildProcess: @unchecked Sendable {
         var raw: Int32 = 0
         var result: pid_t
         repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+        if result == -1, errno == ECHILD {  // reaped elsewhere: gone, its status unknown
+            exitStatus = -1
+            return exitStatus
+        }
         guard result == pid else { return nil }
         let signal = raw & 0x7f
         signaled = signal != 0

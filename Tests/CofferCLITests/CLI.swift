@@ -10,10 +10,13 @@ import Darwin
 /// Runs the built `coffer` binary as a user would, capturing its exit code and output.
 struct CLI {
     struct Result {
+        /// The exit status, or the number of the signal that ended the process (see ``signal``).
         let status: Int32
         let stdout: String
         let stderr: String
         let stdoutBytes: Data
+        /// The signal that ended the process; nil if it exited.
+        var signal: Int32? = nil
     }
 
     /// The `coffer` binary next to the test bundle (SwiftPM builds it for this test target), or COFFER_BIN.
@@ -60,11 +63,16 @@ struct CLI {
     /// output and error at the same time (one read after the other would stall a child that fills the
     /// second pipe first). The child is a ``ChildProcess``: it inherits no other test's pipes, and none inherits its own.
     @discardableResult
+    ///
+    /// `interruptAfter` sends SIGINT that many seconds after the start (a user's Ctrl-C: before the
+    /// CLI has set up its handling, it ends by the signal). `interruptWhen` sends it once the
+    /// condition holds (checked every 5 ms), for an interruption in the middle of the work.
     func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil,
+             interruptWhen: (@Sendable () -> Bool)? = nil,
              binary: URL = Self.binary, terminateAfter timeout: Double? = nil,
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> Result {
         let folder = folder
-        let (result, overran) = try await ProcessSlots.shared.run { () throws -> (Result, Bool) in
+        let (result, overran) = try await ProcessSlots.shared.run { () throws -> (Result, String?) in
             let child = try ChildProcess(executable: binary, arguments: arguments,
                                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                          directory: folder, output: .pipe, errorOutput: .pipe)
@@ -73,20 +81,33 @@ struct CLI {
                 Thread.sleep(forTimeInterval: interruptAfter)
                 child.signal(SIGINT)
             }
-            var overran = false
+            if let interruptWhen {
+                while child.isRunning, !interruptWhen() { Thread.sleep(forTimeInterval: 0.005) }
+                child.signal(SIGINT)
+            }
+            var trouble: String?
             var status = child.wait(timeout: timeout ?? Self.longestRun)
-            if status == nil {  // a process that should have stopped on its own, but did not
-                overran = timeout == nil
-                child.signal(timeout == nil ? SIGKILL : SIGTERM)
+            if status == nil, timeout != nil {  // a process that should have stopped on its own, but did not
+                child.signal(SIGTERM)
+                status = child.wait(timeout: 30)
+            }
+            if status == nil {
+                if timeout == nil { trouble = "did not end within \(Int(Self.longestRun)) s and was killed" }
+                child.signal(SIGKILL, group: true)  // with whatever it started (a shell's commands)
                 status = child.wait()
             }
-            let (outData, errBytes) = outputs.wait()
+            // Its outputs close when it and what it started have ended; something else holding
+            // them must not hold this slot for good.
+            guard let (outData, errBytes) = outputs.wait(timeout: 60) else {
+                let result = Result(status: status ?? -1, stdout: "", stderr: "", stdoutBytes: Data())
+                return (result, "ended, but its output stayed open for 60 s (another process holds it)")
+            }
             return (Result(status: status ?? -1, stdout: String(decoding: outData, as: UTF8.self),
-                           stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData), overran)
+                           stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData,
+                           signal: child.endedBySignal ? status : nil), trouble)
         }
-        if overran {
-            Issue.record("\(binary.lastPathComponent) \(arguments.first ?? "") did not end within \(Int(Self.longestRun)) s and was killed",
-                         sourceLocation: sourceLocation)
+        if let trouble = overran {
+            Issue.record("\(binary.lastPathComponent) \(arguments.first ?? "") \(trouble)", sourceLocation: sourceLocation)
         }
         return result
     }
@@ -114,8 +135,9 @@ private final class OutputsReader: @unchecked Sendable {
         }.start()
     }
 
-    func wait() -> (Data, Data) {
-        done.wait()
+    /// Both outputs, or nil if they are still open after `seconds`.
+    func wait(timeout seconds: Double) -> (Data, Data)? {
+        guard done.wait(timeout: .now() + seconds) == .success else { return nil }
         return outputs
     }
 }

@@ -21,7 +21,9 @@ struct RobustnessTests {
             if result.status == 0 {
                 try fm.removeItem(atPath: cli.path("out"))
             } else {
-                #expect(result.status == 130, "\(result.stderr)")
+                // 130 once the CLI handles interruptions; a Ctrl-C before it set that up (its
+                // first milliseconds) ends it by the signal, before it has written anything.
+                #expect(result.status == 130 || result.signal == SIGINT, "\(result.stderr)")
             }
             #expect(cli.listing() == ["big.coffer", "k.modelkey"], "after \(delay) s: \(cli.listing())")
         }

@@ -102,7 +102,8 @@ enum PostgresDatabases {
         }
         let name = "coffer_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let status = try await offThePool {
-            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"]).status
+            try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["psql", admin, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(name)"],
+                                 errorOutput: .file(.standardError)).status
         }
         guard status == 0 else { throw TestFailure("psql could not create database \(name)") }
         components.path = "/" + name

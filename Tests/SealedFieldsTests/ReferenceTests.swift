@@ -34,7 +34,7 @@ extension SealedFields {
             let arguments = ["python3", Self.script.path, dir.path("ref.sqlite"), raw.withUnsafeBytes { hex($0) },
                              "item", hex(withUnsafeBytes(of: item.id.uuid) { Array($0) }), "name", "identifier", "creationDate"]
             let (status, output) = try await ProcessSlots.shared.run {
-                let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+                let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), arguments, errorOutput: .file(.standardError))
                 return (status, String(decoding: output, as: UTF8.self))
             }
             #expect(status == 0)
