@@ -79,12 +79,19 @@ extension ModelCollection {
             }
         }
 
-        /// `body`'s result; a container that fails authentication while decrypting is reported as
-        /// failed (see ``opening(_:_:)``), unless its file was damaged on this device.
-        func checking<T>(_ reader: ModelReader, _ body: () throws -> T) throws -> T {
+        /// `body`'s result, where `body` reads `reader` (one of this entry's) with the reader's own
+        /// methods (``ModelReader/decrypt(to:)``, ``ModelReader/stream(_:)``, a range): a chunk that
+        /// fails authentication is handled as ``data()`` handles it — a model damaged on this
+        /// device is marked for the next update to download again (and this throws saying so), a
+        /// model that fails its checks is reported as failed and its collection falls back to its
+        /// last known good — and its error is thrown. Without it, a reader's own failure only
+        /// throws: the damage stays until the model is opened through ``data()`` or ``verify(_:)``.
+        public func checking<T>(_ reader: ModelReader, _ body: () throws -> T) throws -> T {
             do {
                 return try body()
-            } catch let failure as IOFailure {
+            } catch let failure as IOFailure where failure.path == modelURL.path {
+                // Only a failure to read the model says anything about its file (not one of
+                // `body` writing elsewhere).
                 _ = unreadable(failure, reader.identity)
                 throw failure
             } catch let error as ContainerError {

@@ -63,7 +63,9 @@ struct OpenCommand: NetworkCommand {
                 try entry.verify(reader)
                 try reader.stream { try StandardOutput.write($0) }
             } else if let output {
-                try DecryptedOutput.write(reader, to: AtomicOutput(finalPath: output, replacing: force))
+                // A damaged model leaves nothing at PATH, and is marked for the next sync.
+                let atomic = try AtomicOutput(finalPath: output, replacing: force)
+                try entry.checking(reader) { try DecryptedOutput.write(reader, to: atomic) }
             }
         } catch let error as CofferError {
             throw CLIFailure(error)

@@ -103,7 +103,8 @@ extension SyncCommand {
         // Whatever a follow that did not finish wrote is dropped; the cache's copy is decrypted anew.
         destination.discard()
         let fresh = try AtomicOutput(finalPath: destination.finalPath, replacing: destination.replacing)
-        try DecryptedOutput.write(try await entry.reader(), to: fresh)
+        let reader = try await entry.reader()
+        try entry.checking(reader) { try DecryptedOutput.write(reader, to: fresh) }
         return collection
     }
 
