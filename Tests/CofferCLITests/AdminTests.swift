@@ -39,6 +39,19 @@ struct AdminTests {
 
         // The saved login works; COFFER_TOKEN overrides it.
         #expect(try await session.ok("team", "list") == "NAME  ROLE  ID\n")
+        // A credentials file others may read, or a folder others may write in (where they could
+        // put a server and token of theirs), is refused as ssh refuses its keys; login does not
+        // write into such a folder either.
+        #expect(chmod(session.credentialsPath, 0o644) == 0)
+        AdminSession.expectFailure(try await session.coffer("team", "list"), 77,
+                                   "\(session.credentialsPath) may be read or written by others (mode 644); chmod 600 it if it is yours, or run coffer login again")
+        #expect(chmod(session.credentialsPath, 0o600) == 0)
+        #expect(chmod(session.configFolder, 0o777) == 0)
+        let folderRefusal = "the credentials folder \(session.configFolder) may be written by others (mode 777); chmod 700 it, or set COFFER_CONFIG_DIR to a folder of yours"
+        AdminSession.expectFailure(try await session.coffer("team", "list"), 77, folderRefusal)
+        AdminSession.expectFailure(try await session.coffer("login", "--server", session.server.url, "--token-file", "admin.token"), 77, folderRefusal)
+        #expect(chmod(session.configFolder, 0o700) == 0)
+        #expect(try await session.ok("team", "list") == "NAME  ROLE  ID\n")
         AdminSession.expectFailure(try await session.coffer("team", "list", token: "cft_other"), 77,
                                    "a valid API token is required (HTTP 401 unauthorized)")
         // The saved token is never sent to another server than the one it was saved for.

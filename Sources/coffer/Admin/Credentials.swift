@@ -1,5 +1,10 @@
 import CofferFormat
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The server and API token `coffer login` saved, in `credentials.json` (mode 0600) in the config
 /// folder: COFFER_CONFIG_DIR, else `$XDG_CONFIG_HOME/coffer`, else `~/.config/coffer` (mode 0700).
@@ -22,10 +27,15 @@ struct Credentials: Codable, Equatable {
         folder(environment) + "/" + fileName
     }
 
-    /// The saved credentials, or nil if there are none.
+    /// The saved credentials, or nil if there are none. Refused (77), as ssh refuses its keys,
+    /// when the folder is not the user's or others may write in it (they could put their own
+    /// server and token there: models sealed with keys from that server), or when the file is not
+    /// the user's or others may read or write it.
     static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Credentials? {
         let path = path(environment)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        try checkFolder(folder(environment))
+        try checkFile(path)
         // Never more than the limit is read: a credentials path that leads to a device or a huge
         // file is refused, not taken into memory.
         guard let bytes = try? BoundedFile.read(path, atMost: maximumFileSize + 1), bytes.count <= maximumFileSize else {
@@ -48,12 +58,35 @@ struct Credentials: Codable, Equatable {
                 throw AdminFailure(.cannotCreate, "cannot create the folder \(folder) for the credentials")
             }
         }
+        try Self.checkFolder(folder)
         let path = Self.path(environment)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let bytes = Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
         try AtomicOutput.write(bytes, to: path, replacing: true)
         return path
+    }
+
+    /// Refuses a folder that is not the user's, or that its group or others may write in.
+    static func checkFolder(_ folder: String) throws {
+        var info = stat()
+        guard stat(folder, &info) == 0 else { return }  // reading or writing in it then says what is wrong
+        let others = info.st_mode & 0o022
+        guard info.st_uid == geteuid(), others == 0 else {
+            let why = info.st_uid != geteuid() ? "is not yours" : "may be written by others (mode \(String(info.st_mode & 0o777, radix: 8)))"
+            throw AdminFailure(.permission, "the credentials folder \(folder) \(why); chmod 700 it, or set COFFER_CONFIG_DIR to a folder of yours")
+        }
+    }
+
+    /// Refuses a credentials file that is not the user's, or that its group or others may read or
+    /// write. What is not a regular file is left to the read, which refuses it.
+    static func checkFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            let why = info.st_uid != geteuid() ? "is not yours" : "may be read or written by others (mode \(String(info.st_mode & 0o777, radix: 8)))"
+            throw AdminFailure(.permission, "\(path) \(why); chmod 600 it if it is yours, or run coffer login again")
+        }
     }
 
     /// Removes the saved credentials; false if there were none.
