@@ -31,6 +31,18 @@ struct DashboardAdminTests {
         #expect(key.name == "spring key")
         let material = key.key.withUnsafeBytes { Data($0).base64EncodedString() }
 
+        // keys.js's ticket comes back as a cookie it can read, set as the download begins; any
+        // other value is not echoed into a cookie.
+        let ticket = "0123456789abcdef0123456789abcdef"
+        let ticketed = try await browser.post("/dashboard/teams/T/keys", ["name": "summer key", "ticket": ticket])
+        #expect(ticketed.status == 200 && ticketed.header("Content-Disposition")?.hasPrefix("attachment;") == true)
+        let cookie = ticketed.header("Set-Cookie") ?? ""
+        #expect(cookie.contains("coffer_download=\(ticket)") && cookie.contains("Path=/dashboard") && !cookie.contains("HttpOnly"), "\(cookie)")
+        for (index, forged) in ["<script>", ticket.uppercased(), ticket + "0", "0123456789abcdef"].enumerated() {
+            let refused = try await browser.post("/dashboard/teams/T/keys", ["name": "key \(index)", "ticket": forged])
+            #expect(refused.status == 200 && !(refused.header("Set-Cookie") ?? "").contains("coffer_download"), "\(forged)")
+        }
+
         let after = try await browser.get("/dashboard/teams/T/keys?created=1")
         #expect(after.html.contains("spring key") && after.html.contains(key.id))
         #expect(!after.html.contains(material), "the key material is in the page")

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_test import Failure, Run, check, run_story  # noqa: E402
 
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 OWNER_EMAIL = "owner@example.com"
 OWNER_PASSWORD = "spring release 2026"
@@ -103,6 +104,27 @@ class AdminRun(Run):
         time.sleep(1)
         check(os.listdir(self.downloads) == ["flowers-2026.modelkey"], "reloading the page downloads nothing again")
         check(keyfile["key"] not in owner.page_source, "nor shows the key")
+        # Over a slow network (3 s before each answer) the page must not leave before the download
+        # has begun: leaving cancels the pending answer, and with it the only copy of the key.
+        self.open(owner, TEAM + "/keys")
+        owner.execute_script("window.cofferPreviousPage = true")
+        owner.execute_cdp_cmd("Network.enable", {})
+        owner.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 3000,
+                                                                    "downloadThroughput": -1, "uploadThroughput": -1})
+        self.fill(owner, {"name": "flowers-slow"})
+        self.submit_without_waiting(owner, "Create and download")
+        slow_path = self.downloaded("flowers-slow.modelkey")
+        with open(slow_path) as f:
+            slow = json.load(f)
+        os.chmod(slow_path, stat.S_IRUSR | stat.S_IWUSR)
+        self.secrets.append(slow["key"])
+        check(slow.get("name") == "flowers-slow", "over a slow network the key's file is downloaded all the same")
+        WebDriverWait(owner, 60).until(lambda d: "created=1" in d.current_url
+                                       and d.execute_script("return !window.cofferPreviousPage && document.readyState === 'complete'"))
+        owner.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0,
+                                                                    "downloadThroughput": -1, "uploadThroughput": -1})
+        check(slow["id"] in self.text(owner), "and the page shows it listed once the download began")
+        check(not [c for c in owner.get_cookies() if c["name"] == "coffer_download"], "the download ticket's cookie is gone")
 
         print("apps", flush=True)
         self.click(owner, owner.find_element(By.LINK_TEXT, "Apps"))
@@ -216,7 +238,7 @@ class AdminRun(Run):
         check(self.post(viewer, TEAM + "/keys", {"csrf": csrf, "name": "mine"}) == 403, "a viewer's key creation is refused (403)")
         check(self.post(viewer, f"{TEAM}/apps/{app_id}/revoke", {"csrf": csrf}) == 403, "a viewer's app revocation is refused (403)")
         check(self.post(viewer, TEAM + "/members", {"csrf": csrf, "name": "eve", "role": "owner"}) == 403, "a viewer cannot add members (403)")
-        check(len(os.listdir(self.downloads)) == 1, "no key file came from the refused creation")
+        check(sorted(os.listdir(self.downloads)) == ["flowers-2026.modelkey", "flowers-slow.modelkey"], "no key file came from the refused creation")
 
         print("forged forms", flush=True)
         check(self.post(owner, f"{TEAM}/apps/{app_id}/revoke", {}) == 403, "a POST without the CSRF token is refused (403)")

@@ -130,7 +130,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let passwordCheck = PasswordCheck(attempts: RateLimiter(perMinute: configuration.signInAttemptsPerMinute))
     try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
                            admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime,
-                                             passwordCheck: passwordCheck),
+                                             passwordCheck: passwordCheck, secureCookies: configuration.secureCookies),
                            invitations: invitations)
 }
 

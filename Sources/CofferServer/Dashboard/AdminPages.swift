@@ -13,9 +13,11 @@ struct AdminPages: RouteCollection {
     /// Asks for the member's password before an app credential, an invitation or a role change is
     /// made (shared with the token and password pages: one per-account budget of attempts).
     let passwordCheck: PasswordCheck
+    /// Whether the dashboard's cookies are `Secure` (the key page's download ticket is one).
+    let secureCookies: Bool
 
     func boot(routes: any RoutesBuilder) throws {
-        try routes.register(collection: KeyPages(keys: keys))
+        try routes.register(collection: KeyPages(keys: keys, secureCookies: secureCookies))
         try routes.register(collection: AppPages(apps: apps, check: passwordCheck))
         try routes.register(collection: MemberPages(invitationLifetime: invitationLifetime, check: passwordCheck))
         try routes.register(collection: ActivityPage(usage: usage))

@@ -8,7 +8,10 @@ import Vapor
 /// attachment`, `Cache-Control: no-store`), made by the API's own code
 /// (``KeyController/make(name:in:actor:on:)``, the format of `coffer key create`). The key is
 /// never put into a page and never logged; the browser keeps the only copy. A small script
-/// (`keys.js`) reloads the list afterwards; without it, the page says to reload.
+/// (`keys.js`) shows the list again once the download has begun: it sends a random ticket with the
+/// form, and the download's answer sets the cookie ``ticketCookie`` to it (the answer's headers
+/// arrive as the download starts; leaving the page before would cancel the only download). Without
+/// the script the page says to reload.
 struct KeyPages: RouteCollection {
     struct Row: Encodable, Sendable {
         let id: String
@@ -31,6 +34,10 @@ struct KeyPages: RouteCollection {
     }
 
     let keys: KeyController
+    let secureCookies: Bool
+
+    /// The cookie that tells `keys.js` the download has begun. Not a secret: the page chose it.
+    static let ticketCookie = "coffer_download"
 
     func boot(routes: any RoutesBuilder) throws {
         let team = routes.grouped("dashboard", "teams", ":team", "keys")
@@ -45,14 +52,22 @@ struct KeyPages: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .developer)
-        let name = try FormFields(request: req).text("name", label: "The key name", limit: 100)
+        let fields = FormFields(request: req)
+        let name = try fields.text("name", label: "The key name", limit: 100)
+        let ticket = try fields.text("ticket", label: "The download ticket", limit: 64)
         let key: ModelKey
         do {
             key = try await keys.make(name: name, in: team, actor: try req.user().name, on: req.db)
         } catch let error as APIError where error.status != .forbidden {
             return try await page(req, name: name, created: false, error: DashboardErrorMiddleware.sentence(error.reason), status: error.status)
         }
-        return Self.download(key)
+        let response = Self.download(key)
+        // 32 lowercase hex digits, as keys.js makes it; anything else is ignored.
+        if ticket.utf8.count == 32, ticket.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+            response.cookies[Self.ticketCookie] = HTTPCookies.Value(string: ticket, expires: nil, maxAge: 120, domain: nil, path: "/dashboard",
+                                                                    isSecure: secureCookies, isHTTPOnly: false, sameSite: .strict)
+        }
+        return response
     }
 
     func revoke(req: Request) async throws -> Response {

@@ -1,13 +1,41 @@
 // The keys page: creating a key answers with its file as a download, so the page stays as it
-// was. Once the download has had time to start, show the page again so the new key is listed.
-// Without this script the page says to reload; nothing else depends on it.
+// was. Leaving the page before that answer arrives would cancel the download, and with it the
+// only copy of the key: the form sends a random ticket, the answer sets the cookie
+// coffer_download to it as the download begins, and only then (a second later) is the page shown
+// again with the new key listed. Without this script the page says to reload; nothing else depends on it.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   var form = document.querySelector("form[data-download]");
   if (!form) return;
+  var cookie = "coffer_download";
   form.addEventListener("submit", function () {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    var ticket = Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+    var field = form.querySelector("input[name=ticket]");
+    if (!field) {
+      field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "ticket";
+      form.appendChild(field);
+    }
+    field.value = ticket;
     var button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
-    window.setTimeout(function () { window.location.replace(form.getAttribute("data-done")); }, 2000);
+    var started = Date.now();
+    var timer = window.setInterval(function () {
+      var found = document.cookie.split("; ").indexOf(cookie + "=" + ticket) >= 0;
+      if (found) {
+        window.clearInterval(timer);
+        document.cookie = cookie + "=; Path=/dashboard; Max-Age=0; SameSite=Strict";
+        // The cookie is stored as the answer's headers arrive, a moment before the browser has
+        // made the answer a download: leave it that moment (the file is a few hundred bytes).
+        window.setTimeout(function () { window.location.replace(form.getAttribute("data-done")); }, 1000);
+      } else if (Date.now() - started > 300000) {
+        // No answer in five minutes (the request failed): let the form be sent again.
+        window.clearInterval(timer);
+        if (button) button.disabled = false;
+      }
+    }, 200);
   });
 });
