@@ -60,7 +60,7 @@ struct ChildProcessTests {
 
     @Test("a child that outlives its deadline is stopped and reported by its wait")
     func deadline() async throws {
-        let child = try ChildProcess(executable: URL(fileURLWithPath: "/bin/sleep"), arguments: ["30"], environment: [:])
+        let child = try ChildProcess(executable: URL(fileURLWithPath: "/bin/sleep"), arguments: ["100000"], environment: [:])  // never ends by itself within the test
         #expect(await offThePool { child.wait(timeout: 0.2) } == nil)
         #expect(child.isRunning)
         child.signal(SIGKILL)

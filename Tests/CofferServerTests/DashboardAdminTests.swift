@@ -37,7 +37,7 @@ struct DashboardAdminTests {
         let ticketed = try await browser.post("/dashboard/teams/T/keys", ["name": "summer key", "ticket": ticket])
         #expect(ticketed.status == 200 && ticketed.header("Content-Disposition")?.hasPrefix("attachment;") == true)
         let cookie = ticketed.header("Set-Cookie") ?? ""
-        #expect(cookie.contains("coffer_download=\(ticket)") && cookie.contains("Path=/dashboard") && !cookie.contains("HttpOnly"), "\(cookie)")
+        #expect(cookie.contains("coffer_download_\(ticket)=1") && cookie.contains("Path=/dashboard") && !cookie.contains("HttpOnly"), "\(cookie)")
         for (index, forged) in ["<script>", ticket.uppercased(), ticket + "0", "0123456789abcdef"].enumerated() {
             let refused = try await browser.post("/dashboard/teams/T/keys", ["name": "key \(index)", "ticket": forged])
             #expect(refused.status == 200 && !(refused.header("Set-Cookie") ?? "").contains("coffer_download"), "\(forged)")

@@ -91,8 +91,10 @@ extension ModelCollection {
                 return try body()
             } catch let failure as IOFailure where failure.path == modelURL.path {
                 // Only a failure to read the model says anything about its file (not one of
-                // `body` writing elsewhere).
-                _ = unreadable(failure, reader.identity)
+                // `body` writing elsewhere). An I/O error marks it, and says so; anything else
+                // (no descriptor left, …) is this device's failure, not the model's.
+                if let marked = markedUnreadable(failure, reader.identity) { throw marked }
+                _ = deviceFailure("\(failure)")
                 throw failure
             } catch let error as ContainerError {
                 _ = try intactOrMarked(reader.identity)
@@ -131,9 +133,15 @@ extension ModelCollection {
         /// the next update to download again (``CollectionCache/markDamaged(blobPath:ifUnreadable:)``)
         /// when it is still the file that failed (`identity`).
         private func unreadable(_ failure: IOFailure, _ identity: FileIdentity?) -> CofferError {
+            markedUnreadable(failure, identity) ?? deviceFailure("\(failure)")
+        }
+
+        /// The failure saying so when `failure` is an I/O error of the file that failed (`identity`)
+        /// and it is now marked for the next update to download again; else nil.
+        private func markedUnreadable(_ failure: IOFailure, _ identity: FileIdentity?) -> CofferError? {
             guard let identity, FileIdentity(path: modelURL.path) == identity,
                   CollectionCache.markDamaged(blobPath: modelURL.path, ifUnreadable: failure)
-            else { return deviceFailure("\(failure)") }
+            else { return nil }
             return deviceFailure("its file on this device cannot be read (an I/O error); the next update downloads it again")
         }
 

@@ -9,7 +9,7 @@ import Vapor
 /// (``KeyController/make(name:in:actor:on:)``, the format of `coffer key create`). The key is
 /// never put into a page and never logged; the browser keeps the only copy. A small script
 /// (`keys.js`) shows the list again once the download has begun: it sends a random ticket with the
-/// form, and the download's answer sets the cookie ``ticketCookie`` to it (the answer's headers
+/// form, and the download's answer sets the cookie ``ticketCookie`` + ticket (the answer's headers
 /// arrive as the download starts; leaving the page before would cancel the only download). Without
 /// the script the page says to reload.
 struct KeyPages: RouteCollection {
@@ -36,8 +36,9 @@ struct KeyPages: RouteCollection {
     let keys: KeyController
     let secureCookies: Bool
 
-    /// The cookie that tells `keys.js` the download has begun. Not a secret: the page chose it.
-    static let ticketCookie = "coffer_download"
+    /// The start of the name of the cookie that tells `keys.js` the download has begun; the ticket
+    /// ends it, so two pages creating keys at once do not take each other's. Not a secret: the page chose it.
+    static let ticketCookie = "coffer_download_"
 
     func boot(routes: any RoutesBuilder) throws {
         let team = routes.grouped("dashboard", "teams", ":team", "keys")
@@ -64,7 +65,7 @@ struct KeyPages: RouteCollection {
         let response = Self.download(key)
         // 32 lowercase hex digits, as keys.js makes it; anything else is ignored.
         if ticket.utf8.count == 32, ticket.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
-            response.cookies[Self.ticketCookie] = HTTPCookies.Value(string: ticket, expires: nil, maxAge: 120, domain: nil, path: "/dashboard",
+            response.cookies[Self.ticketCookie + ticket] = HTTPCookies.Value(string: "1", expires: nil, maxAge: 120, domain: nil, path: "/dashboard",
                                                                     isSecure: secureCookies, isHTTPOnly: false, sameSite: .strict)
         }
         return response

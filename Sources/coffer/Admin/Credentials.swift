@@ -28,9 +28,9 @@ struct Credentials: Codable, Equatable {
     }
 
     /// The saved credentials, or nil if there are none. Refused (77), as ssh refuses its keys,
-    /// when the folder is not the user's or others may write in it (they could put their own
-    /// server and token there: models sealed with keys from that server), or when the file is not
-    /// the user's or others may read or write it.
+    /// when the folder is neither the user's nor root's or others may write in it (they could put
+    /// their own server and token there: models sealed with keys from that server), or when the
+    /// file is neither the user's nor root's or others may read or write it.
     static func load(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Credentials? {
         let path = path(environment)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -67,25 +67,32 @@ struct Credentials: Codable, Equatable {
         return path
     }
 
-    /// Refuses a folder that is not the user's, or that its group or others may write in.
+    /// Refuses a folder that is neither the user's nor root's (as ssh), or that its group or others
+    /// may write in.
     static func checkFolder(_ folder: String) throws {
         var info = stat()
         guard stat(folder, &info) == 0 else { return }  // reading or writing in it then says what is wrong
         let others = info.st_mode & 0o022
-        guard info.st_uid == geteuid(), others == 0 else {
-            let why = info.st_uid != geteuid() ? "is not yours" : "may be written by others (mode \(String(info.st_mode & 0o777, radix: 8)))"
-            throw AdminFailure(.permission, "the credentials folder \(folder) \(why); chmod 700 it, or set COFFER_CONFIG_DIR to a folder of yours")
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw AdminFailure(.permission, "the credentials folder \(folder) is not yours; set COFFER_CONFIG_DIR to a folder of yours")
+        }
+        guard others == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw AdminFailure(.permission, "the credentials folder \(folder) may be written by others (mode \(mode)); chmod 700 it, or set COFFER_CONFIG_DIR to a folder of yours")
         }
     }
 
-    /// Refuses a credentials file that is not the user's, or that its group or others may read or
-    /// write. What is not a regular file is left to the read, which refuses it.
+    /// Refuses a credentials file that is neither the user's nor root's, or that its group or
+    /// others may read or write. What is not a regular file is left to the read, which refuses it.
     static func checkFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
-        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            let why = info.st_uid != geteuid() ? "is not yours" : "may be read or written by others (mode \(String(info.st_mode & 0o777, radix: 8)))"
-            throw AdminFailure(.permission, "\(path) \(why); chmod 600 it if it is yours, or run coffer login again")
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw AdminFailure(.permission, "\(path) is not yours; run coffer login again, or set COFFER_CONFIG_DIR to a folder of yours")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw AdminFailure(.permission, "\(path) may be read or written by others (mode \(mode)); chmod 600 it if it is yours, or run coffer login again")
         }
     }
 

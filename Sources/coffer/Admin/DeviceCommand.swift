@@ -49,7 +49,7 @@ struct DeviceCommand: ParsableCommand {
         struct Request: Encodable { let appID: String; let credential: String; let deviceID: String; let devicePublicKey: String }
 
         func run() async throws {
-            let serverText = server ?? ProcessInfo.processInfo.environment["COFFER_SERVER"] ?? (try? Credentials.load(ProcessInfo.processInfo.environment))??.server
+            let serverText = try server ?? ProcessInfo.processInfo.environment["COFFER_SERVER"] ?? Credentials.load(ProcessInfo.processInfo.environment)?.server
             guard let serverText else { throw ValidationError("give --server URL (or set COFFER_SERVER)") }
             let client = APIClient(server: try ServerAddress.parse(serverText), token: nil)
             let credential = try Passphrases.read(file: credentialFile, environment: nil)
