@@ -35,10 +35,14 @@ public final class ChildProcess: @unchecked Sendable {
     /// The write end of the child's standard input when it reads a pipe (else it reads `/dev/null`):
     /// close it once everything is written.
     public let standardInput: FileHandle?
-    /// The read end of the child's standard output, for ``Output/pipe``.
+    /// The read end of the child's standard output, for ``Output/pipe`` (read from the start:
+    /// take it with ``readOutputs()``).
     public let standardOutput: FileHandle?
-    /// The read end of the child's standard error, for ``Output/pipe``.
+    /// The read end of the child's standard error, for ``Output/pipe`` (as ``standardOutput``).
     public let standardError: FileHandle?
+    /// Each pipe read to its end on a thread of its own from the moment the child starts (a child
+    /// that fills a pipe nobody reads would never end).
+    private let readers: [HandleReader?]
 
     private let lock = NSLock()
     private var exitStatus: Int32?
@@ -107,6 +111,7 @@ public final class ChildProcess: @unchecked Sendable {
         pid = child
         standardOutput = readEnds[0]
         standardError = readEnds[1]
+        readers = readEnds.map { $0.map(HandleReader.init) }
     }
 
     deinit {
@@ -127,7 +132,7 @@ public final class ChildProcess: @unchecked Sendable {
         if let prefix { environment = environment.filter { !$0.key.hasPrefix(prefix) } }
         let child = try ChildProcess(executable: executable, arguments: arguments,
                                      environment: environment.merging(extra) { $1 }, output: .pipe, errorOutput: errorOutput)
-        let output = child.standardOutput?.readDataToEndOfFile() ?? Data()
+        let output = child.readOutputs().output
         return (child.wait(), output)
     }
 
@@ -164,11 +169,18 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Reads standard output and standard error (each a pipe) to their ends at the same time.
+    /// Standard output and standard error (each empty unless a pipe), once both have closed.
     public func readOutputs() -> (output: Data, errorOutput: Data) {
-        let errors = standardError.map(HandleReader.init)
-        let output = standardOutput?.readDataToEndOfFile() ?? Data()
-        return (output, errors?.wait() ?? Data())
+        (readers[0]?.wait() ?? Data(), readers[1]?.wait() ?? Data())
+    }
+
+    /// ``readOutputs()``, or nil if they are still open after `seconds` (another process holds one).
+    public func readOutputs(timeout seconds: TimeInterval) -> (output: Data, errorOutput: Data)? {
+        let deadline = DispatchTime.now() + seconds
+        guard let output = readers[0].map({ $0.wait(until: deadline) }) ?? Data(),
+              let errorOutput = readers[1].map({ $0.wait(until: deadline) }) ?? Data()
+        else { return nil }
+        return (output, errorOutput)
     }
 
     // Call with the lock held.
@@ -266,6 +278,12 @@ private final class HandleReader: @unchecked Sendable {
 
     func wait() -> Data {
         done.wait()
+        return bytes
+    }
+
+    /// The bytes, or nil if the handle is still open at `deadline`.
+    func wait(until deadline: DispatchTime) -> Data? {
+        guard done.wait(timeout: deadline) == .success else { return nil }
         return bytes
     }
 }

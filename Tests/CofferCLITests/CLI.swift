@@ -62,21 +62,20 @@ struct CLI {
     /// Runs the binary to its end on a thread of its own once a slot is free (``ProcessSlots``), reading its standard
     /// output and error at the same time (one read after the other would stall a child that fills the
     /// second pipe first). The child is a ``ChildProcess``: it inherits no other test's pipes, and none inherits its own.
-    @discardableResult
     ///
     /// `interruptAfter` sends SIGINT that many seconds after the start (a user's Ctrl-C: before the
     /// CLI has set up its handling, it ends by the signal). `interruptWhen` sends it once the
     /// condition holds (checked every 5 ms), for an interruption in the middle of the work.
+    @discardableResult
     func run(_ arguments: [String], environment: [String: String] = [:], interruptAfter: Double? = nil,
              interruptWhen: (@Sendable () -> Bool)? = nil,
              binary: URL = Self.binary, terminateAfter timeout: Double? = nil,
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> Result {
         let folder = folder
-        let (result, overran) = try await ProcessSlots.shared.run { () throws -> (Result, String?) in
+        let (result, trouble) = try await ProcessSlots.shared.run { () throws -> (Result, String?) in
             let child = try ChildProcess(executable: binary, arguments: arguments,
                                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                          directory: folder, output: .pipe, errorOutput: .pipe)
-            let outputs = OutputsReader(child)
             if let interruptAfter {
                 Thread.sleep(forTimeInterval: interruptAfter)
                 child.signal(SIGINT)
@@ -98,7 +97,7 @@ struct CLI {
             }
             // Its outputs close when it and what it started have ended; something else holding
             // them must not hold this slot for good.
-            guard let (outData, errBytes) = outputs.wait(timeout: 60) else {
+            guard let (outData, errBytes) = child.readOutputs(timeout: 60) else {
                 let result = Result(status: status ?? -1, stdout: "", stderr: "", stdoutBytes: Data())
                 return (result, "ended, but its output stayed open for 60 s (another process holds it)")
             }
@@ -106,7 +105,7 @@ struct CLI {
                            stderr: String(decoding: errBytes, as: UTF8.self), stdoutBytes: outData,
                            signal: child.endedBySignal ? status : nil), trouble)
         }
-        if let trouble = overran {
+        if let trouble {
             Issue.record("\(binary.lastPathComponent) \(arguments.first ?? "") \(trouble)", sourceLocation: sourceLocation)
         }
         return result
@@ -119,25 +118,5 @@ struct CLI {
             for index in 0..<raw.count / 8 { raw.storeBytes(of: generator.next(), toByteOffset: index * 8, as: UInt64.self) }
         }
         return data.prefix(count)
-    }
-}
-
-/// A child's standard output and error, read to their ends on threads of their own from the moment
-/// it starts (a child that fills a pipe nobody reads would never end).
-private final class OutputsReader: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var outputs = (Data(), Data())
-
-    init(_ child: ChildProcess) {
-        Thread { [self] in
-            outputs = child.readOutputs()
-            done.signal()
-        }.start()
-    }
-
-    /// Both outputs, or nil if they are still open after `seconds`.
-    func wait(timeout seconds: Double) -> (Data, Data)? {
-        guard done.wait(timeout: .now() + seconds) == .success else { return nil }
-        return outputs
     }
 }
