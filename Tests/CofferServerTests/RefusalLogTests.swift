@@ -42,3 +42,36 @@ struct RefusalLogTests {
         #expect(!rows.contains { $0.action == "audit.suppressed" && $0.target.contains("50 kinds") }, "the budget of all was not reached")
     }
 }
+
+extension RefusalLogTests {
+    @Test("past the budget of all teams, a team's refusal still reaches its own suppressed row, not one of no team")
+    func serverBudgetLeavesEachTeamItsSuppressedRow() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let db = server.app.db
+        let log = RefusalLog(maximumRowsPerMinute: 12, maximumRowsPerTeamPerMinute: 5)
+        let now = Date()
+        // Made-up credentials for the app IDs of three teams: 4 refusal rows each spend the 12 of all.
+        let flooded = [UUID(), UUID(), UUID()]
+        for team in flooded {
+            for index in 0..<10 { try await log.record(Self.refusal(team: team, key: "invalid_credential|\(team)-app\(index)"), on: db, now: now) }
+        }
+        let victim = UUID()
+        try await log.record(Self.refusal(team: victim, key: "other_team|app|k"), on: db, now: now)
+        try await log.record(Self.refusal(team: victim, key: "collection_not_bound|app|c"), on: db, now: now)
+        try await log.flush(on: db)
+
+        let rows = try await AuditRecord.query(on: db).filter(\.$outcome == "refused").all()
+        #expect(rows.filter { $0.action != "audit.suppressed" }.count == 12, "refusal rows stop at the budget of all")
+        let victims = rows.filter { $0.teamID == victim }
+        #expect(victims.count == 1, "the victim team has one row: \(victims.map(\.action))")
+        let suppressed = try #require(victims.first)
+        #expect(suppressed.action == "audit.suppressed" && suppressed.target.contains("all teams together"),
+                "the victim's row says the server's budget ran out: \(suppressed.target)")
+        #expect(suppressed.repeatCount == 2, "both of the victim's refusals are counted: \(String(describing: suppressed.repeatCount))")
+        #expect(!rows.contains { $0.action == "audit.suppressed" && $0.teamID == nil }, "no refusal went to a row of no team")
+        for team in flooded {
+            #expect(rows.filter { $0.teamID == team }.count == 5, "each flooded team: 4 refusal rows and its own suppressed row")
+        }
+    }
+}

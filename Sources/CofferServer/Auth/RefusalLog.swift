@@ -9,8 +9,12 @@ import Vapor
 /// says how many there were. Each team (and refusals of no team, such as made-up credentials)
 /// writes at most ``maximumRowsPerTeamPerMinute`` rows a minute, the last an `audit.suppressed`
 /// row of that team counting the rest, so that one team, or anyone without one, cannot spend the
-/// rows another team's refusals need; at most ``maximumRowsPerMinute`` rows are written a minute
-/// in all (past that, one `audit.suppressed` row of no team counts the rest).
+/// rows another team's refusals need. Refusals of all teams together write at most
+/// ``maximumRowsPerMinute`` rows of their own a minute; past that, a team's refusals go to its
+/// suppressed row, which is written even then: a flood attributed to many teams (made-up
+/// credentials for app IDs it knows) cannot hide from a team that its refusals went unrecorded.
+/// So a minute writes at most ``maximumRowsPerMinute`` rows plus one suppressed row per team
+/// refused in it (and one for refusals of no team).
 ///
 /// What makes refusals "identical" is the caller's ``Refusal/key``, which leaves out what a caller
 /// can vary at will (device IDs, made-up app IDs and key IDs). The counts of repeats are kept in
@@ -28,7 +32,7 @@ final class RefusalLog: Sendable {
         let key: String
     }
 
-    /// The most rows written per minute, all refusals together.
+    /// The most refusal rows written per minute, all teams together (teams' suppressed rows aside).
     let maximumRowsPerMinute: Int
     /// The most rows one team's refusals (or those of no team) write per minute, its suppressed row included.
     let maximumRowsPerTeamPerMinute: Int
@@ -40,13 +44,19 @@ final class RefusalLog: Sendable {
         var repeats: Int64 = 0
     }
 
-    private enum RowKind { case refusal, teamSuppressed, suppressed }
+    private enum RowKind {
+        case refusal
+        /// A team's suppressed row, made when its own budget ran out (`ownBudget`) or that of all.
+        case teamSuppressed(ownBudget: Bool)
+    }
 
     private struct State {
         var minute: Int64 = .min
         var rows: [String: Row] = [:]
         /// Rows made this minute per team (the nil key: refusals of no team).
         var teamRows: [UUID?: Int] = [:]
+        /// Refusal rows (not suppressed rows) made this minute, all teams together.
+        var refusalRows = 0
         /// Repeats of rows of earlier minutes, waiting for the next flush.
         var pending: [UUID: Int64] = [:]
     }
@@ -63,35 +73,35 @@ final class RefusalLog: Sendable {
         let minute = Int64((now.timeIntervalSince1970 / 60).rounded(.down))
         let team = refusal.teamID
         let teamSuppressedKey = "\u{0}suppressed|" + (team?.uuidString ?? "none")
-        let suppressedKey = "\u{0}suppressed"
         let decision: (id: UUID, key: String, kind: RowKind)? = state.withLockedValue { state in
             if state.minute != minute {
                 for row in state.rows.values where row.written && row.repeats > 0 { state.pending[row.id, default: 0] += row.repeats }
                 state.rows.removeAll(keepingCapacity: true)
                 state.teamRows.removeAll(keepingCapacity: true)
+                state.refusalRows = 0
                 state.minute = minute
             }
-            // The refusal's own row; else its team's suppressed row (the team's last place); else
-            // the suppressed row of all (the last place of all).
-            for (key, kind) in [(refusal.key, RowKind.refusal), (teamSuppressedKey, .teamSuppressed), (suppressedKey, .suppressed)] {
-                if state.rows[key] != nil {
-                    state.rows[key]!.repeats += 1
-                    return nil
-                }
-                let teamUsed = state.teamRows[team, default: 0]
-                let fits = switch kind {
-                case .refusal: teamUsed < maximumRowsPerTeamPerMinute - 1 && state.rows.count < maximumRowsPerMinute - 1
-                case .teamSuppressed: teamUsed < maximumRowsPerTeamPerMinute && state.rows.count < maximumRowsPerMinute - 1
-                case .suppressed: true
-                }
-                if fits {
-                    let id = UUID()
-                    state.rows[key] = Row(id: id)
-                    if kind != .suppressed { state.teamRows[team, default: 0] += 1 }
-                    return (id, key, kind)
-                }
+            // The refusal's own row, else its team's suppressed row (which always fits: refusal
+            // rows stop one short of the team's budget).
+            for key in [refusal.key, teamSuppressedKey] where state.rows[key] != nil {
+                state.rows[key]!.repeats += 1
+                return nil
             }
-            return nil
+            let teamUsed = state.teamRows[team, default: 0]
+            let ownBudget = teamUsed >= maximumRowsPerTeamPerMinute - 1
+            let kind: RowKind = ownBudget || state.refusalRows >= maximumRowsPerMinute ? .teamSuppressed(ownBudget: ownBudget) : .refusal
+            let key: String
+            switch kind {
+            case .refusal:
+                key = refusal.key
+                state.refusalRows += 1
+            case .teamSuppressed:
+                key = teamSuppressedKey
+            }
+            let id = UUID()
+            state.rows[key] = Row(id: id)
+            state.teamRows[team, default: 0] += 1
+            return (id, key, kind)
         }
         guard let decision else { return }
         let record = switch decision.kind {
@@ -99,14 +109,11 @@ final class RefusalLog: Sendable {
             AuditRecord(teamID: refusal.teamID, action: refusal.action, actor: String(refusal.actor.prefix(200)),
                         target: String(refusal.target.prefix(200)), outcome: "refused", reason: refusal.reason,
                         deviceID: refusal.deviceID.map { String($0.prefix(200)) })
-        case .teamSuppressed:
+        case .teamSuppressed(let ownBudget):
             AuditRecord(teamID: team, action: "audit.suppressed", actor: "server",
-                        target: "refusals past \(maximumRowsPerTeamPerMinute - 1) kinds in a minute", outcome: "refused",
-                        reason: "too many kinds of refusal", deviceID: nil)
-        case .suppressed:
-            AuditRecord(teamID: nil, action: "audit.suppressed", actor: "server",
-                        target: "refusals past \(maximumRowsPerMinute) kinds in a minute", outcome: "refused",
-                        reason: "too many kinds of refusal", deviceID: nil)
+                        target: ownBudget ? "refusals past \(maximumRowsPerTeamPerMinute - 1) kinds in a minute"
+                            : "refusals past the server's \(maximumRowsPerMinute) kinds in a minute, all teams together",
+                        outcome: "refused", reason: "too many kinds of refusal", deviceID: nil)
         }
         record.id = decision.id
         record.repeatCount = 1
@@ -120,7 +127,8 @@ final class RefusalLog: Sendable {
             state.withLockedValue { state in
                 guard state.rows[decision.key]?.id == decision.id else { return }
                 state.rows[decision.key] = nil
-                if decision.kind != .suppressed { state.teamRows[team, default: 1] -= 1 }
+                state.teamRows[team, default: 1] -= 1
+                if case .refusal = decision.kind { state.refusalRows -= 1 }
             }
             throw error
         }
