@@ -79,7 +79,13 @@ struct AdminTests {
         try FileManager.default.createSymbolicLink(atPath: saved2 + "/credentials.json", withDestinationPath: "/dev/zero")
         let endlessSaved = try await session.cli.run(["team", "list"], environment: ["COFFER_CONFIG_DIR": saved2, "COFFER_SERVER": "", "COFFER_TOKEN": ""],
                                                      terminateAfter: 30)
-        AdminSession.expectFailure(endlessSaved, 66, "cannot read \(saved2)/credentials.json; run coffer login again")
+        AdminSession.expectFailure(endlessSaved, 66, "\(saved2)/credentials.json is not a file; run coffer login again")
+        // A FIFO is refused at once from what was opened (before: the open waited for a writer).
+        try FileManager.default.removeItem(atPath: saved2 + "/credentials.json")
+        #expect(mkfifo(saved2 + "/credentials.json", 0o600) == 0)
+        let fifoSaved = try await session.cli.run(["team", "list"], environment: ["COFFER_CONFIG_DIR": saved2, "COFFER_SERVER": "", "COFFER_TOKEN": ""],
+                                                  terminateAfter: 30)
+        AdminSession.expectFailure(fifoSaved, 66, "\(saved2)/credentials.json is not a file; run coffer login again")
 
         #expect(try await session.ok("logout") == "Removed \(session.credentialsPath).\n")
         #expect(!FileManager.default.fileExists(atPath: session.credentialsPath))

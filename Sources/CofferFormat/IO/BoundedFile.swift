@@ -25,6 +25,25 @@ package enum BoundedFile {
         return try read(descriptor: descriptor, atMost: limit, path: path)
     }
 
+    /// ``read(_:atMost:)``, after `check` accepted what was opened (its `fstat`), so that the
+    /// checked file is the one read even if the path is replaced meanwhile. Opened without
+    /// blocking, so a FIFO at `path` reaches `check` instead of waiting for a writer.
+    ///
+    /// - Throws: what `check` throws, or ``IOFailure`` when the file cannot be opened or read.
+    package static func read(_ path: String, atMost limit: Int, checking check: (stat) throws -> Void) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw IOFailure(operation: .read, path: path, errno: errno) }
+        try check(info)
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            throw IOFailure(operation: .read, path: path, errno: errno)
+        }
+        return try read(descriptor: descriptor, atMost: limit, path: path)
+    }
+
     /// ``read(_:atMost:)``, with `-` for standard input, read from its descriptor (reopening
     /// `/dev/stdin` fails when it is a socket).
     package static func read(fileOrStandardInput path: String, atMost limit: Int) throws -> [UInt8] {

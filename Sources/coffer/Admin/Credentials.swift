@@ -35,11 +35,18 @@ struct Credentials: Codable, Equatable {
         let path = path(environment)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         try checkFolder(folder(environment))
-        try checkFile(path)
-        // Never more than the limit is read: a credentials path that leads to a device or a huge
-        // file is refused, not taken into memory.
-        guard let bytes = try? BoundedFile.read(path, atMost: maximumFileSize + 1), bytes.count <= maximumFileSize else {
+        // The file checked is the file read (its descriptor's `fstat`), and never more than the
+        // limit is read: a huge file is refused, not taken into memory.
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1) { try checkFile(path, $0) }
+        } catch let failure as AdminFailure {
+            throw failure
+        } catch {
             throw AdminFailure(.noInput, "cannot read \(path); run coffer login again")
+        }
+        guard bytes.count <= maximumFileSize else {
+            throw AdminFailure(.noInput, "\(path) is over \(maximumFileSize >> 10) KiB, not a credentials file; run coffer login again")
         }
         guard let credentials = try? JSONDecoder().decode(Credentials.self, from: Data(bytes)) else {
             throw AdminFailure(.noInput, "\(path) is not a credentials file; run coffer login again")
@@ -82,11 +89,12 @@ struct Credentials: Codable, Equatable {
         }
     }
 
-    /// Refuses a credentials file that is neither the user's nor root's, or that its group or
-    /// others may read or write. What is not a regular file is left to the read, which refuses it.
-    static func checkFile(_ path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+    /// Refuses a credentials file (`info`: its `fstat`) that is not a regular file, is neither the
+    /// user's nor root's, or that its group or others may read or write.
+    static func checkFile(_ path: String, _ info: stat) throws {
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw AdminFailure(.noInput, "\(path) is not a file; run coffer login again")
+        }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
             throw AdminFailure(.permission, "\(path) is not yours; run coffer login again, or set COFFER_CONFIG_DIR to a folder of yours")
         }
