@@ -48,6 +48,10 @@ public final class ChildProcess: @unchecked Sendable {
     private var exitStatus: Int32?
     private var signaled = false
 
+    /// The program's name, for messages: the executable's file name, or for `env` the program it
+    /// runs (never the other arguments: they may hold a database URL with its password).
+    public let name: String
+
     /// Whether a signal ended the child (then ``wait()`` gave the signal's number); false while it runs.
     public var endedBySignal: Bool { lock.withLock { signaled } }
 
@@ -55,6 +59,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// in `directory` if given; standard input is a pipe if `input` is true, else `/dev/null`.
     public init(executable: URL, arguments: [String], environment: [String: String], directory: URL? = nil,
                 input: Bool = false, output: Output = .null, errorOutput: Output = .null) throws {
+        name = executable.lastPathComponent == "env" ? arguments.first ?? "env" : executable.lastPathComponent
         var actions = Self.emptyActions()
         var attributes = Self.emptyAttributes()
         try Self.check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init")
@@ -125,15 +130,43 @@ public final class ChildProcess: @unchecked Sendable {
     /// Runs `executable` to its end with the test process's environment, less the variables named
     /// with the prefix `clearing`, plus `extra`: its status (as
     /// ``wait()``) and standard output. Standard error is discarded unless `errorOutput` says where
-    /// it goes. Blocks: call it off the pool.
+    /// it goes. Blocks: call it off the pool. Past `deadline` seconds it is killed and
+    /// ``Overran`` thrown (``finish(within:)``).
     public static func run(_ executable: URL, _ arguments: [String], clearing prefix: String? = nil,
-                           environment extra: [String: String] = [:], errorOutput: Output = .null) throws -> (status: Int32, output: Data) {
+                           environment extra: [String: String] = [:], errorOutput: Output = .null,
+                           deadline: TimeInterval = 600) throws -> (status: Int32, output: Data) {
         var environment = ProcessInfo.processInfo.environment
         if let prefix { environment = environment.filter { !$0.key.hasPrefix(prefix) } }
         let child = try ChildProcess(executable: executable, arguments: arguments,
                                      environment: environment.merging(extra) { $1 }, output: .pipe, errorOutput: errorOutput)
-        let output = child.readOutputs().output
-        return (child.wait(), output)
+        let result = try child.finish(within: deadline)
+        return (result.status, result.output)
+    }
+
+    /// A child that outran its deadline (killed with its process group), or whose output stayed
+    /// open after it ended (something it started still holds it).
+    public struct Overran: Error, CustomStringConvertible {
+        /// The program (``ChildProcess/name``).
+        public let name: String
+        /// What was not over in time.
+        public let what: String
+        public var description: String { "\(name) \(what)" }
+    }
+
+    /// Waits at most `seconds` for the child to end, and then at most a minute for its outputs to
+    /// close: its status (as ``wait()``) and outputs. Past the deadline the child's whole process
+    /// group is killed and ``Overran`` thrown, so that a hung child fails its test instead of
+    /// holding a ``ProcessSlots`` slot (and every test waiting for one) until CI's time limit.
+    public func finish(within seconds: TimeInterval) throws -> (status: Int32, output: Data, errorOutput: Data) {
+        guard let status = wait(timeout: seconds) else {
+            signal(SIGKILL, group: true)
+            wait()
+            throw Overran(name: name, what: "ran over its \(Int(seconds)) s and was killed")
+        }
+        guard let outputs = readOutputs(timeout: 60) else {
+            throw Overran(name: name, what: "ended, but its output stayed open for a minute after")
+        }
+        return (status, outputs.output, outputs.errorOutput)
     }
 
     /// Whether the child has not ended yet (an ended child is reaped here).

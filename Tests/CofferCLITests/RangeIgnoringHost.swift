@@ -179,7 +179,7 @@ enum MeasuredRun {
         defer { handles.forEach { try? $0.close() } }
         let child = try ChildProcess(executable: URL(fileURLWithPath: time), arguments: ["-f", "%M", "-o", peakPath, binary.path] + arguments,
                                      environment: environment, output: .file(handles[0]), errorOutput: .file(handles[1]))
-        let status = child.wait()
+        let status = try child.finish(within: 900).status
         let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
         // The last line is %M, in KiB ("Command exited with non-zero status N" may come before it).
         guard let peak = text(peakPath).split(separator: "\n").last.flatMap({ Int($0) }) else {

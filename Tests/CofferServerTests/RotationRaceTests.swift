@@ -39,8 +39,10 @@ struct RotationRaceTests {
         async let first = flowers.admin.call("POST", path)
         async let second = flowers.admin.call("POST", path)
         let replies = try await [first, second]
-        while holder.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(holder.wait() == 0)
+        let holderDeadline = Date().addingTimeInterval(120)
+        while holder.isRunning, Date() < holderDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        if holder.isRunning { holder.signal(SIGKILL, group: true) }
+        #expect(holder.wait() == 0, "psql holding the row ended by itself within 120 s")
 
         // Every credential shown is one the server stored: the one in force, or the one it
         // replaced. A rotation that read a credential already replaced is refused with 409.

@@ -31,8 +31,7 @@ extension SealedFields {
                                          input: true, output: .pipe, errorOutput: .pipe)
             child.standardInput?.write(Data(stdin.utf8))
             try child.standardInput?.close()
-            let (outData, errData) = child.readOutputs()
-            let status = child.wait()
+            let (status, outData, errData) = try child.finish(within: 600)
             return Result(status: status, stdout: String(decoding: outData, as: UTF8.self),
                           stderr: String(decoding: errData, as: UTF8.self))
         }
