@@ -300,6 +300,7 @@ let package = Package(
                 ("NIOCore", "swift-nio"),
                 ("NIOConcurrencyHelpers", "swift-nio"),
                 ("NIOPosix", "swift-nio"),
+                ("NIOEmbedded", "swift-nio"),
             ])
         ),
         .testTarget(

@@ -12,7 +12,9 @@ import Vapor
 /// bytes made at signing, a report batch's answer one of bytes made at start (``ReportAnswer``).
 /// A report's body is kept up to ``ReportEndpoint/maximumBody`` bytes: a larger Content-Length is
 /// refused before any byte of the body is kept, a body without one when it grows past the limit
-/// (413, and the connection closes). Other requests' bodies are dropped as they arrive.
+/// (413, and the connection closes); room for a body grows as its bytes arrive. Other requests'
+/// bodies are dropped as they arrive. While a client does not read its answers, its requests are
+/// not read either (``ReadWhenWritable``, before this handler).
 /// Pipelined requests are answered in order: while one waits for the database, those behind it
 /// wait too (at most ``maximumWaiting``; more closes the connection). Only HTTP/1.1 connections
 /// are kept alive; anything else is answered with `connection: close`.
@@ -79,7 +81,9 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     received.tooLarge = true
                     return finish(received, context: context)
                 }
-                received.body = context.channel.allocator.buffer(capacity: min(length ?? 4096, ReportEndpoint.maximumBody))
+                // Room for a usual batch, grown as bytes arrive: a Content-Length alone (a header
+                // of 60 bytes, the body never sent) does not hold the limit's 64 KiB.
+                received.body = context.channel.allocator.buffer(capacity: min(length ?? 4096, 8192))
             }
             current = received
         case .body(var part):

@@ -45,6 +45,8 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // A client that does not read its answers is not read either.
+                    try channel.pipeline.syncOperations.addHandler(ReadWhenWritable())
                     // A client that sends nothing, or stops half-way through a request, is let go.
                     if let idleTimeout {
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: idleTimeout))
