@@ -129,11 +129,17 @@ struct LastKnownGoodTests {
         #expect(reasons.count == 1 && !reasons[0].contains("/"), "\(reasons)")
     }
 
-    @Test("a cached model damaged on the device is not reported failed: no fallback, the kept key stays, the other models open, the next update downloads it again")
-    func damagedFileIsDownloadedAgain() async throws {
+    @Test("a cached model damaged on the device is not reported failed: no fallback, the kept key stays, the other models open, the next update downloads it again",
+          arguments: ["data", "withDecryptedFile"])
+    func damagedFileIsDownloadedAgain(opening: String) async throws {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
-        let sha = fleet.flowers.sha
+        // Over 1 MiB, the largest chunk: at least two chunks, so damage to the first is found
+        // only while decrypting (the reader checks the header and the last chunk when it opens).
+        let plain = CLI.randomData(1_200_000)
+        fleet.session.cli.write("classifier-chunked.bin", plain)
+        try await fleet.session.ok("encrypt", "classifier-chunked.bin", "--key", "flowers.modelkey", "--output", "classifier-chunked.coffer", "--quiet")
+        let sealedSHA = SHA256.hash(data: try #require(fleet.session.cli.read("classifier-chunked.coffer"))).map { String(format: "%02x", $0) }.joined()
         // Every key request the device makes, counted on its way to the server.
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
@@ -142,16 +148,22 @@ struct LastKnownGoodTests {
             if path.contains("/v1/device/keys/") { keyRequests.add(Data(path.utf8)) }
             return .forward
         }
-        let (client, cache, summer) = try await Self.springThenSummer(fleet, cache: "damaged", summer: "classifier-large", server: proxy.url)
+        let (client, cache, summer) = try await Self.springThenSummer(fleet, cache: "damaged-" + opening, summer: "classifier-chunked", server: proxy.url)
         let large = try #require(summer.entries["FlowerClassifier"])
-        #expect(try await large.data() == fleet.plain["classifier-large"])
+        #expect(try await large.data() == plain)
         #expect(keyRequests.count == 1)
 
-        // A chunk (found while decrypting), then the header's salt (the kept key no longer opens it).
-        for offset: UInt64 in [200_000, 30] {
+        // The first chunk (found only while decrypting), the last chunk (found when the reader
+        // opens), then the header's salt (the kept key no longer opens it).
+        let header = try SealedModel.readHeader(path: large.modelURL.path)
+        try #require(header.chunkCount >= 2)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: large.modelURL.path)[.size] as? Int)
+        for offset: UInt64 in [UInt64(header.encodedLength) + 100, UInt64(size) - 100, 30] {
             try Self.flip(large.modelURL, at: offset)
             do {
-                _ = try await large.data()
+                // withDecryptedFile (and Core ML's load, which goes through it) used to wrap the
+                // chunk's failure before it was checked: nothing was marked.
+                _ = opening == "data" ? try await large.data() : try await large.withDecryptedFile { try Data(contentsOf: $0) }
                 Issue.record("a damaged file opened")
             } catch CofferError.modelInvalid(let name, let reason) {
                 #expect(name == "FlowerClassifier" && reason.contains("damaged") && reason.contains("downloads it again"), "\(reason)")
@@ -172,8 +184,8 @@ struct LastKnownGoodTests {
             let again = try await client.beginAccessing(identifier: "FlowerModels")
             #expect(!FileManager.default.fileExists(atPath: mark))
             #expect(again.origin == .server && again.fallback == nil, "\(again.origin)")
-            #expect(again.sequence == summer.sequence && again.entries["FlowerClassifier"]?.sha256 == sha["classifier-large"])
-            #expect(try await again.entries["FlowerClassifier"]?.data() == fleet.plain["classifier-large"])
+            #expect(again.sequence == summer.sequence && again.entries["FlowerClassifier"]?.sha256 == sealedSHA)
+            #expect(try await again.entries["FlowerClassifier"]?.data() == plain)
         }
         // The key was kept throughout: never asked for again.
         #expect(keyRequests.count == 1)

@@ -130,8 +130,14 @@ struct CollectionUpdater: Sendable {
             // Whole: none of its models gone or marked damaged (a mark left here is of a model
             // the new version does not name, and goes with the switch).
             if cache.absentModels(of: switchedFrom).isEmpty, cache.damagedModels().isDisjoint(with: switchedFrom.blobs.keys) {
-                // The last known good: best effort, a cache without it only cannot fall back.
-                try? cache.keepAsPrevious(switchedFrom)
+                // The last known good: best effort, a cache without it only cannot fall back. Not
+                // kept (a link or the state's write failed: a full disk): none is, rather than the
+                // older one still recorded there.
+                do {
+                    try cache.keepAsPrevious(switchedFrom)
+                } catch {
+                    cache.removePrevious()
+                }
             } else {
                 // The version switched from is incomplete or damaged: none is kept, rather than one older
                 // than it (which the team had replaced).

@@ -160,7 +160,16 @@ extension ModelCollection {
         public func withDecryptedFile<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
             guard isSealed else { return try await body(modelURL) }
             let reader = try await reader()
-            let file = try checking(reader) { try DecryptedFile(reader.sealed, name: modelName) }
+            let file: DecryptedFile
+            do {
+                // Checked unwrapped: a chunk that fails, or an I/O error reading the model, is
+                // marked or reported as ``data()`` does; anything else is the model's.
+                file = try checking(reader) { try DecryptedFile(reader.sealed) }
+            } catch let error as CofferError {
+                throw error
+            } catch {
+                throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
+            }
             defer { file.remove() }
             return try await body(file.url)
         }

@@ -32,56 +32,52 @@ final class DecryptedFile: @unchecked Sendable {
     private let descriptor: Int32?
     private let folder: String?
 
-    init(_ reader: SealedModel.Reader, name: String) throws {
-        do {
-            switch reader.header.payloadKind {
-            case .file:
-                #if os(Linux) || os(Android)
-                let fd = try Self.memoryFile()
-                let file = PositionalFile(adopting: dup(fd), path: "memfd")
-                do {
-                    try reader.decrypt(to: file)
-                } catch {
-                    close(fd)
-                    throw error
-                }
-                descriptor = fd
-                folder = nil
-                url = URL(fileURLWithPath: "/proc/self/fd/\(fd)")
-                #else
-                let folder = try Self.privateFolder()
-                let path = folder + "/" + Self.safeName(reader.header.originalName)
-                do {
-                    let fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
-                    guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-                    try reader.decrypt(to: PositionalFile(adopting: fd, path: path))
-                } catch {
-                    TreeUnpacker.removeTree(folder)
-                    throw error
-                }
-                descriptor = nil
-                self.folder = folder
-                url = URL(fileURLWithPath: path)
-                #endif
-            case .directory:
-                let folder = try Self.privateFolder()
-                let path = folder + "/" + Self.safeName(reader.header.originalName)
-                do {
-                    let unpacker = try TreeUnpacker(destination: path, expectedLength: reader.plaintextLength)
-                    try reader.decryptInOrder { plaintext in try plaintext.withUnsafeBytes { try unpacker.consume($0) } }
-                    try unpacker.finish()
-                } catch {
-                    TreeUnpacker.removeTree(folder)
-                    throw error
-                }
-                descriptor = nil
-                self.folder = folder
-                url = URL(fileURLWithPath: path, isDirectory: true)
+    /// Decrypts `reader`'s model. Throws what decrypting throws, unwrapped (``ContainerError``,
+    /// ``IOFailure``…), so that the entry's check can tell a damaged file from a failed model.
+    init(_ reader: SealedModel.Reader) throws {
+        switch reader.header.payloadKind {
+        case .file:
+            #if os(Linux) || os(Android)
+            let fd = try Self.memoryFile()
+            let file = PositionalFile(adopting: dup(fd), path: "memfd")
+            do {
+                try reader.decrypt(to: file)
+            } catch {
+                close(fd)
+                throw error
             }
-        } catch let error as CofferError {
-            throw error
-        } catch {
-            throw CofferError.modelInvalid(name: name, reason: "\(error)")
+            descriptor = fd
+            folder = nil
+            url = URL(fileURLWithPath: "/proc/self/fd/\(fd)")
+            #else
+            let folder = try Self.privateFolder()
+            let path = folder + "/" + Self.safeName(reader.header.originalName)
+            do {
+                let fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
+                guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+                try reader.decrypt(to: PositionalFile(adopting: fd, path: path))
+            } catch {
+                TreeUnpacker.removeTree(folder)
+                throw error
+            }
+            descriptor = nil
+            self.folder = folder
+            url = URL(fileURLWithPath: path)
+            #endif
+        case .directory:
+            let folder = try Self.privateFolder()
+            let path = folder + "/" + Self.safeName(reader.header.originalName)
+            do {
+                let unpacker = try TreeUnpacker(destination: path, expectedLength: reader.plaintextLength)
+                try reader.decryptInOrder { plaintext in try plaintext.withUnsafeBytes { try unpacker.consume($0) } }
+                try unpacker.finish()
+            } catch {
+                TreeUnpacker.removeTree(folder)
+                throw error
+            }
+            descriptor = nil
+            self.folder = folder
+            url = URL(fileURLWithPath: path, isDirectory: true)
         }
     }
 
