@@ -48,6 +48,41 @@ struct ManifestCredentialFailureTests {
         #expect(try await get(app, right).status == 200)
     }
 
+    @Test("a rotated-away credential spends the address's failure budget as a wrong one does: past it 429, on both ports",
+          arguments: ["main port", "device port"])
+    func rotatedAwaySpendsTheBudget(port which: String) async throws {
+        let server = try await TestServer.start {
+            $0.devicePort = 0
+            $0.authFailuresPerAddressPerMinute = 3
+        }
+        defer { Task { try? await server.stop() } }
+        let port = which == "device port" ? try #require(server.app.storage[DeviceListener.Key.self]?.port) : server.base.port!
+        let flowers = try await Flowers.make(server)
+        _ = try await flowers.activatedDeployment()
+        let rotated = try await flowers.admin.call("POST", "/v1/teams/T/apps/\(flowers.app.id)/credential")
+        let current = try #require(rotated.object["credential"] as? String)
+
+        func get(_ credential: String) async throws -> (status: Int, text: String) {
+            let authorization = "Basic " + Data("\(flowers.app.id):\(credential)".utf8).base64EncodedString()
+            let connection = try await RawConnection.connect(port: port)
+            defer { Task { await connection.close() } }
+            try await connection.send("GET /v1/device/collections/FlowerModels/manifest?deviceID=d HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                      + "Authorization: \(authorization)\r\nConnection: close\r\n\r\n")
+            let (text, _) = try await connection.wait { !RawConnection.statuses($0).isEmpty && $0.contains("\r\n\r\n") }
+            return (RawConnection.statuses(text).first ?? 0, text)
+        }
+        #expect(try await get(current).status == 200)
+        // Before, a leaked credential the team had rotated away was answered 403 for ever, each
+        // time after a database read, and never spent the budget.
+        for attempt in 1...3 {
+            let reply = try await get(flowers.app.credential)
+            #expect(reply.status == 403 && reply.text.contains("credential_revoked"), "rotated-away credential \(attempt): \(reply.text.prefix(200))")
+        }
+        let refused = try await get(flowers.app.credential)
+        #expect(refused.status == 429, "\(refused.text.prefix(300))")
+        #expect(try await get(current).status == 200, "the current credential still gets its manifest")
+    }
+
     @Test("reports, key requests and attestation challenges spend the same budget: past it 429 before any look-up, a right credential still reports")
     func otherRoutes() async throws {
         let server = try await TestServer.start { $0.authFailuresPerAddressPerMinute = 4 }

@@ -87,7 +87,9 @@ final class AppCredentials: Sendable {
     /// Compares a credential with the app's row (from the cache when it is fresh and matches, else
     /// from the database). Comparisons are constant time.
     ///
-    /// An unknown app or a wrong credential costs `address` one failure of ``failures``; an address
+    /// An unknown app, a wrong credential or a rotated-away one costs `address` one failure of
+    /// ``failures`` (a leaked credential the team rotated away is no cheaper to try than a made-up
+    /// one); an address
     /// past its budget gets 429 before any look-up unless the cache vouches for the credential, so a
     /// flood of wrong credentials costs no database query on any route (a right one behind the same
     /// address still works).
@@ -97,7 +99,14 @@ final class AppCredentials: Sendable {
             throw TokenAuthenticator.tooMany(wait)
         }
         var app = cache.withLockedValue { $0[appID] }
-        if app == nil || !app!.age.isFresh(now: Date(), within: freshness) || !Secrets.matches(credential, hash: app!.credentialHash) {
+        // A fresh row decides for its current and its rotated-away credential; anything else (no
+        // row, an old one, a credential it does not know) asks the database.
+        let freshRowDecides = app.map { app in
+            app.age.isFresh(now: Date(), within: freshness)
+                && (Secrets.matches(credential, hash: app.credentialHash)
+                    || app.previousCredentialHash.map { Secrets.matches(credential, hash: $0) } == true)
+        } ?? false
+        if !freshRowDecides {
             app = try await load(appID, on: db)
         }
         let verdict: Verdict
@@ -108,7 +117,10 @@ final class AppCredentials: Sendable {
         } else {
             verdict = .unknown
         }
-        if case .unknown = verdict { _ = failures.acquire(failureKey) }
+        switch verdict {
+        case .unknown, .rotatedAway: _ = failures.acquire(failureKey)
+        case .valid, .revoked: break
+        }
         return verdict
     }
 
