@@ -234,14 +234,21 @@ struct BackgroundDownloadTests {
         #expect(StagedPieces.limit(status: 206, asked: "bytes=100-199", total: 1000) == 100)
         #expect(StagedPieces.limit(status: 200, asked: "bytes=100-199", total: 1000) == 1000)
         #expect(StagedPieces.limit(status: 200, asked: "bytes=100-199", total: nil) == 200)
+        // A server that ignores Range answers every prefetched piece with the whole blob: only the
+        // piece from byte 0 (or one the SDK waits for) may keep it, not each of the others.
+        #expect(StagedPieces.limit(status: 200, asked: "bytes=0-99", total: 1000, waits: false) == 1000)
+        #expect(StagedPieces.limit(status: 200, asked: "bytes=100-199", total: 1000, waits: false) == StagedPieces.otherAnswerLimit)
+        #expect(StagedPieces.limit(status: 206, asked: "bytes=100-199", total: 1000, waits: false) == 100)
         #expect(StagedPieces.limit(status: 404, asked: "bytes=100-199", total: 1000) == StagedPieces.otherAnswerLimit)
         for asked in [nil, "", "bytes=", "bytes=5-4", "bytes=-5", "bytes=1-2-3", "items=0-1", "bytes=0-18446744073709551615"] {
             #expect(StagedPieces.limit(status: 206, asked: asked, total: 10) == nil, "\(asked ?? "nil")")
         }
         let key = String(repeating: "ab", count: 32)
-        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: 123))! == (key, 123))
-        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: nil))! == (key, nil))
+        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: 123))! == (key, 123, false))
+        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: 123, prefetched: true))! == (key, 123, true))
+        #expect(StagedPieces.described(StagedPieces.describe(key: key, total: nil))! == (key, nil, false))
         #expect(StagedPieces.described(key + " x") == nil && StagedPieces.described(nil) == nil)
+        #expect(StagedPieces.described(key + " 5 x") == nil)
     }
 
     @Test("a mirror that sends more than a piece asked for fills no disk: the download stops, nothing is staged (Linux stand-in)")
@@ -269,6 +276,47 @@ struct BackgroundDownloadTests {
         #expect(StagedPieces(folder: settings.stagingDirectory).piece(StagedPieces.key(for: request)) == nil)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: settings.stagingDirectory.path)) ?? []
         #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("a host that ignores Range answers each prefetched piece with the whole blob: only the piece from byte 0 keeps it (Linux stand-in)")
+    func rangeIgnoringHostStagesTheBlobOnce() async throws {
+        let work = Self.folder("ignore-range-file")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let size = 3 << 20, piece = 1 << 20
+        let blob = CLI.randomData(size)
+        let file = work.appendingPathComponent("blob")
+        try blob.write(to: file)
+        guard let host = await RangeIgnoringHost.start("ignore-range", serving: file.path) else { return }
+        defer { host.stop() }
+        let settings = BackgroundDownloads(identifier: "test.ignore-range.\(UUID().uuidString)", stagingDirectory: Self.folder("ignore-range"))
+        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
+        let transport = BackgroundSessions.transport(for: settings, timeout: 30)
+        let requests = stride(from: 0, to: size, by: piece).map { start -> URLRequest in
+            var request = URLRequest(url: URL(string: host.url + "/v1/blobs/" + String(repeating: "c", count: 64))!)
+            request.setValue("bytes=\(start)-\(start + piece - 1)", forHTTPHeaderField: "Range")
+            return request
+        }
+        await transport.prefetch(requests, total: UInt64(size))
+        let keys = requests.map { StagedPieces.key(for: $0) }
+        let deadline = Date().addingTimeInterval(60)
+        while keys.contains(where: { transport.isDownloading($0) }), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!keys.contains { transport.isDownloading($0) }, "the prefetched pieces ended within a minute")
+        // The piece from byte 0 is staged whole (the SDK writes the file from the start with it);
+        // the others were stopped past the limit of an answer no piece can use, and nothing of
+        // them is staged (before: each kept the whole blob, 3 MiB per 1 MiB piece).
+        let staged = StagedPieces(folder: settings.stagingDirectory)
+        #expect(staged.piece(keys[0]) != nil)
+        for key in keys.dropFirst() { #expect(staged.piece(key) == nil) }
+        let first = Collected()
+        let answer = try await transport.stream(requests[0]) { _, data in first.append(data) }
+        #expect(answer.statusCode == 200 && first.data == blob)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: settings.stagingDirectory.path)) ?? []
+        #expect(left.isEmpty, "\(left)")
+        // A piece the SDK waits for (a download resumed past byte 0) may still take the whole blob.
+        let waited = Collected()
+        let again = try await transport.stream(requests[1]) { _, data in waited.append(data) }
+        #expect(again.statusCode == 200 && waited.data == blob)
     }
 
     static func folder(_ name: String) -> URL {

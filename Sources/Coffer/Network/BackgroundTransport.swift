@@ -110,7 +110,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
             let key = StagedPieces.key(for: request)
             lock.withLock { totals[key] = total }
             guard pieces.piece(key) == nil, lock.withLock({ running?.insert(key).inserted ?? false }) else { continue }
-            start(request, key: key)
+            start(request, key: key, prefetched: true)
         }
     }
 
@@ -154,7 +154,9 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     /// Whether a task of the session downloads `key`'s piece.
     func isDownloading(_ key: String) -> Bool { lock.withLock { running?.contains(key) ?? false } }
 
-    private func start(_ request: URLRequest, key: String) {
+    /// Starts `request`'s download; a `prefetched` piece (asked ahead of need) may not take a whole
+    /// blob's `200` unless it starts at byte 0 (``StagedPieces/limit(status:asked:total:waits:)``).
+    private func start(_ request: URLRequest, key: String, prefetched: Bool = false) {
         let task: URLSessionDownloadTask
         #if canImport(Darwin)
         if let resume = pieces.takeResumeData(key) {
@@ -165,7 +167,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         #else
         task = session.downloadTask(with: request)
         #endif
-        task.taskDescription = StagedPieces.describe(key: key, total: lock.withLock { totals[key] })
+        task.taskDescription = StagedPieces.describe(key: key, total: lock.withLock { totals[key] }, prefetched: prefetched)
         task.resume()
     }
 
@@ -183,12 +185,13 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
 
     // MARK: URLSessionDownloadDelegate
 
-    /// The most bytes `task`'s body may have (``StagedPieces/limit(status:asked:total:)``), once
-    /// its answer's status is known.
+    /// The most bytes `task`'s body may have (``StagedPieces/limit(status:asked:total:waits:)``),
+    /// once its answer's status is known.
     private static func limit(of task: URLSessionTask) -> UInt64? {
         guard let response = task.response as? HTTPURLResponse else { return nil }
+        let described = StagedPieces.described(task.taskDescription)
         return StagedPieces.limit(status: response.statusCode, asked: task.originalRequest?.value(forHTTPHeaderField: "Range"),
-                                  total: StagedPieces.described(task.taskDescription)?.total)
+                                  total: described?.total, waits: !(described?.prefetched ?? false))
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,

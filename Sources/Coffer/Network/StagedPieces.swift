@@ -18,7 +18,7 @@ import FoundationNetworking
 /// SHA-256 of the request's URL and Range, so neither a URL nor a query string is written to disk
 /// or to the system's task list. Nothing here is trusted: an adopted piece goes through the same
 /// Content-Range checks and the model's SHA-256 as a foreground download, and no download may leave
-/// more than its request can use (``limit(status:asked:total:)``).
+/// more than its request can use (``limit(status:asked:total:waits:)``).
 struct StagedPieces: Sendable {
     /// The folder (created 0700 on first use).
     let folder: URL
@@ -39,34 +39,39 @@ struct StagedPieces: Sendable {
     static let otherAnswerLimit: UInt64 = 1 << 20
 
     /// The most bytes the body of an answer with `status` to a request asking `asked`
-    /// (`bytes=A-B`) may have: a `206` the bytes asked for, a `200` the whole blob (`total` bytes,
-    /// when the asker said; else the bytes up to B), anything else ``otherAnswerLimit``. A body
-    /// over it is no piece the SDK can use, and a hostile server or mirror could fill the disk
-    /// with it: the download is stopped there and its file not kept. Nil: no bound is known
-    /// (a request without a Range, which the SDK does not send).
-    static func limit(status: Int, asked: String?, total: UInt64?) -> UInt64? {
+    /// (`bytes=A-B`) may have: a `206` the bytes asked for; a `200` (a server that ignores Range)
+    /// the whole blob (`total` bytes, when the asker said; else the bytes up to B), but only for a
+    /// piece from byte 0 or one the SDK `waits` for (it starts the file again from such a body):
+    /// every other piece of a prefetch getting the whole blob would store it once per piece, 16
+    /// times for a 1 GiB model; anything else ``otherAnswerLimit``. A body over it is no piece the
+    /// SDK can use, and a hostile server or mirror could fill the disk with it: the download is
+    /// stopped there and its file not kept. Nil: no bound is known (a request without a Range,
+    /// which the SDK does not send).
+    static func limit(status: Int, asked: String?, total: UInt64?, waits: Bool = true) -> UInt64? {
         guard let asked, asked.hasPrefix("bytes=") else { return nil }
         let bounds = asked.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = UInt64(bounds[0]), let last = UInt64(bounds[1]), last >= first, last < UInt64.max else { return nil }
         switch status {
         case 206: return last - first + 1
-        case 200: return total ?? last + 1
+        case 200: return first == 0 || waits ? total ?? last + 1 : otherAnswerLimit
         default: return otherAnswerLimit
         }
     }
 
     /// What a download task carries in its `taskDescription`, which the system keeps across
-    /// launches: the piece's key and, when known, the blob's size (for ``limit(status:asked:total:)``).
-    static func describe(key: String, total: UInt64?) -> String {
-        total.map { key + " " + String($0) } ?? key
+    /// launches: the piece's key, when known the blob's size, and `prefetched` for a piece asked
+    /// ahead of need (for ``limit(status:asked:total:waits:)``).
+    static func describe(key: String, total: UInt64?, prefetched: Bool = false) -> String {
+        let described = total.map { key + " " + String($0) } ?? key
+        return prefetched && total != nil ? described + " prefetched" : described
     }
 
-    /// The key and blob size of a ``describe(key:total:)`` text.
-    static func described(_ text: String?) -> (key: String, total: UInt64?)? {
-        guard let parts = text?.split(separator: " ", omittingEmptySubsequences: false), (1...2).contains(parts.count) else { return nil }
-        let total = parts.count == 2 ? UInt64(parts[1]) : nil
-        guard parts.count == 1 || total != nil else { return nil }
-        return (String(parts[0]), total)
+    /// The key, blob size and whether it was prefetched, of a ``describe(key:total:prefetched:)`` text.
+    static func described(_ text: String?) -> (key: String, total: UInt64?, prefetched: Bool)? {
+        guard let parts = text?.split(separator: " ", omittingEmptySubsequences: false), (1...3).contains(parts.count) else { return nil }
+        let total = parts.count >= 2 ? UInt64(parts[1]) : nil
+        guard parts.count == 1 || total != nil, parts.count < 3 || parts[2] == "prefetched" else { return nil }
+        return (String(parts[0]), total, parts.count == 3)
     }
 
     /// Whether `text` can be a key (and so a file name): 64 lowercase hex digits.
@@ -85,7 +90,7 @@ struct StagedPieces: Sendable {
     /// `asked` is the Range the task's first request asked for: a task resumed from resume data
     /// reports the answer to its last request, which covers only the tail (see
     /// ``resumedContentRange(asked:contentRange:fileSize:)``).
-    /// A body over `limit` bytes is removed, not kept (``limit(status:asked:total:)``).
+    /// A body over `limit` bytes is removed, not kept (``limit(status:asked:total:waits:)``).
     func store(_ location: URL, response: HTTPURLResponse, key: String, asked: String? = nil, limit: UInt64? = nil) throws {
         guard Self.isKey(key) else { throw CocoaError(.fileWriteInvalidFileName) }
         if let limit, let size = (try? FileManager.default.attributesOfItem(atPath: location.path))?[.size] as? NSNumber,
