@@ -85,6 +85,7 @@ struct BlobFetcher: Sendable {
                 continue
             }
             guard case .download(let end) = next.step else { continue }
+            let restarts = writer.restartCount
             do {
                 // Only whole pieces go to a background session; a delta's header and chunk runs
                 // are small and asked once, so they keep the foreground transport.
@@ -96,9 +97,12 @@ struct BlobFetcher: Sendable {
                 failures = 0
             } catch let failure {
                 // A server that ignored Range starts the file again, so the offset may now be
-                // below where this piece began.
+                // below where this piece began. Such a try is no progress, however far it wrote:
+                // a server that answers every try with a 200 cut one byte past the last would
+                // otherwise have the file rewritten from byte 0 for ever.
                 progress(writer.offset.subtractingSaturated(start))
-                try await backOff(after: failure, failures: &failures, progressed: writer.offset > start)
+                try await backOff(after: failure, failures: &failures,
+                                  progressed: writer.offset > start && writer.restartCount == restarts)
             }
         }
         let digest = writer.finish()

@@ -31,6 +31,8 @@ final class PartWriter: PieceSink, @unchecked Sendable {
     /// Hashed off the receiving thread, one gathered MiB at a time.
     private let hasher = QueuedSHA256()
     private var written: UInt64 = 0
+    /// How many answers (a `200` to a Range request) started the file again, dropping bytes it had.
+    private var restarts = 0
     private var checked = false
     /// Two gathering buffers: one fills while the other's bytes are hashed.
     private let buffers = GatherBuffers()
@@ -72,6 +74,10 @@ final class PartWriter: PieceSink, @unchecked Sendable {
     }
 
     var offset: UInt64 { lock.withLock { written } }
+
+    /// How many answers started the file again (a server that ignored Range): a piece that did so
+    /// and then failed made no progress, however far it wrote.
+    var restartCount: Int { lock.withLock { restarts } }
 
     /// The part file at `path`, opened for reading and writing, or created (0600). What is there
     /// and is not a regular file — a link (never followed), a pipe, a socket — is no earlier try:
@@ -129,6 +135,7 @@ final class PartWriter: PieceSink, @unchecked Sendable {
                 try PieceAnswer.check(response, body: data, first: first, last: last, total: total, whole: true)
                 if response.statusCode == 200 {
                     // Everything comes again: start from the first byte.
+                    if written > 0 { restarts += 1 }
                     hasher.state = SHA256()
                     written = 0
                     pendingCount = 0
