@@ -248,7 +248,7 @@ let package = Package(
         // buckets for the server's and the CLI's "both stores" tests.
         .target(
             name: "S3TestSupport",
-            dependencies: ["CofferS3"] + serverProducts([("AsyncHTTPClient", "async-http-client")]),
+            dependencies: ["CofferS3", "BlockingTestSupport"] + serverProducts([("AsyncHTTPClient", "async-http-client")]),
             path: "Tests/S3TestSupport"
         ),
         .testTarget(

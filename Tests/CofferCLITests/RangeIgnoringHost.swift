@@ -123,17 +123,9 @@ final class RangeIgnoringHost: @unchecked Sendable {
 
     /// Whether something accepts a TCP connection on the port (a GET would fetch the whole file).
     private func accepts() -> Bool {
-        guard let port = URL(string: url)?.port else { return false }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        guard let port = URL(string: url)?.port, let fd = try? LoopbackSocket.connect(port: port) else { return false }
+        close(fd)
+        return true
     }
 
     func stop() {

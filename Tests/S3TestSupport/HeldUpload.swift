@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -12,18 +13,7 @@ public final class HeldUpload {
     /// Sends `method path` to the server on loopback `port` with `headers` (Content-Type and
     /// Content-Length are added), then `body`'s first `sent` bytes.
     public init(port: Int, method: String, path: String, headers: [(String, String)], body: Data, sent: Int) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(socket)
-            throw POSIXError(.ECONNREFUSED)
-        }
+        socket = try LoopbackSocket.connect(port: port)
         let lines = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
         let head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + lines
             + "Content-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n"
