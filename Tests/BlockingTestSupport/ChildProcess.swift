@@ -59,7 +59,9 @@ public final class ChildProcess: @unchecked Sendable {
     /// in `directory` if given; standard input is a pipe if `input` is true, else `/dev/null`.
     public init(executable: URL, arguments: [String], environment: [String: String], directory: URL? = nil,
                 input: Bool = false, output: Output = .null, errorOutput: Output = .null) throws {
-        name = executable.lastPathComponent == "env" ? arguments.first ?? "env" : executable.lastPathComponent
+        // For env, the program it runs: the first argument that is neither an option nor NAME=value.
+        name = executable.lastPathComponent == "env"
+            ? arguments.first { !$0.hasPrefix("-") && !$0.contains("=") } ?? "env" : executable.lastPathComponent
         var actions = Self.emptyActions()
         var attributes = Self.emptyAttributes()
         try Self.check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init")
@@ -164,6 +166,9 @@ public final class ChildProcess: @unchecked Sendable {
             throw Overran(name: name, what: "ran over its \(Int(seconds)) s and was killed")
         }
         guard let outputs = readOutputs(timeout: 60) else {
+            // What it started and left holding the output: its process group outlives it (the
+            // group's ID is not reused while a member lives).
+            _ = kill(-pid, SIGKILL)
             throw Overran(name: name, what: "ended, but its output stayed open for a minute after")
         }
         return (status, outputs.output, outputs.errorOutput)

@@ -163,10 +163,14 @@ extension ModelCollection {
             let file: DecryptedFile
             do {
                 // Checked unwrapped: a chunk that fails, or an I/O error reading the model, is
-                // marked or reported as ``data()`` does; anything else is the model's.
+                // marked or reported as ``data()`` does.
                 file = try checking(reader) { try DecryptedFile(reader.sealed) }
             } catch let error as CofferError {
                 throw error
+            } catch let failure as IOFailure {
+                // Writing the plaintext copy (no room in the temporary folder, no descriptor left):
+                // this device's failure, never reported against the model.
+                throw deviceFailure("\(failure)")
             } catch {
                 throw CofferError.modelInvalid(name: modelName, reason: "\(error)")
             }

@@ -103,14 +103,16 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
 
     /// Hands the system a download task for each request that has neither a finished piece nor a
     /// running task, so all of a model's pieces move while the app is suspended. `total` is the
-    /// blob's size: no answer may leave more (a `206`, no more than its range).
+    /// blob's size: no answer may leave more (a `206`, no more than its range; a `200` the whole
+    /// blob only for the first request, which the download waits for next).
     func prefetch(_ requests: [URLRequest], total: UInt64) async {
         await attached()
-        for request in requests {
+        for (index, request) in requests.enumerated() {
             let key = StagedPieces.key(for: request)
             lock.withLock { totals[key] = total }
             guard pieces.piece(key) == nil, lock.withLock({ running?.insert(key).inserted ?? false }) else { continue }
-            start(request, key: key, prefetched: true)
+            // The first is the piece the download waits for next (from where its file ends).
+            start(request, key: key, prefetched: index > 0)
         }
     }
 

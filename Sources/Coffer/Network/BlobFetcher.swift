@@ -65,6 +65,8 @@ struct BlobFetcher: Sendable {
             await background.prefetch(Self.pieces(from: writer.offset, size: size).map { pieceRequest(url, $0) }, total: size)
         }
         var failures = 0
+        // How far the file ever reached: a try that started it again is progress only past it.
+        var furthest = writer.offset
         while writer.offset < size {
             let start = writer.offset
             let next = delta.next(at: start, size: size, keyID: entry.keyID, writer: writer, cachedModels: cachedModels, skipped: skipped)
@@ -97,12 +99,15 @@ struct BlobFetcher: Sendable {
                 failures = 0
             } catch let failure {
                 // A server that ignored Range starts the file again, so the offset may now be
-                // below where this piece began. Such a try is no progress, however far it wrote:
-                // a server that answers every try with a 200 cut one byte past the last would
-                // otherwise have the file rewritten from byte 0 for ever.
+                // below where this piece began. Such a try is progress only when it passed the
+                // furthest the file reached by a piece or more: a server that answers every try
+                // with a 200 cut one byte past the last would otherwise have the file rewritten
+                // from byte 0 for ever.
                 progress(writer.offset.subtractingSaturated(start))
-                try await backOff(after: failure, failures: &failures,
-                                  progressed: writer.offset > start && writer.restartCount == restarts)
+                let restarted = writer.restartCount != restarts
+                let progressed = writer.offset > start && (!restarted || writer.offset >= furthest.addingSaturated(Self.pieceSize))
+                furthest = max(furthest, writer.offset)
+                try await backOff(after: failure, failures: &failures, progressed: progressed)
             }
         }
         let digest = writer.finish()

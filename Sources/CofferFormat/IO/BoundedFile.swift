@@ -31,7 +31,12 @@ package enum BoundedFile {
     ///
     /// - Throws: what `check` throws, or ``IOFailure`` when the file cannot be opened or read.
     package static func read(_ path: String, atMost limit: Int, checking check: (stat) throws -> Void) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        var descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        if descriptor < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+            // A file another process holds a lease on (an NFS or Samba server's own file) refuses a
+            // non-blocking open; a FIFO never does, so the blocking open waits only for the lease.
+            descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        }
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(descriptor) }
         var info = stat()

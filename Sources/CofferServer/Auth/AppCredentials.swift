@@ -87,9 +87,9 @@ final class AppCredentials: Sendable {
     /// Compares a credential with the app's row (from the cache when it is fresh and matches, else
     /// from the database). Comparisons are constant time.
     ///
-    /// An unknown app, a wrong credential or a rotated-away one costs `address` one failure of
-    /// ``failures`` (a leaked credential the team rotated away is no cheaper to try than a made-up
-    /// one); an address
+    /// An unknown app or a wrong credential costs `address` one failure of ``failures`` (a
+    /// rotated-away one does not: old installs behind one carrier NAT would use up a budget every
+    /// app there shares; a fresh cached row answers it without the database); an address
     /// past its budget gets 429 before any look-up unless the cache vouches for the credential, so a
     /// flood of wrong credentials costs no database query on any route (a right one behind the same
     /// address still works).
@@ -117,10 +117,7 @@ final class AppCredentials: Sendable {
         } else {
             verdict = .unknown
         }
-        switch verdict {
-        case .unknown, .rotatedAway: _ = failures.acquire(failureKey)
-        case .valid, .revoked: break
-        }
+        if case .unknown = verdict { _ = failures.acquire(failureKey) }
         return verdict
     }
 

@@ -13,8 +13,10 @@ import Vapor
 /// A report's body is kept up to ``ReportEndpoint/maximumBody`` bytes: a larger Content-Length is
 /// refused before any byte of the body is kept, a body without one when it grows past the limit
 /// (413, and the connection closes); room for a body grows as its bytes arrive. Other requests'
-/// bodies are dropped as they arrive. While a client does not read its answers, its requests are
-/// not read either (``ReadWhenWritable``, before this handler).
+/// bodies are dropped as they arrive. While a client does not read its answers (past SwiftNIO's
+/// high-water mark of unsent bytes), requests already read wait unanswered, at most
+/// ``maximumWaiting`` of them (more closes the connection), and nothing more is read
+/// (``ReadWhenWritable``, before this handler).
 /// Pipelined requests are answered in order: while one waits for the database, those behind it
 /// wait too (at most ``maximumWaiting``; more closes the connection). Only HTTP/1.1 connections
 /// are kept alive; anything else is answered with `connection: close`.
@@ -28,7 +30,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
 
-    /// The most pipelined requests kept while an earlier one waits for the database.
+    /// The most pipelined requests kept while an earlier one waits for the database, or while the
+    /// client does not read its answers.
     static let maximumWaiting = 16
 
     /// A request read whole: its head and, for a report, its body.
@@ -104,7 +107,9 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Answers a request read whole (or refused as too large), or keeps it behind the one waiting
     /// for the database.
     private func finish(_ received: Received, context: ChannelHandlerContext) {
-        if !busy { return handle(received, context: context) }
+        // Answered now only when nothing is ahead of it and its answer can be written: a client
+        // that does not read its answers gets at most `maximumWaiting` requests kept, then closed.
+        if !busy, waiting.isEmpty, context.channel.isWritable { return handle(received, context: context) }
         guard waiting.count < Self.maximumWaiting else {
             closing = true
             return context.close(promise: nil)
@@ -118,7 +123,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
         quiescing = true
-        if !busy, current == nil, !closing {
+        if !busy, waiting.isEmpty, current == nil, !closing {
             closing = true
             context.close(promise: nil)
         }
@@ -126,7 +131,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// A request NIO could not parse: 400 and close, as NIO's own server pipeline does.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !busy, !closing else { return context.close(promise: nil) }
+        guard error is HTTPParserError, !busy, waiting.isEmpty, !closing else { return context.close(promise: nil) }
         var headers = HTTPHeaders()
         headers.add(name: "content-length", value: "0")
         answering = (.unknown, .now())
@@ -219,10 +224,16 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Answers the pipelined requests kept while the database was asked, in order, until one
-    /// needs the database again.
+    /// The client read enough of its answers: those kept meanwhile are answered.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { answerWaiting(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Answers the pipelined requests kept while the database was asked (or while the client did
+    /// not read its answers), in order, until one needs the database again.
     private func answerWaiting(context: ChannelHandlerContext) {
-        while !busy, !closing, let next = waiting.popFirst() { handle(next, context: context) }
+        while !busy, !closing, context.channel.isWritable, let next = waiting.popFirst() { handle(next, context: context) }
         if closing { waiting.removeAll() }
     }
 
