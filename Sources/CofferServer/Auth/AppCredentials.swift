@@ -98,27 +98,25 @@ final class AppCredentials: Sendable {
         if let wait = failures.exhausted(failureKey), knownApp(appID: appID, credential: credential) == nil {
             throw TokenAuthenticator.tooMany(wait)
         }
-        var app = cache.withLockedValue { $0[appID] }
         // A fresh row decides for its current and its rotated-away credential; anything else (no
         // row, an old one, a credential it does not know) asks the database.
-        let freshRowDecides = app.map { app in
-            app.age.isFresh(now: Date(), within: freshness)
-                && (Secrets.matches(credential, hash: app.credentialHash)
-                    || app.previousCredentialHash.map { Secrets.matches(credential, hash: $0) } == true)
-        } ?? false
-        if !freshRowDecides {
-            app = try await load(appID, on: db)
+        var verdict = Verdict.unknown
+        if let cached = cache.withLockedValue({ $0[appID] }), cached.age.isFresh(now: Date(), within: freshness) {
+            verdict = Self.verdict(of: cached, for: credential)
         }
-        let verdict: Verdict
-        if let app, Secrets.matches(credential, hash: app.credentialHash) {
-            verdict = app.revoked ? .revoked(app) : .valid(app)
-        } else if let app, let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) {
-            verdict = .rotatedAway(app)
-        } else {
-            verdict = .unknown
+        if case .unknown = verdict {
+            verdict = Self.verdict(of: try await load(appID, on: db), for: credential)
         }
         if case .unknown = verdict { _ = failures.acquire(failureKey) }
         return verdict
+    }
+
+    /// What `app`'s row says of `credential` (constant-time comparisons).
+    private static func verdict(of app: App?, for credential: String) -> Verdict {
+        guard let app else { return .unknown }
+        if Secrets.matches(credential, hash: app.credentialHash) { return app.revoked ? .revoked(app) : .valid(app) }
+        if let previous = app.previousCredentialHash, Secrets.matches(credential, hash: previous) { return .rotatedAway(app) }
+        return .unknown
     }
 
     /// The app; throws 401 for an unknown app or wrong credential, 403 for a rotated-away

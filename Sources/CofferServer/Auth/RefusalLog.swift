@@ -87,21 +87,14 @@ final class RefusalLog: Sendable {
                 state.rows[key]!.repeats += 1
                 return nil
             }
-            let teamUsed = state.teamRows[team, default: 0]
-            let ownBudget = teamUsed >= maximumRowsPerTeamPerMinute - 1
-            let kind: RowKind = ownBudget || state.refusalRows >= maximumRowsPerMinute ? .teamSuppressed(ownBudget: ownBudget) : .refusal
-            let key: String
-            switch kind {
-            case .refusal:
-                key = refusal.key
-                state.refusalRows += 1
-            case .teamSuppressed:
-                key = teamSuppressedKey
-            }
+            let ownBudget = state.teamRows[team, default: 0] >= maximumRowsPerTeamPerMinute - 1
+            let suppressed = ownBudget || state.refusalRows >= maximumRowsPerMinute
+            let key = suppressed ? teamSuppressedKey : refusal.key
+            if !suppressed { state.refusalRows += 1 }
             let id = UUID()
             state.rows[key] = Row(id: id)
             state.teamRows[team, default: 0] += 1
-            return (id, key, kind)
+            return (id, key, suppressed ? .teamSuppressed(ownBudget: ownBudget) : .refusal)
         }
         guard let decision else { return }
         let record = switch decision.kind {

@@ -1,15 +1,14 @@
 import NIOCore
 
 /// Reads a connection only while its answers can be written: when the connection's unsent
-/// answers pass the channel's high-water mark (the client does not read them), no more requests
-/// are read until they fall below its low-water mark again.
+/// answers pass the channel's high-water mark (the client does not read them), no more reads are
+/// asked for until they fall below its low-water mark again.
 ///
-/// Without it, a client that sends small requests without ever reading the answers (30 bytes of
-/// `GET` each, answered with a few hundred) makes the server queue answers in memory without
-/// bound: every answer that needs no database is written at once, the connection is never idle,
-/// and a few such connections take the process's memory — for every team. With it, such a
-/// connection costs the kernel's socket buffers and the high-water mark, and, once nothing moves,
-/// the idle timeout closes it.
+/// The bound itself is ``DeviceHTTPHandler``'s: it answers nothing while the connection cannot
+/// be written and closes it past ``DeviceHTTPHandler/maximumWaiting`` requests kept. A read in
+/// flight still brings what it brings (SwiftNIO reads a few buffers per event), but holding the
+/// next one keeps a client that pipelines and reads slowly from being read into that limit, and
+/// leaves a connection where nothing moves to the idle timeout.
 final class ReadWhenWritable: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
