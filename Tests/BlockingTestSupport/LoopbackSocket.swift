@@ -18,10 +18,7 @@ public enum LoopbackSocket {
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var address = Self.address(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -30,5 +27,21 @@ public enum LoopbackSocket {
             throw POSIXError(.ECONNREFUSED)
         }
         return fd
+    }
+
+    /// Whether something accepts a TCP connection on `127.0.0.1:port` (the probe is closed again).
+    public static func accepts(port: Int) -> Bool {
+        guard let fd = try? connect(port: port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// `127.0.0.1:port` as a socket address, to bind or connect.
+    public static func address(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
     }
 }

@@ -123,9 +123,7 @@ final class RangeIgnoringHost: @unchecked Sendable {
 
     /// Whether something accepts a TCP connection on the port (a GET would fetch the whole file).
     private func accepts() -> Bool {
-        guard let port = URL(string: url)?.port, let fd = try? LoopbackSocket.connect(port: port) else { return false }
-        close(fd)
-        return true
+        URL(string: url)?.port.map(LoopbackSocket.accepts(port:)) ?? false
     }
 
     func stop() {

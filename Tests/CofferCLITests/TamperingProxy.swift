@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -62,7 +63,7 @@ final class TamperingProxy: @unchecked Sendable {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.loopback(port: 0)
+        var address = LoopbackSocket.address(port: 0)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -139,11 +140,9 @@ final class TamperingProxy: @unchecked Sendable {
         }
         head = Data(([String(lines[0])] + kept + ["Connection: close", "", ""]).joined(separator: "\r\n").utf8)
         let bytesIn = head.count + body.count
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let upstream = try? LoopbackSocket.connect(port: upstreamPort) else { return }
         defer { close(upstream) }
-        var address = Self.loopback(port: upstreamPort)
-        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0, Self.sendAll(upstream, head + body) else { return }
+        guard Self.sendAll(upstream, head + body) else { return }
         guard let (responseHead, responseBody) = Self.readMessage(upstream, isResponse: true, method: String(parts[0])) else { return }
         let headText = String(decoding: responseHead, as: UTF8.self)
         let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
@@ -239,14 +238,6 @@ final class TamperingProxy: @unchecked Sendable {
     #else
     private static let noSignal: Int32 = 0
     #endif
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
 }
 
 /// A gate proxy rules wait at until a test opens it.
