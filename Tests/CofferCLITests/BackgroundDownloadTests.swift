@@ -327,6 +327,42 @@ struct BackgroundDownloadTests {
         #expect(again.statusCode == 200 && waited.data == blob)
     }
 
+    /// A prefetched piece the download begins to wait for before its answer arrives is the piece
+    /// the download needs: a Range-ignoring host's `200` is then kept whole for it, as for a piece
+    /// asked on demand, instead of the prefetch's limit stopping it and its waiter hearing
+    /// `dataLengthExceedsMaximum` (before: that error, and a try spent).
+    @Test("a prefetched piece the download waits for may take a Range-ignoring host's whole blob", .timeLimit(.minutes(2)))
+    func waitingForAPrefetchedPieceLiftsItsLimit() async throws {
+        let work = Self.folder("late-host-file")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let size = 3 << 20, piece = 1 << 20
+        let blob = CLI.randomData(size)
+        let file = work.appendingPathComponent("blob")
+        try blob.write(to: file)
+        guard let host = await RangeIgnoringHost.start("ignore-range-late", serving: file.path) else { return }
+        defer { host.stop() }
+        let settings = BackgroundDownloads(identifier: "test.late-host.\(UUID().uuidString)", stagingDirectory: Self.folder("late-host"))
+        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
+        let transport = BackgroundSessions.transport(for: settings, timeout: 30)
+        let requests = stride(from: 0, to: size, by: piece).map { start -> URLRequest in
+            var request = URLRequest(url: URL(string: host.url + "/v1/blobs/" + String(repeating: "d", count: 64))!)
+            request.setValue("bytes=\(start)-\(start + piece - 1)", forHTTPHeaderField: "Range")
+            return request
+        }
+        await transport.prefetch(requests, total: UInt64(size))
+        let keys = requests.map { StagedPieces.key(for: $0) }
+        // The host answers a second after each request: the wait below joins piece 1's prefetched task.
+        #expect(transport.isDownloading(keys[1]))
+        let waited = Collected()
+        let answer = try await transport.stream(requests[1]) { _, data in waited.append(data) }
+        #expect(answer.statusCode == 200 && waited.data == blob)
+        // The piece nobody waited for still stops at the prefetch's limit.
+        let deadline = Date().addingTimeInterval(60)
+        while transport.isDownloading(keys[2]), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(StagedPieces(folder: settings.stagingDirectory).piece(keys[2]) == nil)
+    }
+
     static func folder(_ name: String) -> URL {
         URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("coffer-bg-\(name)-\(UUID().uuidString)", isDirectory: true)
     }

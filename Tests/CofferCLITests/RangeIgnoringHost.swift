@@ -11,6 +11,7 @@ import Darwin
 /// `http.server` answering every `HEAD` and `GET` for any path with one file, in a chosen way.
 ///
 /// - `ignore-range`: 200 and the whole file to every request, Range or not (a misconfigured CDN);
+/// - `ignore-range-late`: the same, a second after each request;
 /// - `endless`: 200, no Content-Length, and zeros until the client hangs up;
 /// - `overlong`: 200, no Content-Length, the file and then a mebibyte more;
 /// - `wrong-range`: 206 with a Content-Range one byte off what was asked for;
@@ -31,6 +32,7 @@ final class RangeIgnoringHost: @unchecked Sendable {
     from re import match
     from signal import SIG_UNBLOCK, pthread_sigmask, valid_signals
     from sys import argv
+    from time import sleep
     # Started from a test thread that blocks most signals: unblock them, or SIGTERM would not stop it.
     pthread_sigmask(SIG_UNBLOCK, valid_signals())
     port, mode, path = int(argv[1]), argv[2], argv[3]
@@ -51,7 +53,8 @@ final class RangeIgnoringHost: @unchecked Sendable {
             self.wfile.write(b"\0" * extra)
         def do_GET(self):
             try:
-                if mode == "ignore-range":
+                if mode in ("ignore-range", "ignore-range-late"):
+                    if mode == "ignore-range-late": sleep(1)
                     self.do_HEAD()
                     self.send_file()
                 elif mode in ("endless", "overlong"):

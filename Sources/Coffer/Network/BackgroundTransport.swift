@@ -32,6 +32,9 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     private var totals: [String: UInt64] = [:]
     /// Keys whose download was stopped for sending more than its request can use.
     private var oversized: Set<String> = []
+    /// Keys a request has waited for since their task started: a prefetched piece the download
+    /// now waits for may take a whole blob's `200`, as a piece asked on demand may.
+    private var waited: Set<String> = []
 
     /// A transport over a new session with `settings`' identifier (one per identifier and process:
     /// ``BackgroundSessions`` keeps them).
@@ -124,6 +127,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let start = lock.withLock {
                     waiters[key, default: [:]][token] = continuation
+                    waited.insert(key)
                     return running?.insert(key).inserted ?? true
                 }
                 if start {
@@ -177,6 +181,7 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     private func wake(_ key: String, error: (any Error)?) {
         let waiting = lock.withLock {
             if error == nil { totals[key] = nil }
+            waited.remove(key)
             if running == nil { endedBeforeAttach.insert(key) } else { running?.remove(key) }
             return waiters.removeValue(forKey: key) ?? [:]
         }
@@ -188,19 +193,21 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
     // MARK: URLSessionDownloadDelegate
 
     /// The most bytes `task`'s body may have (``StagedPieces/limit(status:asked:total:waits:)``),
-    /// once its answer's status is known.
-    private static func limit(of task: URLSessionTask) -> UInt64? {
+    /// once its answer's status is known. A prefetched piece is waited for once a request waits
+    /// for its key.
+    private func limit(of task: URLSessionTask) -> UInt64? {
         guard let response = task.response as? HTTPURLResponse else { return nil }
         let described = StagedPieces.described(task.taskDescription)
+        let waits = described.map { task in !task.prefetched || lock.withLock { waited.contains(task.key) } } ?? true
         return StagedPieces.limit(status: response.statusCode, asked: task.originalRequest?.value(forHTTPHeaderField: "Range"),
-                                  total: described?.total, waits: !(described?.prefetched ?? false))
+                                  total: described?.total, waits: waits)
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
                     totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
         // A body longer than the request can use (an endless one from a hostile mirror) is
         // stopped here, before it fills the disk.
-        guard let limit = Self.limit(of: downloadTask), totalBytesWritten > 0, UInt64(totalBytesWritten) > limit,
+        guard let limit = limit(of: downloadTask), totalBytesWritten > 0, UInt64(totalBytesWritten) > limit,
               let key = StagedPieces.described(downloadTask.taskDescription)?.key else { return }
         lock.withLock { _ = oversized.insert(key) }
         downloadTask.cancel()
@@ -212,13 +219,22 @@ final class BackgroundTransport: NSObject, CofferTransport, URLSessionDownloadDe
         // The file must be moved before this returns; a failure is heard by the waiter as the
         // missing piece below.
         try? pieces.store(location, response: response, key: key,
-                          asked: downloadTask.originalRequest?.value(forHTTPHeaderField: "Range"), limit: Self.limit(of: downloadTask))
+                          asked: downloadTask.originalRequest?.value(forHTTPHeaderField: "Range"), limit: limit(of: downloadTask))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let key = StagedPieces.described(task.taskDescription)?.key else { return }
         if lock.withLock({ oversized.remove(key) }) != nil {
-            wake(key, error: URLError(.dataLengthExceedsMaximum))
+            // A prefetched piece stopped at a `200`'s limit that a request began to wait for
+            // before its end arrived: asked again on demand (which may take the whole blob), so
+            // the waiter does not hear the stopped task's error. At most once: that task is not
+            // prefetched.
+            if let request = task.originalRequest, StagedPieces.described(task.taskDescription)?.prefetched == true,
+               (task.response as? HTTPURLResponse)?.statusCode == 200, lock.withLock({ waited.contains(key) }) {
+                start(request, key: key)
+            } else {
+                wake(key, error: URLError(.dataLengthExceedsMaximum))
+            }
         } else if let error {
             #if canImport(Darwin)
             if let resume = (error as? URLError)?.downloadTaskResumeData,
