@@ -2,6 +2,7 @@ import CofferFormat
 @testable import CofferServer
 import Fluent
 import Foundation
+import SQLKit
 import Testing
 
 @Suite("Blob collection")
@@ -80,5 +81,86 @@ struct BlobCollectionTests {
         try await hold.delete(on: server.app.db)
         #expect(try await upload.value.status == 201)
         #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(sealed.sha256Hex)").body == sealed)
+    }
+
+    @Test("a blob set aside by a collection is not taken for an abandoned upload, and one a collection left aside is put back or removed by the next")
+    func setAsideBlobsSurvive() async throws {
+        let server = try await TestServer.start(store: .folder) { $0.blobCollectionInterval = 0 }
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let store = try #require(server.app.blobStore as? FolderBlobStore)
+        let old = try await Self.upload(world, key: key, seed: "old")
+        let stranded = try await Self.upload(world, key: key, seed: "stranded")
+        let unrecorded = try await Self.upload(world, key: key, seed: "unrecorded")
+        for sealed in [old, stranded] {
+            try await BlobReferenceRecord(blobID: sealed.sha256Hex, holder: "deployment:test/\(sealed.sha256Hex.prefix(8))").create(on: server.app.db)
+        }
+
+        // A blob file keeps its modification time when moved aside: a week-old blob set aside
+        // looked, in incoming/, like an upload abandoned a week ago, and the stale-upload sweep (of
+        // this or another instance sharing the folder) deleted it before it was put back.
+        let weekAgo = Date().addingTimeInterval(-7 * 86_400)
+        try FileManager.default.setAttributes([.modificationDate: weekAgo], ofItemAtPath: store.path(of: old.sha256Hex))
+        let withdrawn = await store.withdraw(old.sha256Hex)
+        #expect(try await store.removeStaleUploads(olderThan: 3600) == 0)
+        await store.restore(withdrawn)
+        #expect(try await store.size(of: old.sha256Hex) == Int64(old.count))
+
+        // A collection that died (or lost its database) between withdrawing and finishing: the next
+        // one, once the hold has expired, puts back what the database records and removes the rest.
+        _ = await store.withdraw(stranded.sha256Hex)
+        _ = await store.withdraw(unrecorded.sha256Hex)
+        try await BlobRecord.query(on: server.app.db).filter(\.$id == unrecorded.sha256Hex).delete()
+        #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(stranded.sha256Hex)").status == 404)
+        let collector = BlobCollector(store: store, grace: 30 * 86_400)
+        #expect(try await collector.collect(on: server.app.db, now: Date().addingTimeInterval(CollectionHold.lifetime + 60)).isEmpty)
+        #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(stranded.sha256Hex)").body == stranded)
+        #expect(try await store.size(of: unrecorded.sha256Hex) == nil)
+        let aside = (try? FileManager.default.contentsOfDirectory(atPath: store.root + "/collecting")) ?? []
+        #expect(aside.isEmpty, "\(aside)")
+    }
+
+    @Test("on PostgreSQL, a deployment saved while its unused blob is collected keeps the blob: the collection waits for it and sees it used",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
+    func deploymentSavedDuringCollection() async throws {
+        let server = try await TestServer.start(postgres: true) { $0.blobCollectionInterval = 0 }
+        // The collection runs on a second instance sharing the database and folder (its own
+        // connections: this instance's pool would make it wait for the transaction below).
+        let second = try await TestServer.start(postgres: true, dataDirectory: server.dataDirectory, databaseURL: server.configuration.databaseURL) {
+            $0.blobCollectionInterval = 0
+        }
+        defer {
+            Task {
+                try? await second.stop(removingData: false)
+                try? await server.stop()
+            }
+        }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let sealed = try await Self.upload(world, key: key, seed: "picked while collected")
+        let address = sealed.sha256Hex
+        let sql = try #require(server.app.db as? any SQLDatabase)
+        // Unused for ten days: past a day's grace period.
+        try await sql.raw("UPDATE blobs SET last_uploaded_at = \(bind: Date().addingTimeInterval(-10 * 86_400)) WHERE id = \(bind: address)").run()
+        let team = try #require(try await TeamRecord.query(on: server.app.db).filter(\.$name == "T").first())
+        let collection = CollectionRecord(teamID: try team.requireID(), identifier: "C", description: "", modelNames: ["m"])
+        try await collection.create(on: server.app.db)
+        let store = try #require(server.app.blobStore)
+        let collector = BlobCollector(store: try #require(second.app.blobStore), grace: 86_400)
+        let collecting = try await server.app.db.transaction { tx -> Task<[String], any Error> in
+            // What saving a deployment does: resolve the version, then reference its blob; the
+            // collection runs in between, before the reference is committed.
+            _ = try await ModelVersions(collection: collection, store: store, actor: "admin", database: tx).resolve(["m": address])
+            let collecting = Task { try await collector.collect(on: second.app.db) }
+            try await Task.sleep(for: .milliseconds(500))
+            try await BlobReferenceRecord(blobID: address, holder: "deployment:test/m").create(on: tx)
+            return collecting
+        }
+        #expect(try await collecting.value.isEmpty)
+        #expect(try await BlobRecord.find(address, on: server.app.db) != nil)
+        #expect(try await HTTP(base: server.base).call("GET", "/v1/blobs/\(address)").body == sealed)
     }
 }

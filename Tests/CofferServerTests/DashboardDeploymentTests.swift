@@ -220,6 +220,19 @@ struct DashboardDeploymentTests {
         #expect(audited == 0, "a refused upload is not in the audit log")
         #expect(try await UploadLeaseRecord.query(on: server.app.db).filter(\.$blobID == foreign.sha256Hex).count() == 0)
 
+        // Another team's stored blob (its bytes are public: manifests name it) sent through this
+        // team's form is refused without restarting that blob's grace period, which would keep it,
+        // and its owner's quota use, for as long as someone sends it again.
+        let theirs = Data(try SealedModel.seal(Array("the other team's unused model".utf8), name: "y", using: .modelKey(otherKey)))
+        #expect(try await flowers.world.admin.call("PUT", "/v1/teams/Other/blobs/\(theirs.sha256Hex)", body: theirs).status == 201)
+        let longAgo = Date().addingTimeInterval(-10 * 86_400)
+        let record = try #require(try await BlobRecord.find(theirs.sha256Hex, on: server.app.db))
+        record.lastUploadedAt = longAgo
+        try await record.update(on: server.app.db)
+        #expect(try await Self.scriptUpload(browser, model: "FlowerClassifier", theirs).status == 422)
+        let after = try #require(try await BlobRecord.find(theirs.sha256Hex, on: server.app.db)?.lastUploadedAt)
+        #expect(abs(after.timeIntervalSince(longAgo)) < 1, "the grace period was restarted by another team's upload")
+
         // Too big: refused from its Content-Length, before a byte is read.
         let big = Data(count: 64 * 1024 + 1)
         #expect(try await Self.scriptUpload(browser, model: "FlowerClassifier", big).status == 413)

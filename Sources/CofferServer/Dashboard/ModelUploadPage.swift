@@ -163,7 +163,10 @@ struct ModelUploadPage: RouteCollection {
     private func keep(_ address: String, size: Int64, model: String, team: TeamRecord, collection: CollectionRecord, req: Request) async throws -> Uploaded {
         do {
             let known = try await BlobRecord.find(address, on: req.db) != nil
-            try await BlobController.register(address, size: size, team: team, on: req.db)
+            // A blob the server knows restarts its grace period only once it proved to be this
+            // team's model (``ModelVersions`` marks it): stored blobs are public, and another
+            // team's form could otherwise keep any of them, and its owner's quota, for ever.
+            if !known { try await BlobController.register(address, size: size, team: team, on: req.db) }
             let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
             let id = try await versions.resolve([model: address])[model]!
             guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }

@@ -1,6 +1,7 @@
 import CofferFormat
 import Fluent
 import Foundation
+import SQLKit
 
 /// Turns `model name → blob address` into model versions of a collection, creating each
 /// (collection, name, blob) version once. Refuses names outside the collection, blobs the server
@@ -30,6 +31,7 @@ struct ModelVersions {
         let collectionID = try collection.requireID()
         if let existing = try await ModelVersionRecord.query(on: database)
             .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first() {
+            try await markUsed(address)
             return try existing.requireID()
         }
         let found: (header: ContainerHeader, size: Int64)?
@@ -49,6 +51,7 @@ struct ModelVersions {
             throw APIError(.unprocessableEntity, "foreign_key", "\(name) is sealed with key \(keyID), which is not a key of this team")
         }
         guard key.revokedAt == nil else { throw APIError(.unprocessableEntity, "key_revoked", "\(name) is sealed with key \(keyID), which is revoked") }
+        try await markUsed(address)
         let version = ModelVersionRecord(collectionID: collectionID, modelName: name, blobID: address, size: found.size, keyID: keyID, createdBy: actor)
         do {
             // In a savepoint: this runs inside the deployment's transaction, which PostgreSQL would
@@ -62,5 +65,14 @@ struct ModelVersions {
             else { throw error }
             return try raced.requireID()
         }
+    }
+
+    /// Restarts the blob's grace period, once the blob is known to be this team's model. On
+    /// PostgreSQL the updated row stays locked until the caller's transaction ends, and blob
+    /// collection's delete (which cannot see a reference not yet committed) waits for it, then
+    /// finds the blob within its grace period and keeps it.
+    private func markUsed(_ address: String) async throws {
+        guard let sql = database as? any SQLDatabase else { return }
+        try await sql.raw("UPDATE blobs SET last_uploaded_at = \(bind: Date()) WHERE id = \(bind: address)").run()
     }
 }

@@ -38,6 +38,10 @@ protocol BlobStore: Sendable {
     /// Deletes a withdrawn blob for good.
     func remove(_ blob: WithdrawnBlob) async throws
 
+    /// Blobs withdrawn before `cutoff` and neither restored nor removed since (their collection
+    /// died or lost its database in between); a store that never moves blobs aside has none.
+    func setAside(before cutoff: Date) async -> [WithdrawnBlob]
+
     /// Calls `body` with the addresses of the stored blobs last written before `cutoff`, a page at a
     /// time (a bucket of millions is never listed into memory at once): collection's sweep for blobs
     /// whose row is gone (a removal that failed after the row was deleted).

@@ -20,6 +20,7 @@ struct FolderBlobStore: BlobStore {
     init(root: String) throws {
         self.root = root
         try FileManager.default.createDirectory(atPath: root + "/incoming", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/collecting", withIntermediateDirectories: true)
     }
 
     func path(of address: String) -> String { root + "/" + address.prefix(2) + "/" + address }
@@ -74,14 +75,32 @@ struct FolderBlobStore: BlobStore {
     /// Always nil: the folder's blobs are served by this server.
     func directURL(of address: String) -> String? { nil }
 
-    /// Moves the file aside, so an upload that starts now finds it gone and sends it again.
+    /// Moves the file aside, so an upload that starts now finds it gone and sends it again: to
+    /// `ROOT/collecting/ADDRESS.SECONDS.UUID`, out of reach of ``removeStaleUploads(olderThan:)``
+    /// (a renamed file keeps its old modification time, so in `incoming/` it looked like an
+    /// abandoned upload), its name saying which blob it is and since when it waits.
     func withdraw(_ address: String) async -> WithdrawnBlob {
-        let aside = root + "/incoming/collect-" + UUID().uuidString
+        let aside = root + "/collecting/" + address + "." + String(Int64(Date().timeIntervalSince1970)) + "." + UUID().uuidString
         return WithdrawnBlob(address: address, aside: rename(path(of: address), aside) == 0 ? aside : nil)
     }
 
+    /// The files of `collecting/` set aside before `cutoff`: a collection that died, or lost its
+    /// database, between withdrawing and finishing left them.
+    func setAside(before cutoff: Date) async -> [WithdrawnBlob] {
+        let folder = root + "/collecting"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap { name in
+            let parts = name.split(separator: ".")
+            guard parts.count == 3, BlobAddress.isValid(String(parts[0])), let seconds = Int64(parts[1]),
+                  Date(timeIntervalSince1970: TimeInterval(seconds)) < cutoff else { return nil }
+            return WithdrawnBlob(address: String(parts[0]), aside: folder + "/" + name)
+        }
+    }
+
     func restore(_ blob: WithdrawnBlob) async {
-        if let aside = blob.aside { _ = rename(aside, path(of: blob.address)) }
+        guard let aside = blob.aside else { return }
+        // An upload may have put the same bytes back meanwhile: the rename replaces them with themselves.
+        try? FileManager.default.createDirectory(atPath: root + "/" + blob.address.prefix(2), withIntermediateDirectories: true)
+        _ = rename(aside, path(of: blob.address))
     }
 
     func remove(_ blob: WithdrawnBlob) async throws {

@@ -97,6 +97,9 @@ struct S3BlobStore: BlobStore {
 
     func restore(_ blob: WithdrawnBlob) async {}
 
+    /// None: objects are never moved aside.
+    func setAside(before cutoff: Date) async -> [WithdrawnBlob] { [] }
+
     func remove(_ blob: WithdrawnBlob) async throws { try await client.deleteObject(key: key(of: blob.address)) }
 
     /// Lists `blobs/`, one ListObjectsV2 page (1000 keys) at a time.
