@@ -475,7 +475,7 @@ paths = {
         "post": op("archiveDeployment", "Archive a deployment that is not active (developer)", ok("archived", ref("Deployment")), errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/rollback": {
-        "post": op("rollback", "Re-activate the deployment that was active before the current one (developer)", ok("re-activated", ref("Deployment")),
+        "post": op("rollback", "Re-activate the deployment every device had before the current one; a halted rollout's is skipped (developer)", ok("re-activated", ref("Deployment")),
                    errors=["409"]),
     },
     "/v1/teams/{team}/collections/{collection}/activations": {

@@ -167,14 +167,17 @@ struct DeploymentController: RouteCollection {
         return try await DeploymentView.make(archived, in: collection, store: store, on: req.db)
     }
 
-    /// Re-activates the deployment that was active before the current one.
+    /// Re-activates the deployment that was active before the current one: the newest other one
+    /// that every device had. A stage short of 100 % does not count (a halted rollout's deployment
+    /// is the one the gate stopped; rolling back to it would send it to every device).
     func rollback(req: Request) async throws -> DeploymentView {
         let (team, collection) = try await req.collection(requiring: .developer)
         guard let current = collection.activeDeploymentID else { throw APIError.conflict("\(collection.identifier) has no active deployment") }
-        guard let previous = try await ActivationRecord.query(on: req.db)
+        let earlier = try await ActivationRecord.query(on: req.db)
             .filter(\.$collection.$id == collection.requireID()).filter(\.$deployment.$id != current)
-            .sort(\.$sequence, .descending).first(),
-            let deployment = try await DeploymentRecord.find(previous.$deployment.id, on: req.db)
+            .sort(\.$sequence, .descending).limit(1000).all()
+        guard let previous = earlier.first(where: { !Rollouts.isPartialStage($0.kind) }),
+              let deployment = try await DeploymentRecord.find(previous.$deployment.id, on: req.db)
         else { throw APIError.conflict("\(collection.identifier) has no earlier deployment to roll back to") }
         return try await activate(req, team: team, collection: collection, deployment: deployment, kind: "rollback")
     }
@@ -194,9 +197,11 @@ struct DeploymentController: RouteCollection {
     private func activate(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, kind: String) async throws -> DeploymentView {
         let user = try req.user()
         let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
-        if deployment.status == .active, collection.activeDeploymentID == deployment.id {
-            return before  // already what devices get: no new sequence number, no history entry
+        if deployment.status == .active, collection.activeDeploymentID == deployment.id,
+           try await Rollouts.running(try deployment.requireID(), on: req.db) == nil {
+            return before  // already what every device gets: no new sequence number, no history entry
         }
+        // Active but staged: activating it plainly ends the rollout and gives it to every device.
         guard before.problems.isEmpty else {
             throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
         }

@@ -4414,7 +4414,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/RetryLater"
      }
     },
-    "summary": "Re-activate the deployment that was active before the current one (developer)"
+    "summary": "Re-activate the deployment every device had before the current one; a halted rollout's is skipped (developer)"
    }
   },
   "/v1/teams/{team}/invitations": {

@@ -15,6 +15,12 @@ enum Rollouts {
         let sequence: Int64
     }
 
+    /// The activation history's kind of a stage change to `percent` (as devices and people read it).
+    static func stageKind(_ percent: Int) -> String { "stage \(percent) %" }
+
+    /// Whether an activation history's `kind` is a stage that reached only some devices.
+    static func isPartialStage(_ kind: String) -> Bool { kind.hasPrefix("stage ") && kind != stageKind(100) }
+
     /// Starts a staged activation of `deploymentID`: stage 1 of `plan` gets it, every other device
     /// keeps the deployment active now. 409 when the collection has no active deployment, when
     /// `deploymentID` is the active one, or when another staged rollout runs.
@@ -30,7 +36,7 @@ enum Rollouts {
             if let running = try await RolloutRecord.query(on: tx).filter(\.$collection.$id == collectionID).filter(\.$state == .staged).first() {
                 throw APIError.conflict("a staged rollout (stage \(running.stagePercent) %) is running; advance it to 100 %, halt it, or activate without stages")
             }
-            let sequence = try await Activation.apply(deploymentID, in: collectionID, kind: "stage \(plan.stages[0]) %", actor: actor, at: now,
+            let sequence = try await Activation.apply(deploymentID, in: collectionID, kind: stageKind(plan.stages[0]), actor: actor, at: now,
                                                       checked: checked, on: tx)
             let rollout = RolloutRecord(collectionID: collectionID, deploymentID: deploymentID, previousDeploymentID: previous,
                                         plan: plan, createdBy: actor, at: now)
@@ -58,7 +64,7 @@ enum Rollouts {
                 """).first() != nil
             else { return nil }
             let deploymentID = rollout.$deployment.id, collectionID = rollout.$collection.id
-            let sequence = try await Activation.bump(collectionID, to: deploymentID, kind: "stage \(stages[next]) %", actor: actor, on: tx)
+            let sequence = try await Activation.bump(collectionID, to: deploymentID, kind: stageKind(stages[next]), actor: actor, on: tx)
             return Change(rolloutID: rolloutID, collectionID: collectionID, deploymentID: deploymentID, sequence: sequence)
         }
     }

@@ -169,7 +169,7 @@ struct DeploymentCommand: ParsableCommand {
     struct Rollback: NetworkCommand {
         static let configuration = CommandConfiguration(
             commandName: "rollback",
-            abstract: "Re-activate the deployment that was active before the current one.",
+            abstract: "Re-activate the deployment every device had before the current one (a halted rollout's is skipped).",
             discussion: "The collection's sequence number still grows, so devices take the older models as the newest answer."
         )
 
