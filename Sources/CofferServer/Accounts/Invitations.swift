@@ -104,10 +104,22 @@ enum Invitations {
         }
     }
 
-    /// Checks that `code` names a pending invitation, without using it (before costly work such as
-    /// hashing a password); the redemption checks again.
-    static func check(_ code: String, on db: any Database) async throws {
+    /// Checks that `code` names a pending invitation and that no account has `name` or `email`,
+    /// without using the code: before costly work such as hashing a password (one pending code
+    /// and a taken name would otherwise buy a Bcrypt hash per request). The redemption checks again.
+    static func check(_ code: String, name: String, email: String?, on db: any Database) async throws {
         _ = try await usable(code, on: db)
+        try await ensureFree(name: name, email: email, on: db)
+    }
+
+    /// 409 when an account is named `name` or signs in with `email`.
+    private static func ensureFree(name: String, email: String?, on db: any Database) async throws {
+        guard try await UserRecord.query(on: db).filter(\.$name == name).first() == nil else {
+            throw APIError.conflict("an account named \(name) exists; choose another name, or sign in as \(name) and accept the invitation")
+        }
+        if let email, try await UserRecord.query(on: db).filter(\.$email == email).first() != nil {
+            throw APIError.conflict("another account signs in with \(email)")
+        }
     }
 
     /// Redeems `code` by creating the account `name` (with the dashboard sign-in `passwordHash` of
@@ -119,12 +131,7 @@ enum Invitations {
         return try await UniqueViolation.asConflict("an account named \(name) or with that email address exists; choose another, or sign in and accept the invitation") {
             try await db.writeTransaction { db in
                 let record = try await usable(code, on: db)
-                guard try await UserRecord.query(on: db).filter(\.$name == name).first() == nil else {
-                    throw APIError.conflict("an account named \(name) exists; choose another name, or sign in as \(name) and accept the invitation")
-                }
-                if let email, try await UserRecord.query(on: db).filter(\.$email == email).first() != nil {
-                    throw APIError.conflict("another account signs in with \(email)")
-                }
+                try await ensureFree(name: name, email: email, on: db)
                 let user = UserRecord(name: name)
                 user.email = email
                 user.passwordHash = passwordHash

@@ -93,15 +93,15 @@ struct InvitationController {
         guard (body.email == nil) == (body.password == nil) else { throw APIError.invalid("give both email and password, or neither") }
         let redeemed: Redeemed = try await failures.redeeming(req) {
             try Names.validate(body.name, what: "account name")
-            try await Invitations.check(body.code, on: req.db)
             var email: String?, hash: String?
-            if let address = body.email, let password = body.password {
-                do {
-                    email = try Credentials.email(address)
+            do {
+                email = try body.email.map(Credentials.email)
+                try await Invitations.check(body.code, name: body.name, email: email, on: req.db)
+                if let password = body.password {
                     hash = try await req.passwordHashing.hash(try Credentials.password(password))
-                } catch DashboardError.invalidForm(let reason) {
-                    throw APIError.invalid(reason)
                 }
+            } catch DashboardError.invalidForm(let reason) {
+                throw APIError.invalid(reason)
             }
             let (joined, _, token) = try await Invitations.redeem(body.code, name: body.name, email: email, passwordHash: hash, on: req.db)
             return Redeemed(name: body.name, team: joined.team, role: joined.role, token: token ?? "")

@@ -47,8 +47,8 @@ struct JoinPage: RouteCollection {
         do {
             let user: UserRecord = try await failures.redeeming(req) {
                 try Names.validate(name, what: "account name")
-                try await Invitations.check(code, on: req.db)
                 let address = try Credentials.email(email)
+                try await Invitations.check(code, name: name, email: address, on: req.db)
                 let hash = try await req.passwordHashing.hash(try Credentials.password(password))
                 return try await Invitations.redeem(code, name: name, email: address, passwordHash: hash, makeToken: false, on: req.db).1
             }
