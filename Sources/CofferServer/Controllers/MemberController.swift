@@ -59,6 +59,7 @@ struct MemberController: RouteCollection {
     static func changeRole(of name: String, to role: Role, in team: TeamRecord, actor: String, on database: any Database) async throws {
         let teamID = try team.requireID()
         try await database.writeTransaction { db in
+            try await lockOwners(of: teamID, on: db)
             guard let membership = try await membership(of: name, in: team, on: db) else { throw APIError.notFound("member") }
             if membership.role == .owner && role != .owner {
                 let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
@@ -81,14 +82,27 @@ struct MemberController: RouteCollection {
         let (team, _) = try await req.team(requiring: .owner)
         let actor = try req.user()
         let teamID = try team.requireID()
-        guard let name = req.parameters.get("member"), let membership = try await Self.membership(of: name, in: team, on: req.db)
-        else { throw APIError.notFound("member") }
-        if membership.role == .owner {
-            let owners = try await MembershipRecord.query(on: req.db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
-            guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be removed") }
+        guard let name = req.parameters.get("member") else { throw APIError.notFound("member") }
+        try await req.db.writeTransaction { db in
+            try await Self.lockOwners(of: teamID, on: db)
+            guard let membership = try await Self.membership(of: name, in: team, on: db) else { throw APIError.notFound("member") }
+            if membership.role == .owner {
+                let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
+                guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be removed") }
+            }
+            try await membership.delete(on: db)
+            try await Audit.record(on: db, teamID: teamID, action: "member.remove", actor: actor.name, target: name, outcome: "ok")
         }
-        try await membership.delete(on: req.db)
-        try await Audit.record(on: req.db, teamID: teamID, action: "member.remove", actor: actor.name, target: name, outcome: "ok")
         return .noContent
+    }
+
+    /// Serializes changes to a team's owners inside the caller's transaction: two requests that
+    /// each remove or demote one of two owners would otherwise both count two and leave none.
+    /// PostgreSQL: the team's row, `FOR NO KEY UPDATE` (a new membership's `KEY SHARE` still
+    /// passes); SQLite: ``Database/writeTransaction(_:)`` holds the write lock already.
+    static func lockOwners(of teamID: UUID, on tx: any Database) async throws {
+        let sql = try tx.sql()
+        guard sql.dialect.name == "postgresql" else { return }
+        try await sql.raw("SELECT id FROM teams WHERE id = \(bind: teamID) FOR NO KEY UPDATE").run()
     }
 }
