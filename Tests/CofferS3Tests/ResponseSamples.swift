@@ -19,5 +19,9 @@ enum ResponseSamples {
 
     static let completedWithError = "\n\n\n" + #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>656c76696e6727732072657175657374</RequestId><HostId>Uuag1LuByRx9e6j5Onimru9pO4ZVKnJ2Qz7/C1NPcfTWAtRPfTaOFg==</HostId></Error>"#
 
-    static let all = [initiate, uploadsPage, listing, truncatedListing, noSuchKey, signatureDoesNotMatch, completed, completedWithError]
+    static let partsPage = #"<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>sample-bucket</Bucket><Key>big.bin</Key><UploadId>2~oziYIA79FhxETkjnBKWjo-aQ25sql3M</UploadId><StorageClass>STANDARD</StorageClass><PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>2</NextPartNumberMarker><MaxParts>2</MaxParts><IsTruncated>true</IsTruncated><Owner><ID>coffer-ci</ID><DisplayName>coffer-ci</DisplayName></Owner><Part><LastModified>2026-11-24T21:58:41.100Z</LastModified><PartNumber>1</PartNumber><ETag>&quot;5d41402abc4b2a76b9719d911017c592&quot;</ETag><Size>8388608</Size></Part><Part><LastModified>2026-11-24T21:58:40.900Z</LastModified><PartNumber>2</PartNumber><ETag>&quot;5eb63bbbe01eeed093cb22bb8f5acdc3&quot;</ETag><Size>8388608</Size></Part></ListPartsResult>"#
+
+    static let noParts = #"<?xml version="1.0" encoding="UTF-8"?><ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>sample-bucket</Bucket><Key>big.bin</Key><UploadId>2~oziYIA79FhxETkjnBKWjo-aQ25sql3M</UploadId><PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>0</NextPartNumberMarker><MaxParts>1000</MaxParts><IsTruncated>false</IsTruncated></ListPartsResult>"#
+
+    static let all = [initiate, uploadsPage, listing, truncatedListing, noSuchKey, signatureDoesNotMatch, completed, completedWithError, partsPage, noParts]
 }

@@ -169,6 +169,14 @@ struct S3IntegrationTests {
             // makes of a marker whose upload is gone; the others stay.
             #expect(try await client.abortMultipartUploads(prefix: "u/", pageSize: 1) { $0.uploadID != ids[2] } == 2)
             #expect(Set(try await client.listMultipartUploads().map(\.uploadID)) == [ids[2], ids[4]])
+
+            // When an upload's newest part was stored: none yet, then about now; gone once aborted.
+            #expect(try await client.lastPartStored(key: "u/b", uploadID: ids[2]) == nil)
+            _ = try await client.uploadPart(key: "u/b", uploadID: ids[2], partNumber: 1, body: ByteBuffer(repeating: 7, count: 5 << 20))
+            let stored = try #require(try await client.lastPartStored(key: "u/b", uploadID: ids[2]))
+            #expect(abs(stored.timeIntervalSinceNow) < 600)
+            try await client.abortMultipartUpload(key: "u/b", uploadID: ids[2])
+            #expect(try await client.lastPartStored(key: "u/b", uploadID: ids[2]) == nil)
         }
     }
 

@@ -50,6 +50,7 @@ import Testing
                 (try? ListMultipartUploadsResult(mutant)) != nil,
                 (try? ListBucketResult(mutant)) != nil,
                 (try? CompleteMultipartUploadResult(mutant)) != nil,
+                (try? ListPartsResult(mutant)) != nil,
                 S3ErrorBody(mutant) != nil,
             ] {
                 if outcome { read += 1 } else { refused += 1 }

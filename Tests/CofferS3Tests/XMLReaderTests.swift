@@ -27,6 +27,18 @@ import Testing
         #expect(S3ErrorBody(Array(ResponseSamples.signatureDoesNotMatch.utf8))?.code == "SignatureDoesNotMatch")
         #expect(try CompleteMultipartUploadResult(Array(ResponseSamples.completed.utf8)) == .completed(etag: "\"3858f62230ac3c915f300c664312c11f-9\""))
         #expect(try CompleteMultipartUploadResult(Array(ResponseSamples.completedWithError.utf8)) == .failed(code: "InternalError"))
+
+        // ListParts: the newest part's time (not the last part's), and the next page's marker.
+        let parts = try ListPartsResult(Array(ResponseSamples.partsPage.utf8))
+        #expect(abs((parts.lastModified?.timeIntervalSince1970 ?? 0) - 1_795_557_521.1) < 0.0005)
+        #expect(parts.next == 2)
+        let none = try ListPartsResult(Array(ResponseSamples.noParts.utf8))
+        #expect(none.lastModified == nil && none.next == nil)
+        for broken in [ResponseSamples.partsPage.replacingOccurrences(of: "<NextPartNumberMarker>2", with: "<NextPartNumberMarker>0"),
+                       ResponseSamples.partsPage.replacingOccurrences(of: "<NextPartNumberMarker>2", with: "<NextPartNumberMarker>99999999999999999999"),
+                       ResponseSamples.partsPage.replacingOccurrences(of: "2026-11-24T21:58:40.900Z", with: "yesterday")] {
+            #expect(throws: XMLReader.Failure.self) { try ListPartsResult(Array(broken.utf8)) }
+        }
     }
 
     @Test func decodesEntitiesAndCharacterReferences() throws {

@@ -105,6 +105,31 @@ struct BlobTests {
         #expect(try await server.leftoverUploads() == 0)
     }
 
+    @Test("an upload begun before the stale age but still sending is not taken for a crashed one: it completes after a collection", arguments: TestStore.available)
+    func slowUploadSurvivesCollection(store: TestStore) async throws {
+        let server = try await TestServer.start(store: store) { $0.blobCollectionInterval = 0 }
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("T")
+        let key = try await world.key(in: "T")
+        let sealed = Data(try SealedModel.seal((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17) }, name: "m", using: .modelKey(key)))
+        let address = sealed.sha256Hex
+        let blobStore = try #require(server.app.blobStore)
+        let upload = try await blobStore.beginUpload(for: address, by: UUID())
+        // Begun more than the stale age (2 s) ago, and a part (8 MiB on S3) stored just now.
+        try await Task.sleep(for: .milliseconds(2500))
+        var first = ByteBuffer()
+        first.writeBytes(sealed.prefix(9 << 20))
+        try await upload.write(first)
+        try await Self.waitForAStoredPart(blobStore)
+        _ = try await BlobCollector(store: blobStore, grace: 3600, staleUploadAge: 2).collect(on: server.app.db, now: Date())
+        var rest = ByteBuffer()
+        rest.writeBytes(sealed.dropFirst(9 << 20))
+        try await upload.write(rest)
+        try await upload.publish(as: address)
+        #expect(try await blobStore.size(of: address) == Int64(sealed.count))
+    }
+
     @Test("a connection cut mid-upload leaves no blob and, after collection, no part of it in the store", arguments: TestStore.available)
     func cutUpload(store: TestStore) async throws {
         let server = try await TestServer.start(store: store) { $0.blobCollectionInterval = 0 }
@@ -144,6 +169,10 @@ struct BlobTests {
         // `incoming/` only when closed), so a crash leaves nothing there; the bucket holds the
         // multipart upload and its part until someone aborts it.
         if store == .s3 { #expect(try await server.leftoverUploads() > 0) }
+        // Its part stored (parts are sent in the background) before the collection's moment: with
+        // a stale age of 0, nothing stored since makes it stale.
+        try await Self.waitForAStoredPart(blobStore)
+        try await Task.sleep(for: .milliseconds(50))
         _ = try await BlobCollector(store: blobStore, grace: 3600, staleUploadAge: 0).collect(on: server.app.db, now: Date())
         #expect(try await server.leftoverUploads() == 0)
         #expect(try await public_.call("GET", "/v1/blobs/\(address)").status == 404)
@@ -152,6 +181,19 @@ struct BlobTests {
         // The same bytes sent whole afterwards are stored and served.
         #expect(try await world.admin.call("PUT", "/v1/teams/T/blobs/\(address)", body: sealed).status == 201)
         #expect(try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=0-99"]).body == sealed.prefix(100))
+    }
+
+    /// Waits (at most 30 s) until the bucket's only unfinished multipart upload has a part stored;
+    /// nothing for the folder, whose uploads are invisible until published.
+    static func waitForAStoredPart(_ store: any BlobStore) async throws {
+        guard let s3 = store as? S3BlobStore else { return }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let upload = try await s3.client.listMultipartUploads().first,
+               try await s3.client.lastPartStored(key: upload.key, uploadID: upload.uploadID) != nil { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("no part of the upload was stored within 30 s")
     }
 }
 

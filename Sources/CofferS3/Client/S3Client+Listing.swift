@@ -57,13 +57,13 @@ extension S3Client {
     /// upload up among the live ones (and skip the rest of its key once it is gone).
     /// - Parameter pageSize: at most this many uploads per request (1…1000).
     public func abortMultipartUploads(prefix: String = "", pageSize: Int = 1000,
-                                      where shouldAbort: (S3MultipartUpload) -> Bool) async throws -> Int {
+                                      where shouldAbort: (S3MultipartUpload) async throws -> Bool) async throws -> Int {
         var pages = multipartUploads(prefix: prefix, pageSize: pageSize).makeAsyncIterator()
         var page = try await pages.next()
         var aborted = 0
         while let uploads = page {
             page = try await pages.next()
-            for upload in uploads where shouldAbort(upload) {
+            for upload in uploads where try await shouldAbort(upload) {
                 try await abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
                 aborted += 1
             }

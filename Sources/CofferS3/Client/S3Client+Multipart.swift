@@ -1,3 +1,4 @@
+import Foundation
 import AsyncHTTPClient
 import NIOCore
 
@@ -89,6 +90,41 @@ extension S3Client {
             if case .unexpectedResponse(_, 404, "NoSuchUpload") = error { return }
             throw error
         }
+    }
+
+    /// When the newest stored part of the unfinished multipart upload `uploadID` of `key` was
+    /// stored: nil when it has none, or when the upload is gone. Pages through ListParts (1000
+    /// parts a request, at most ten requests: S3 allows 10 000 parts).
+    public func lastPartStored(key: String, uploadID: String) async throws -> Date? {
+        let path = try location.encodedPath(forKey: key)
+        var newest: Date?
+        var marker: Int?
+        for _ in 0..<10 {
+            var query: [(name: String, value: String)] = [("uploadId", uploadID), ("max-parts", "1000")]
+            if let marker { query.append(("part-number-marker", String(marker))) }
+            let call = Call(operation: "ListParts", method: .GET, encodedPath: path, query: query, key: key)
+            let response = try await send(call)
+            guard response.status.code == 200 else {
+                let error = try await failure(response, operation: call.operation)
+                // Gone (aborted or completed meanwhile): Ceph's gateway says NoSuchKey, S3 NoSuchUpload.
+                if case .unexpectedResponse(_, 404, let code) = error, code == "NoSuchUpload" || code == "NoSuchKey" { return nil }
+                throw error
+            }
+            let body = try await collect(response, operation: call.operation)
+            let page: ListPartsResult
+            do {
+                page = try ListPartsResult(body)
+            } catch {
+                throw S3Error.malformedResponse(operation: call.operation, reason: error.reason)
+            }
+            if let modified = page.lastModified { newest = max(newest ?? modified, modified) }
+            guard let next = page.next else { return newest }
+            guard next > (marker ?? 0) else {
+                throw S3Error.malformedResponse(operation: call.operation, reason: "a next part marker that does not move forward")
+            }
+            marker = next
+        }
+        return newest
     }
 
     /// `text` with `&`, `<`, `>`, `"` and `'` written as entities.

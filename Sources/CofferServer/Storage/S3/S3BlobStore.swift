@@ -112,12 +112,19 @@ struct S3BlobStore: BlobStore {
         }
     }
 
-    /// Aborts multipart uploads started more than `age` seconds ago (cut connections, crashes: their
-    /// parts would otherwise be stored and billed for ever) and deletes `incoming/` objects as old.
+    /// Aborts multipart uploads started more than `age` seconds ago with no part stored since (cut
+    /// connections, crashes: their parts would otherwise be stored and billed for ever) and deletes
+    /// `incoming/` objects as old. An upload still sending is kept: a 16 GiB model over a slow link
+    /// takes longer than an hour, and before, its upload was aborted under it (the next part
+    /// failed with `NoSuchUpload`). Each upload older than `age` costs one ListParts request.
     @discardableResult
     func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int {
         let cutoff = Date().addingTimeInterval(-age)
-        var removed = try await client.abortMultipartUploads(prefix: "") { $0.initiated < cutoff }
+        var removed = try await client.abortMultipartUploads(prefix: "") { upload in
+            guard upload.initiated < cutoff else { return false }
+            let lastPart = try await client.lastPartStored(key: upload.key, uploadID: upload.uploadID)
+            return lastPart.map { $0 < cutoff } ?? true
+        }
         for try await page in client.listObjects(prefix: "incoming/") {
             for object in page where object.lastModified < cutoff {
                 try await client.deleteObject(key: object.key)
