@@ -9,6 +9,8 @@ import Glibc
 /// (`COFFER_S3_UPLOAD_MEMORY`) for as long as a test needs.
 public final class HeldUpload {
     private let socket: Int32
+    private let closed = NSLock()
+    private var isClosed = false
 
     /// Sends `method path` to the server on loopback `port` with `headers` (Content-Type and
     /// Content-Length are added), then `body`'s first `sent` bytes.
@@ -40,8 +42,16 @@ public final class HeldUpload {
         throw NotHeld()
     }
 
-    /// Closes the connection: the server sees the upload cut short.
-    public func close() { Glibc.close(socket) }
+    /// Closes the connection: the server sees the upload cut short. Once: a second `close` of the
+    /// descriptor number would close whatever socket of the process took that number since
+    /// (another test's connection).
+    public func close() {
+        let first = closed.withLock {
+            defer { isClosed = true }
+            return !isClosed
+        }
+        if first { Glibc.close(socket) }
+    }
 
     /// The held upload never became a multipart upload in the store.
     private struct NotHeld: Error, CustomStringConvertible {

@@ -64,7 +64,7 @@ struct BlobController: Sendable {
             // Decided under the lease, on a record and bytes that stay (the body is still unread):
             // a record being collected could otherwise make the upload free, then vanish.
             if let teamQuota {
-                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: team, store: store, on: req.db)
+                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
             }
             let response = try await save(req, address: address, size: size, team: team)
             try await lease.delete(on: req.db)

@@ -59,7 +59,7 @@ struct MemberController: RouteCollection {
     static func changeRole(of name: String, to role: Role, in team: TeamRecord, actor: String, on database: any Database) async throws {
         let teamID = try team.requireID()
         try await database.writeTransaction { db in
-            try await lockOwners(of: teamID, on: db)
+            try await TeamLock.hold(teamID, on: db)
             guard let membership = try await membership(of: name, in: team, on: db) else { throw APIError.notFound("member") }
             if membership.role == .owner && role != .owner {
                 let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
@@ -84,7 +84,7 @@ struct MemberController: RouteCollection {
         let teamID = try team.requireID()
         guard let name = req.parameters.get("member") else { throw APIError.notFound("member") }
         try await req.db.writeTransaction { db in
-            try await Self.lockOwners(of: teamID, on: db)
+            try await TeamLock.hold(teamID, on: db)
             guard let membership = try await Self.membership(of: name, in: team, on: db) else { throw APIError.notFound("member") }
             if membership.role == .owner {
                 let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
@@ -94,15 +94,5 @@ struct MemberController: RouteCollection {
             try await Audit.record(on: db, teamID: teamID, action: "member.remove", actor: actor.name, target: name, outcome: "ok")
         }
         return .noContent
-    }
-
-    /// Serializes changes to a team's owners inside the caller's transaction: two requests that
-    /// each remove or demote one of two owners would otherwise both count two and leave none.
-    /// PostgreSQL: the team's row, `FOR NO KEY UPDATE` (a new membership's `KEY SHARE` still
-    /// passes); SQLite: ``Database/writeTransaction(_:)`` holds the write lock already.
-    static func lockOwners(of teamID: UUID, on tx: any Database) async throws {
-        let sql = try tx.sql()
-        guard sql.dialect.name == "postgresql" else { return }
-        try await sql.raw("SELECT id FROM teams WHERE id = \(bind: teamID) FOR NO KEY UPDATE").run()
     }
 }

@@ -146,7 +146,7 @@ struct ModelUploadPage: RouteCollection {
             // Decided under the lease, on a record and bytes that stay (as the API does).
             if let teamQuota {
                 try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: await req.team(requiring: .developer).0,
-                                                                  store: store, on: req.db)
+                                                                  store: store, on: req.db, reservingOn: lease)
             }
             try await upload.publish(as: address)
         } catch {

@@ -27,6 +27,9 @@ final class UploadLeaseRecord: Model, @unchecked Sendable {
     @ID(key: .id) var id: UUID?
     @Field(key: "blob_id") var blobID: String
     @Field(key: "expires_at") var expiresAt: Date
+    /// The team whose quota the upload reserved ``size`` of (``TeamQuota``); nil: nothing reserved.
+    @OptionalField(key: "team_id") var teamID: UUID?
+    @OptionalField(key: "size") var size: Int64?
 
     init() {}
 

@@ -1,11 +1,14 @@
 import Fluent
 import Vapor
 
-/// A team's storage quota (COFFER_TEAM_QUOTA_BYTES): the bytes of the blobs it uploaded first.
+/// A team's storage quota (COFFER_TEAM_QUOTA_BYTES): the bytes of the blobs it uploaded first,
+/// and what its uploads in flight reserved.
 ///
 /// Checked when an upload starts, before a byte is written: a blob the store already holds costs
-/// nothing more. Uploads that run at the same moment are each checked against what was stored
-/// before them, so together they can pass the quota by what is in flight.
+/// nothing more. An admitted upload reserves its size on its lease until the lease is deleted
+/// (the upload ended: its blob, if stored, counts instead) or expires (an hour), and the check
+/// runs under the team's lock (``TeamLock``), so uploads started at the same moment cannot
+/// together pass the quota.
 struct TeamQuota {
     let limit: Int64
 
@@ -17,22 +20,45 @@ struct TeamQuota {
     }
 
     /// Refuses with 413 `quota_exceeded` an upload of `size` bytes to `address` that spends quota
-    /// (``charges(registered:stored:size:)``) and would take `team` past the limit. Call it under
-    /// the upload's lease, so blob collection cannot change the record or bytes it decides on.
+    /// (``charges(registered:stored:size:)``) and would take `team` past the limit; else reserves
+    /// `size` on `lease`. Call it under the upload's lease, so blob collection cannot change the
+    /// record or bytes it decides on.
     func admitUpload(of address: String, size: Int64, for team: @autoclosure () async throws -> TeamRecord,
-                     store: any BlobStore, on db: any Database) async throws {
+                     store: any BlobStore, on db: any Database, reservingOn lease: UploadLeaseRecord) async throws {
         let registered = try await BlobRecord.find(address, on: db) != nil
         guard try await Self.charges(registered: registered, stored: store.size(of: address), size: size) else { return }
-        try await admit(size, for: team(), on: db)
+        try await admit(size, for: team(), on: db, reservingOn: lease)
     }
 
-    /// Refuses with 413 `quota_exceeded` when `size` more bytes would take `team` past the limit.
-    func admit(_ size: Int64, for team: TeamRecord, on db: any Database) async throws {
-        let used = try await Self.used(by: team.requireID(), on: db)
-        let (total, overflow) = used.addingReportingOverflow(size)
-        guard overflow || total > limit else { return }
-        throw APIError(.payloadTooLarge, "quota_exceeded",
-                       "team \(team.name) stores \(used) of its \(limit) bytes; this blob needs \(size) more (COFFER_TEAM_QUOTA_BYTES)")
+    /// Refuses with 413 `quota_exceeded` when `size` more bytes, with what the team's other uploads
+    /// in flight reserved, would take `team` past the limit; else reserves them on `lease`.
+    func admit(_ size: Int64, for team: TeamRecord, on db: any Database, reservingOn lease: UploadLeaseRecord) async throws {
+        let teamID = try team.requireID(), leaseID = try lease.requireID(), limit = limit, name = team.name
+        try await db.writeTransaction { tx in
+            try await TeamLock.hold(teamID, on: tx)
+            let used = try await Self.used(by: teamID, on: tx)
+            let reserved = try await Self.reserved(by: teamID, except: leaseID, on: tx)
+            let (busy, overflowed) = used.addingReportingOverflow(reserved)
+            let (total, overflow) = busy.addingReportingOverflow(size)
+            guard overflowed || overflow || total > limit else {
+                try await UploadLeaseRecord.query(on: tx).filter(\.$id == leaseID).set(\.$teamID, to: teamID).set(\.$size, to: size).update()
+                return
+            }
+            let inFlight = reserved > 0 ? " (\(reserved) more reserved by uploads in progress)" : ""
+            throw APIError(.payloadTooLarge, "quota_exceeded",
+                           "team \(name) stores \(used) of its \(limit) bytes\(inFlight); this blob needs \(size) more (COFFER_TEAM_QUOTA_BYTES)")
+        }
+    }
+
+    /// What `teamID`'s uploads in flight (unexpired leases) other than `leaseID` reserved, added
+    /// without overflow.
+    static func reserved(by teamID: UUID, except leaseID: UUID, on db: any Database) async throws -> Int64 {
+        let sizes = try await UploadLeaseRecord.query(on: db).filter(\.$teamID == teamID).filter(\.$expiresAt > Date())
+            .filter(\.$id != leaseID).all(\.$size)
+        return sizes.reduce(Int64(0)) { total, size in
+            let (sum, overflow) = total.addingReportingOverflow(max(0, size ?? 0))
+            return overflow ? .max : sum
+        }
     }
 
     /// The bytes of the blobs `teamID` uploaded first, added without overflow.
