@@ -155,7 +155,20 @@ struct BlobCollectionTests {
             // collection runs in between, before the reference is committed.
             _ = try await ModelVersions(collection: collection, store: store, actor: "admin", database: tx).resolve(["m": address])
             let collecting = Task { try await collector.collect(on: second.app.db) }
-            try await Task.sleep(for: .milliseconds(500))
+            // Until the collection's DELETE waits for this transaction's row lock (at most 10 s;
+            // without the lock it never waits and simply deletes the row).
+            // Asked on this transaction's own connection (the pool has no other free one); the
+            // activity view is a per-transaction snapshot unless cleared.
+            let own = try #require(tx as? any SQLDatabase)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                try await own.raw("SELECT pg_stat_clear_snapshot()").run()
+                let waiting = try await own.raw("""
+                    SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM blobs%'
+                    """).first()?.decode(column: "n", as: Int.self) ?? 0
+                if waiting > 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
             try await BlobReferenceRecord(blobID: address, holder: "deployment:test/m").create(on: tx)
             return collecting
         }

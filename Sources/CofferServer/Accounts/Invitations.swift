@@ -112,13 +112,16 @@ enum Invitations {
         try await ensureFree(name: name, email: email, on: db)
     }
 
-    /// 409 when an account is named `name` or signs in with `email`.
+    /// The code of the 409 for a name or email address another account has.
+    static let accountExists = "account_exists"
+
+    /// 409 ``accountExists`` when an account is named `name` or signs in with `email`.
     private static func ensureFree(name: String, email: String?, on db: any Database) async throws {
         guard try await UserRecord.query(on: db).filter(\.$name == name).first() == nil else {
-            throw APIError.conflict("an account named \(name) exists; choose another name, or sign in as \(name) and accept the invitation")
+            throw APIError(.conflict, accountExists, "an account named \(name) exists; choose another name, or sign in as \(name) and accept the invitation")
         }
         if let email, try await UserRecord.query(on: db).filter(\.$email == email).first() != nil {
-            throw APIError.conflict("another account signs in with \(email)")
+            throw APIError(.conflict, accountExists, "another account signs in with \(email)")
         }
     }
 

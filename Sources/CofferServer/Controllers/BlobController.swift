@@ -113,7 +113,8 @@ struct BlobController: Sendable {
     /// grace period.
     static func register(_ address: String, size: Int64, team: TeamRecord, uploaded: Bool = true, on db: any Database) async throws {
         if let existing = try await BlobRecord.find(address, on: db) {
-            guard uploaded else { return }
+            // Another team's upload (replacing a missing or damaged copy) does not keep the owner's blob.
+            guard uploaded, existing.$team.id == team.id else { return }
             existing.lastUploadedAt = Date()
             try await existing.update(on: db)
             return

@@ -31,7 +31,7 @@ struct ModelVersions {
         let collectionID = try collection.requireID()
         if let existing = try await ModelVersionRecord.query(on: database)
             .filter(\.$collection.$id == collectionID).filter(\.$modelName == name).filter(\.$blobID == address).first() {
-            try await markUsed(address)
+            try await markUsed(address, name: name)
             return try existing.requireID()
         }
         let found: (header: ContainerHeader, size: Int64)?
@@ -51,7 +51,7 @@ struct ModelVersions {
             throw APIError(.unprocessableEntity, "foreign_key", "\(name) is sealed with key \(keyID), which is not a key of this team")
         }
         guard key.revokedAt == nil else { throw APIError(.unprocessableEntity, "key_revoked", "\(name) is sealed with key \(keyID), which is revoked") }
-        try await markUsed(address)
+        try await markUsed(address, name: name)
         let version = ModelVersionRecord(collectionID: collectionID, modelName: name, blobID: address, size: found.size, keyID: keyID, createdBy: actor)
         do {
             // In a savepoint: this runs inside the deployment's transaction, which PostgreSQL would
@@ -71,8 +71,13 @@ struct ModelVersions {
     /// PostgreSQL the updated row stays locked until the caller's transaction ends, and blob
     /// collection's delete (which cannot see a reference not yet committed) waits for it, then
     /// finds the blob within its grace period and keeps it.
-    private func markUsed(_ address: String) async throws {
+    /// 422 `unknown_blob` when the row is gone (collected between the look-up and this update):
+    /// the deployment must not commit a reference to it.
+    private func markUsed(_ address: String, name: String) async throws {
         guard let sql = database as? any SQLDatabase else { return }
-        try await sql.raw("UPDATE blobs SET last_uploaded_at = \(bind: Date()) WHERE id = \(bind: address)").run()
+        let marked = try await sql.raw("UPDATE blobs SET last_uploaded_at = \(bind: Date()) WHERE id = \(bind: address) RETURNING id").all()
+        guard !marked.isEmpty else {
+            throw APIError(.unprocessableEntity, "unknown_blob", "\(name): the server has no blob \(address.prefix(12))…; upload it first")
+        }
     }
 }

@@ -116,14 +116,22 @@ struct S3BlobStore: BlobStore {
     /// connections, crashes: their parts would otherwise be stored and billed for ever) and deletes
     /// `incoming/` objects as old. An upload still sending is kept: a 16 GiB model over a slow link
     /// takes longer than an hour, and before, its upload was aborted under it (the next part
-    /// failed with `NoSuchUpload`). Each upload older than `age` costs one ListParts request.
+    /// failed with `NoSuchUpload`). Each upload older than `age` costs one ListParts request; one
+    /// whose parts cannot be listed is aborted only a day after it began.
     @discardableResult
     func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int {
         let cutoff = Date().addingTimeInterval(-age)
+        let dayAgo = Date().addingTimeInterval(-86_400)
         var removed = try await client.abortMultipartUploads(prefix: "") { upload in
             guard upload.initiated < cutoff else { return false }
-            let lastPart = try await client.lastPartStored(key: upload.key, uploadID: upload.uploadID)
-            return lastPart.map { $0 < cutoff } ?? true
+            do {
+                let lastPart = try await client.lastPartStored(key: upload.key, uploadID: upload.uploadID)
+                return lastPart.map { $0 < cutoff } ?? true
+            } catch {
+                // Parts not listable (a policy without s3:ListMultipartUploadParts, a store busy
+                // now): such an upload counts as abandoned only a day after it began.
+                return upload.initiated < dayAgo
+            }
         }
         for try await page in client.listObjects(prefix: "incoming/") {
             for object in page where object.lastModified < cutoff {
