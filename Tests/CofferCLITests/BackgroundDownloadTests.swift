@@ -280,51 +280,37 @@ struct BackgroundDownloadTests {
 
     @Test("a host that ignores Range answers each prefetched piece with the whole blob: only the piece from byte 0 keeps it (Linux stand-in)")
     func rangeIgnoringHostStagesTheBlobOnce() async throws {
-        let work = Self.folder("ignore-range-file")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
-        let size = 3 << 20, piece = 1 << 20
-        let blob = CLI.randomData(size)
-        let file = work.appendingPathComponent("blob")
-        try blob.write(to: file)
-        guard let host = await RangeIgnoringHost.start("ignore-range", serving: file.path) else { return }
-        defer { host.stop() }
-        let settings = BackgroundDownloads(identifier: "test.ignore-range.\(UUID().uuidString)", stagingDirectory: Self.folder("ignore-range"))
-        defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
-        let transport = BackgroundSessions.transport(for: settings, timeout: 30)
-        let requests = stride(from: 0, to: size, by: piece).map { start -> URLRequest in
-            var request = URLRequest(url: URL(string: host.url + "/v1/blobs/" + String(repeating: "c", count: 64))!)
-            request.setValue("bytes=\(start)-\(start + piece - 1)", forHTTPHeaderField: "Range")
-            return request
+        try await Self.withRangeIgnoringHost("ignore-range") { blob, transport, requests, settings in
+            let size = blob.count
+            await transport.prefetch(requests, total: UInt64(size))
+            let keys = requests.map { StagedPieces.key(for: $0) }
+            let deadline = Date().addingTimeInterval(60)
+            while keys.contains(where: { transport.isDownloading($0) }), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(!keys.contains { transport.isDownloading($0) }, "the prefetched pieces ended within a minute")
+            // The piece from byte 0 is staged whole (the SDK writes the file from the start with it);
+            // the others were stopped past the limit of an answer no piece can use, and nothing of
+            // them is staged (before: each kept the whole blob, 3 MiB per 1 MiB piece).
+            let staged = StagedPieces(folder: settings.stagingDirectory)
+            #expect(staged.piece(keys[0]) != nil)
+            for key in keys.dropFirst() { #expect(staged.piece(key) == nil) }
+            let first = Collected()
+            let answer = try await transport.stream(requests[0]) { _, data in first.append(data) }
+            #expect(answer.statusCode == 200 && first.data == blob)
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: settings.stagingDirectory.path)) ?? []
+            #expect(left.isEmpty, "\(left)")
+            // A download resumed past byte 0 prefetches from there: its first piece, which it waits
+            // for next, may take the whole blob (it writes the file again from it); the rest may not.
+            await transport.prefetch(Array(requests.dropFirst()), total: UInt64(size))
+            let resumeDeadline = Date().addingTimeInterval(60)
+            while keys.contains(where: { transport.isDownloading($0) }), Date() < resumeDeadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(staged.piece(keys[1]) != nil && staged.piece(keys[2]) == nil)
+            let resumed = Collected()
+            #expect(try await transport.stream(requests[1]) { _, data in resumed.append(data) }.statusCode == 200 && resumed.data == blob)
+            // One the SDK waits for without a prefetch may take it too.
+            let waited = Collected()
+            let again = try await transport.stream(requests[2]) { _, data in waited.append(data) }
+            #expect(again.statusCode == 200 && waited.data == blob)
         }
-        await transport.prefetch(requests, total: UInt64(size))
-        let keys = requests.map { StagedPieces.key(for: $0) }
-        let deadline = Date().addingTimeInterval(60)
-        while keys.contains(where: { transport.isDownloading($0) }), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!keys.contains { transport.isDownloading($0) }, "the prefetched pieces ended within a minute")
-        // The piece from byte 0 is staged whole (the SDK writes the file from the start with it);
-        // the others were stopped past the limit of an answer no piece can use, and nothing of
-        // them is staged (before: each kept the whole blob, 3 MiB per 1 MiB piece).
-        let staged = StagedPieces(folder: settings.stagingDirectory)
-        #expect(staged.piece(keys[0]) != nil)
-        for key in keys.dropFirst() { #expect(staged.piece(key) == nil) }
-        let first = Collected()
-        let answer = try await transport.stream(requests[0]) { _, data in first.append(data) }
-        #expect(answer.statusCode == 200 && first.data == blob)
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: settings.stagingDirectory.path)) ?? []
-        #expect(left.isEmpty, "\(left)")
-        // A download resumed past byte 0 prefetches from there: its first piece, which it waits
-        // for next, may take the whole blob (it writes the file again from it); the rest may not.
-        await transport.prefetch(Array(requests.dropFirst()), total: UInt64(size))
-        let resumeDeadline = Date().addingTimeInterval(60)
-        while keys.contains(where: { transport.isDownloading($0) }), Date() < resumeDeadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(staged.piece(keys[1]) != nil && staged.piece(keys[2]) == nil)
-        let resumed = Collected()
-        #expect(try await transport.stream(requests[1]) { _, data in resumed.append(data) }.statusCode == 200 && resumed.data == blob)
-        // One the SDK waits for without a prefetch may take it too.
-        let waited = Collected()
-        let again = try await transport.stream(requests[2]) { _, data in waited.append(data) }
-        #expect(again.statusCode == 200 && waited.data == blob)
     }
 
     /// A prefetched piece the download begins to wait for before its answer arrives is the piece
@@ -333,34 +319,44 @@ struct BackgroundDownloadTests {
     /// `dataLengthExceedsMaximum` (before: that error, and a try spent).
     @Test("a prefetched piece the download waits for may take a Range-ignoring host's whole blob", .timeLimit(.minutes(2)))
     func waitingForAPrefetchedPieceLiftsItsLimit() async throws {
-        let work = Self.folder("late-host-file")
+        try await Self.withRangeIgnoringHost("ignore-range-late") { blob, transport, requests, settings in
+            let size = blob.count
+            await transport.prefetch(requests, total: UInt64(size))
+            let keys = requests.map { StagedPieces.key(for: $0) }
+            // The host answers a second after each request: the wait below joins piece 1's prefetched task.
+            #expect(transport.isDownloading(keys[1]))
+            let waited = Collected()
+            let answer = try await transport.stream(requests[1]) { _, data in waited.append(data) }
+            #expect(answer.statusCode == 200 && waited.data == blob)
+            // The piece nobody waited for still stops at the prefetch's limit.
+            let deadline = Date().addingTimeInterval(60)
+            while transport.isDownloading(keys[2]), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(StagedPieces(folder: settings.stagingDirectory).piece(keys[2]) == nil)
+        }
+    }
+
+    /// A 3 MiB blob served by a ``RangeIgnoringHost`` in `mode`, a background transport, and the
+    /// requests of the blob's three 1 MiB pieces; all of it removed after `body`.
+    static func withRangeIgnoringHost(_ mode: String,
+                                      _ body: (Data, BackgroundTransport, [URLRequest], BackgroundDownloads) async throws -> Void) async throws {
+        let work = Self.folder(mode + "-file")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let size = 3 << 20, piece = 1 << 20
         let blob = CLI.randomData(size)
         let file = work.appendingPathComponent("blob")
         try blob.write(to: file)
-        guard let host = await RangeIgnoringHost.start("ignore-range-late", serving: file.path) else { return }
+        guard let host = await RangeIgnoringHost.start(mode, serving: file.path) else { return }
         defer { host.stop() }
-        let settings = BackgroundDownloads(identifier: "test.late-host.\(UUID().uuidString)", stagingDirectory: Self.folder("late-host"))
+        let settings = BackgroundDownloads(identifier: "test.\(mode).\(UUID().uuidString)", stagingDirectory: Self.folder(mode))
         defer { try? FileManager.default.removeItem(at: settings.stagingDirectory) }
         let transport = BackgroundSessions.transport(for: settings, timeout: 30)
         let requests = stride(from: 0, to: size, by: piece).map { start -> URLRequest in
-            var request = URLRequest(url: URL(string: host.url + "/v1/blobs/" + String(repeating: "d", count: 64))!)
+            var request = URLRequest(url: URL(string: host.url + "/v1/blobs/" + String(repeating: "c", count: 64))!)
             request.setValue("bytes=\(start)-\(start + piece - 1)", forHTTPHeaderField: "Range")
             return request
         }
-        await transport.prefetch(requests, total: UInt64(size))
-        let keys = requests.map { StagedPieces.key(for: $0) }
-        // The host answers a second after each request: the wait below joins piece 1's prefetched task.
-        #expect(transport.isDownloading(keys[1]))
-        let waited = Collected()
-        let answer = try await transport.stream(requests[1]) { _, data in waited.append(data) }
-        #expect(answer.statusCode == 200 && waited.data == blob)
-        // The piece nobody waited for still stops at the prefetch's limit.
-        let deadline = Date().addingTimeInterval(60)
-        while transport.isDownloading(keys[2]), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(StagedPieces(folder: settings.stagingDirectory).piece(keys[2]) == nil)
+        try await body(blob, transport, requests, settings)
     }
 
     static func folder(_ name: String) -> URL {
