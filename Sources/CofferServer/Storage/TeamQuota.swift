@@ -55,16 +55,17 @@ struct TeamQuota {
     static func reserved(by teamID: UUID, except leaseID: UUID, on db: any Database) async throws -> Int64 {
         let sizes = try await UploadLeaseRecord.query(on: db).filter(\.$teamID == teamID).filter(\.$expiresAt > Date())
             .filter(\.$id != leaseID).all(\.$size)
-        return sizes.reduce(Int64(0)) { total, size in
-            let (sum, overflow) = total.addingReportingOverflow(max(0, size ?? 0))
-            return overflow ? .max : sum
-        }
+        return total(sizes.compactMap { $0 })
     }
 
     /// The bytes of the blobs `teamID` uploaded first, added without overflow.
     static func used(by teamID: UUID, on db: any Database) async throws -> Int64 {
-        let sizes = try await BlobRecord.query(on: db).filter(\.$team.$id == teamID).all(\.$size)
-        return sizes.reduce(Int64(0)) { total, size in
+        total(try await BlobRecord.query(on: db).filter(\.$team.$id == teamID).all(\.$size))
+    }
+
+    /// `sizes` added, negatives as 0, `Int64.max` past overflow.
+    private static func total(_ sizes: [Int64]) -> Int64 {
+        sizes.reduce(Int64(0)) { total, size in
             let (sum, overflow) = total.addingReportingOverflow(max(0, size))
             return overflow ? .max : sum
         }
