@@ -115,7 +115,7 @@ final class Browser: @unchecked Sendable {
         if let setCookie = reply.header("Set-Cookie") {
             // Each cookie by its exact name (several may come joined by commas): `coffer_session=`
             // is also the tail of `__Host-coffer_session=`.
-            for name in ["coffer_session", "coffer_csrf", "__Host-coffer_session", "__Host-coffer_csrf"] {
+            for name in ["coffer_session", "coffer_csrf", "coffer_known", "__Host-coffer_session", "__Host-coffer_csrf", "__Host-coffer_known"] {
                 for range in setCookie.ranges(of: name + "=") {
                     let before = setCookie[..<range.lowerBound].last { $0 != " " }
                     guard before == nil || before == "," else { continue }

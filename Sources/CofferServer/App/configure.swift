@@ -131,7 +131,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try Dashboard.register(app, configuration: configuration, store: store, deployments: deployments, signer: signer,
                            admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime,
                                              passwordCheck: passwordCheck, secureCookies: configuration.secureCookies),
-                           invitations: invitations)
+                           invitations: invitations, masterKey: masterKey)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs

@@ -8,7 +8,8 @@ import Vapor
 /// - `/dashboard/welcome`: a member whose account has no password yet proves who they are with
 ///   one of their API tokens (the one `coffer member add` printed) and chooses email and password.
 /// - `/dashboard/sign-in`: one generic error for an unknown address and a wrong password; rate
-///   limited per client address (behind trusted proxies, the forwarded one) and per email address.
+///   limited per client address (behind trusted proxies, the forwarded one) and per email address,
+///   a browser that signed in to that address before counted apart (``KnownBrowsers``).
 struct AccountPages: RouteCollection {
     struct FormPage: Encodable, Sendable {
         let chrome: Chrome
@@ -18,13 +19,15 @@ struct AccountPages: RouteCollection {
 
     let sessions: DashboardSessions
     let attempts: RateLimiter
+    let knownBrowsers: KnownBrowsers
 
     /// A Bcrypt hash (of a random password, at the cost of real ones) checked when the address is
     /// unknown, so that both failures take as long. Made on first use, not at every start.
     static let decoy: String = (try? Bcrypt.hash(Secrets.make(prefix: ""))) ?? ""
 
-    init(sessions: DashboardSessions, attemptsPerMinute: Int) {
+    init(sessions: DashboardSessions, attemptsPerMinute: Int, knownBrowsers: KnownBrowsers) {
         self.sessions = sessions
+        self.knownBrowsers = knownBrowsers
         self.attempts = RateLimiter(perMinute: attemptsPerMinute)
     }
 
@@ -171,15 +174,18 @@ struct AccountPages: RouteCollection {
                                reason: reason.map { "\($0); \(client)" } ?? client)
     }
 
-    /// Counts an attempt from this client address (and for this email address); the seconds to
-    /// wait when over the limit.
+    /// Counts an attempt from this client address (and for this email address: this browser's own
+    /// budget for it when it signed in to it before); the seconds to wait when over the limit.
     private func limited(_ req: Request, email: String) -> Int? {
         if let wait = attempts.acquire("ip:" + AddressBudget.key(req.clientAddress)) { return wait }
-        if !email.isEmpty, let wait = attempts.acquire("email:" + email) { return wait }
+        if !email.isEmpty, let wait = attempts.acquire(knownBrowsers.budgetKey(req, email: email)) { return wait }
         return nil
     }
 
+    /// Starts the session and marks this browser as known to the account's email address.
     private func signedIn(_ req: Request, user: UserRecord) async throws -> Response {
-        try await sessions.signedIn(req, user: user, to: "/dashboard")
+        let response = try await sessions.signedIn(req, user: user, to: "/dashboard")
+        if let email = user.email { response.cookies[knownBrowsers.cookieName] = knownBrowsers.cookie(for: email) }
+        return response
     }
 }

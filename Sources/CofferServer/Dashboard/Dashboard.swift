@@ -12,7 +12,8 @@ enum Dashboard {
     /// Sets up Leaf and Bcrypt and registers the dashboard's routes.
     static func register(
         _ app: Application, configuration: ServerConfiguration, store: any BlobStore,
-        deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages, invitations: InvitationController
+        deployments: DeploymentController, signer: ManifestSigner, admin: AdminPages, invitations: InvitationController,
+        masterKey: MasterKey
     ) throws {
         DashboardResources.configureLeaf(app)
         let hashing = PasswordHashing()
@@ -20,8 +21,9 @@ enum Dashboard {
         app.lifecycle.use(PasswordHashingShutdown(hashing: hashing))
         let sessions = DashboardSessions(lifetime: configuration.sessionLifetime, secureCookies: configuration.secureCookies)
 
+        let securityHeaders = SecurityHeadersMiddleware(strictTransport: configuration.secureCookies)
         let stylesheet = try DashboardResources.stylesheet()
-        let assets = app.grouped(SecurityHeadersMiddleware())
+        let assets = app.grouped(securityHeaders)
         assets.get("dashboard", "assets", "dashboard.css") { _ -> Response in
             var headers = HTTPHeaders()
             headers.contentType = HTTPMediaType(type: "text", subType: "css", parameters: ["charset": "utf-8"])
@@ -39,8 +41,10 @@ enum Dashboard {
             }
         }
 
-        let pages = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware(sessions: sessions))
-        try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute))
+        let pages = app.grouped(securityHeaders, DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware(sessions: sessions))
+        let knownBrowsers = KnownBrowsers(masterKey: masterKey, secureCookies: configuration.secureCookies)
+        try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute,
+                                                    knownBrowsers: knownBrowsers))
         try pages.register(collection: JoinPage(sessions: sessions, failures: invitations.failures))
         try pages.register(collection: CollectionPages(store: store))
         try pages.register(collection: DeploymentPages(deployments: deployments))
@@ -56,7 +60,7 @@ enum Dashboard {
         // Any other dashboard address a browser opens gets the dashboard's own "Not found" page,
         // not the API's JSON error (more specific routes always win over this one).
         pages.get("dashboard", "**") { _ -> Response in throw Abort(.notFound) }
-        let uploads = app.grouped(SecurityHeadersMiddleware(), DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
+        let uploads = app.grouped(securityHeaders, DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
                                   CSRFMiddleware(sessions: sessions, streamedForms: true))
         try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes))
     }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import CofferServer
+
+/// Someone who knows a member's email address and spends its sign-in budget with wrong passwords
+/// keeps out only browsers that never signed in to that account: the member's own browser, known
+/// by the cookie its last sign-in left, has a budget of its own.
+@Suite("Sign-in lockout")
+struct SignInLockoutTests {
+    @Test("wrong passwords from anywhere do not keep a known browser out; forged cookies count as unknown")
+    func knownBrowserStillSignsIn() async throws {
+        let server = try await TestServer.start { $0.signInAttemptsPerMinute = 3; $0.trustedProxies = "127.0.0.1, ::1" }
+        defer { Task { try? await server.stop() } }
+        let owner = try await DashboardTests.ownerBrowser(server)
+        let known = try #require(owner.cookies["coffer_known"], "the set-up's sign-in leaves the known-browser cookie")
+        #expect(try await owner.post("/dashboard/sign-out", [:]).status == 303)
+
+        // The attacker: a new address for every try, so only the email address's budget counts.
+        var attacker: [Int] = []
+        for index in 1...4 {
+            let browser = Browser(base: server.base)
+            browser.headers["X-Forwarded-For"] = "203.0.113.\(index)"
+            attacker.append(try await browser.signIn(DashboardTests.ownerEmail, "a wrong password \(index)").status)
+        }
+        #expect(attacker == [401, 401, 401, 429], "\(attacker)")
+
+        // A browser the account has not seen is kept out, even with the right password, and so is
+        // one presenting a forged or altered cookie.
+        let stranger = Browser(base: server.base)
+        stranger.headers["X-Forwarded-For"] = "198.51.100.1"
+        #expect(try await stranger.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 429)
+        var altered = Array(known.utf8)
+        altered[altered.count - 2] = altered[altered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        for forged in [String(decoding: altered, as: UTF8.self), "1.\(known.split(separator: ".")[1])", known + "x", "0.abc", ""] {
+            let browser = Browser(base: server.base)
+            browser.headers["X-Forwarded-For"] = "198.51.100.2"
+            browser.setCookie("coffer_known", forged)
+            #expect(try await browser.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 429, "cookie \(forged.count) bytes")
+        }
+
+        // The member's own browser signs in.
+        owner.headers["X-Forwarded-For"] = "192.0.2.7"
+        #expect(try await owner.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 303)
+        #expect(try await owner.get("/dashboard").status == 200)
+
+        // Its cookie is no master key: wrong passwords through it spend its own budget.
+        #expect(try await owner.post("/dashboard/sign-out", [:]).status == 303)
+        var guesses: [Int] = []
+        for index in 1...3 { guesses.append(try await owner.signIn(DashboardTests.ownerEmail, "guess \(index) is wrong").status) }
+        #expect(guesses == [401, 401, 429], "one of three used by the sign-in above: \(guesses)")
+    }
+
+    @Test("a cookie counts only for its email address, within its lifetime, unaltered")
+    func cookieChecks() throws {
+        let browsers = KnownBrowsers(masterKey: try MasterKey(key: .init(size: .bits256)), secureCookies: false)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let value = browsers.cookie(for: "a@example.com", now: now).string
+        #expect(browsers.validTag(value, email: "a@example.com", now: now) != nil)
+        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(KnownBrowsers.lifetime - 1)) != nil)
+        #expect(browsers.validTag(value, email: "b@example.com", now: now) == nil)
+        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(KnownBrowsers.lifetime)) == nil)
+        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(-120)) == nil, "made in the future")
+        let other = KnownBrowsers(masterKey: try MasterKey(key: .init(size: .bits256)), secureCookies: false)
+        #expect(other.validTag(value, email: "a@example.com", now: now) == nil, "another master key")
+        let seconds = value.split(separator: ".")[0], tag = value.split(separator: ".")[1]
+        for mutated in ["\(Int(seconds)! + 1).\(tag)", "+\(seconds).\(tag)", "\(seconds).\(tag)=", "\(seconds)..\(tag)",
+                        "\(seconds).\(tag.dropLast())", String(repeating: "9", count: 13) + ".\(tag)", "\(seconds)", ""] {
+            #expect(browsers.validTag(mutated, email: "a@example.com", now: now) == nil, "\(mutated)")
+        }
+    }
+
+    @Test("served over https, dashboard answers carry Strict-Transport-Security; over http they do not")
+    func strictTransport() async throws {
+        for secure in [true, false] {
+            let server = try await TestServer.start { $0.secureCookies = secure }
+            defer { Task { try? await server.stop() } }
+            for path in ["/dashboard/sign-in", "/dashboard/assets/dashboard.css", "/dashboard/no-such-page"] {
+                let reply = try await Browser(base: server.base).get(path)
+                #expect(reply.header("Strict-Transport-Security") == (secure ? "max-age=31536000" : nil), "\(path) secure=\(secure)")
+            }
+        }
+    }
+}
