@@ -80,7 +80,9 @@ ATTESTATION_POLICY = obj(["policy"], policy={"type": "string", "enum": ["none", 
                          packageName={"type": "string", "pattern": r"^[A-Za-z0-9._-]{1,155}$"},
                          signingCertificateDigests={**array({"type": "string", "pattern": r"^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$"}),
                                                     "minItems": 1, "maxItems": 16, "description": "SHA-256 of the app's signing certificates, hex"},
-                         minimumSecurityLevel={"type": "string", "enum": ["software", "tee", "strongbox"]})
+                         minimumSecurityLevel={"type": "string", "enum": ["software", "tee", "strongbox"]},
+                         allowUnlockedDevices={"type": "boolean", "description": "android: also accept devices with an unlocked "
+                                               "bootloader or an unverified boot (default false)"})
 # The evidence of a key request: an attestation (first request of an install) or an assertion.
 EVIDENCE = obj(["format"], format={"type": "string", "enum": ["apple-app-attest", "android-key-attestation"]}, keyID=B64, challenge=B64,
                attestationObject=B64, assertion=B64, certificateChain={**array(B64), "maxItems": 8}, signature=B64,

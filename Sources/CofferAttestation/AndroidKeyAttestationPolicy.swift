@@ -34,11 +34,21 @@ public struct AndroidKeyAttestationPolicy: Sendable, Equatable {
     public let signingCertificateDigests: [[UInt8]]
     /// The weakest security level accepted.
     public let minimumSecurityLevel: SecurityLevel
+    /// Whether the device must have booted, with its bootloader locked, a system verified against
+    /// its maker's key (the hardware-enforced `rootOfTrust`: `deviceLocked` and `verifiedBootState`
+    /// Verified). On by default: on an unlocked device the package name and signing digests (which
+    /// the Android system, not the TEE, writes) are whatever its owner's system says. Only
+    /// checked at `tee` or `strongbox` level: a software attestation has no root of trust.
+    public let requiresVerifiedBoot: Bool
 
-    /// A policy for `packageName`, signed with one of `signingCertificateDigests`, at `minimumSecurityLevel` or stronger.
-    public init(packageName: String, signingCertificateDigests: [[UInt8]], minimumSecurityLevel: SecurityLevel) {
+    /// A policy for `packageName`, signed with one of `signingCertificateDigests`, at
+    /// `minimumSecurityLevel` or stronger, from a locked device with a verified boot unless
+    /// `requiresVerifiedBoot` is false.
+    public init(packageName: String, signingCertificateDigests: [[UInt8]], minimumSecurityLevel: SecurityLevel,
+                requiresVerifiedBoot: Bool = true) {
         self.packageName = packageName
         self.signingCertificateDigests = signingCertificateDigests
         self.minimumSecurityLevel = minimumSecurityLevel
+        self.requiresVerifiedBoot = requiresVerifiedBoot
     }
 }

@@ -24,6 +24,13 @@ struct AndroidTestKeyDescription {
     /// Tagged fields Coffer does not read (purpose, algorithm, creationDateTime, rootOfTrust, …)
     /// around the application ID, so parsers must skip them.
     var includeOtherFields = true
+    /// The hardware-enforced rootOfTrust's `deviceLocked` and `verifiedBootState` (a locked,
+    /// verified device by default), and whether the field is there at all.
+    var deviceLocked = true
+    var verifiedBootState = 0
+    var includeRootOfTrust = true
+    /// The hardware-enforced `origin` (0: generated on the device), nil to leave it out.
+    var origin: Int? = 0
 
     init(challenge: [UInt8]) {
         self.challenge = challenge
@@ -82,6 +89,9 @@ struct AndroidTestKeyDescription {
                 try s.serialize(3, explicitlyTaggedWithTagNumber: 2, tagClass: .contextSpecific)
                 try s.serialize(256, explicitlyTaggedWithTagNumber: 3, tagClass: .contextSpecific)
             }
+            if hardware, let origin {
+                try s.serialize(origin, explicitlyTaggedWithTagNumber: 702, tagClass: .contextSpecific)
+            }
             if includeOtherFields && !hardware {
                 // [701] creationDateTime.
                 try s.serialize(1_700_000_000_000, explicitlyTaggedWithTagNumber: 701, tagClass: .contextSpecific)
@@ -93,16 +103,18 @@ struct AndroidTestKeyDescription {
                     tagClass: .contextSpecific
                 )
             }
-            if includeOtherFields && hardware {
+            if includeRootOfTrust && hardware {
                 // [704] rootOfTrust SEQUENCE { verifiedBootKey, deviceLocked, verifiedBootState, verifiedBootHash }.
                 try s.serialize(explicitlyTaggedWithTagNumber: 704, tagClass: .contextSpecific) { s in
                     try s.appendConstructedNode(identifier: .sequence) { s in
                         try s.serialize(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 7, count: 32))))
-                        try s.serialize(true)
-                        try 0.serialize(into: &s, withIdentifier: .enumerated)
+                        try s.serialize(deviceLocked)
+                        try verifiedBootState.serialize(into: &s, withIdentifier: .enumerated)
                         try s.serialize(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 9, count: 32))))
                     }
                 }
+            }
+            if includeOtherFields && hardware {
                 // [705] osVersion, [706] osPatchLevel.
                 try s.serialize(160_000, explicitlyTaggedWithTagNumber: 705, tagClass: .contextSpecific)
                 try s.serialize(202_602, explicitlyTaggedWithTagNumber: 706, tagClass: .contextSpecific)

@@ -134,6 +134,36 @@ final class AndroidKeyAttestationTests: XCTestCase {
         _ = try await attest(strong, policy: strongBox)
     }
 
+    func testUnlockedOrUnverifiedDevicesAreRefused() async throws {
+        var unlocked = description
+        unlocked.deviceLocked = false
+        await assertAndroidFailure(.invalid, "unlocked bootloader") { _ = try await self.attest(unlocked) }
+        for (state, name) in [(1, "self-signed"), (2, "unverified"), (3, "failed")] {
+            var other = description
+            other.verifiedBootState = state
+            await assertAndroidFailure(.invalid, "boot is \(name)") { _ = try await self.attest(other) }
+        }
+        var missing = description
+        missing.includeRootOfTrust = false
+        await assertAndroidFailure(.invalid, "no hardware-enforced rootOfTrust") { _ = try await self.attest(missing) }
+        // A policy that lets them in (a fleet of development boards) accepts each.
+        let relaxed = AndroidKeyAttestationPolicy(
+            packageName: policy.packageName, signingCertificateDigests: policy.signingCertificateDigests,
+            minimumSecurityLevel: .trustedEnvironment, requiresVerifiedBoot: false
+        )
+        _ = try await attest(unlocked, policy: relaxed)
+        _ = try await attest(missing, policy: relaxed)
+    }
+
+    func testKeyImportedIntoTheDeviceIsRefused() async throws {
+        var imported = description
+        imported.origin = 2
+        await assertAndroidFailure(.invalid, "imported into the device (origin 2)") { _ = try await self.attest(imported) }
+        var unstated = description
+        unstated.origin = nil
+        _ = try await attest(unstated)
+    }
+
     func testChainFromAnUnrelatedCAIsRefused() async throws {
         let trusted = try AndroidTestAuthority(name: "Trusted")
         let unrelated = try AndroidTestAuthority(name: "Unrelated")

@@ -52,6 +52,69 @@ final class AndroidKeyDescriptionTests: XCTestCase {
         XCTAssertNil(try AndroidKeyDescription(derEncoded: try spec.derEncoded()).attestationApplicationID)
     }
 
+    func testRootOfTrustAndOriginAreReadFromTheHardwareList() throws {
+        var spec = AndroidTestKeyDescription(challenge: challenge)
+        spec.deviceLocked = false
+        spec.verifiedBootState = 2
+        spec.origin = 2
+        let parsed = try AndroidKeyDescription(derEncoded: try spec.derEncoded())
+        XCTAssertEqual(parsed.rootOfTrust, AndroidRootOfTrust(deviceLocked: false, verifiedBootState: .unverified))
+        XCTAssertEqual(parsed.origin, 2)
+        spec.includeRootOfTrust = false
+        spec.origin = nil
+        let bare = try AndroidKeyDescription(derEncoded: try spec.derEncoded())
+        XCTAssertNil(bare.rootOfTrust)
+        XCTAssertNil(bare.origin)
+        spec.includeRootOfTrust = true
+        spec.verifiedBootState = 4
+        assertAndroidFailureSync(.invalid, "verifiedBootState is not 0 to 3") { _ = try AndroidKeyDescription(derEncoded: try spec.derEncoded()) }
+    }
+
+    func testMalformedOrRepeatedRootOfTrustIsRefused() throws {
+        func description(hardwareFields: (inout DER.Serializer) throws -> Void) throws -> [UInt8] {
+            var s = DER.Serializer()
+            try s.appendConstructedNode(identifier: .sequence) { s in
+                try s.serialize(300)
+                try 1.serialize(into: &s, withIdentifier: .enumerated)
+                try s.serialize(300)
+                try 1.serialize(into: &s, withIdentifier: .enumerated)
+                try s.serialize(ASN1OctetString(contentBytes: ArraySlice(challenge)))
+                try s.serialize(ASN1OctetString(contentBytes: []))
+                try s.appendConstructedNode(identifier: .sequence) { _ in }
+                try s.appendConstructedNode(identifier: .sequence) { s in try hardwareFields(&s) }
+            }
+            return s.serializedBytes
+        }
+        func root(_ s: inout DER.Serializer, _ elements: (inout DER.Serializer) throws -> Void) throws {
+            try s.serialize(explicitlyTaggedWithTagNumber: 704, tagClass: .contextSpecific) { s in
+                try s.appendConstructedNode(identifier: .sequence) { s in try elements(&s) }
+            }
+        }
+        let key = ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 7, count: 32)))
+        let cases: [(String, (inout DER.Serializer) throws -> Void)] = [
+            ("rootOfTrust has 2 elements", { s in try root(&s) { s in try s.serialize(key); try s.serialize(true) } }),
+            ("rootOfTrust has 5 elements", { s in
+                try root(&s) { s in
+                    try s.serialize(key); try s.serialize(true); try 0.serialize(into: &s, withIdentifier: .enumerated)
+                    try s.serialize(key); try s.serialize(key)
+                }
+            }),
+            ("deviceLocked is not valid DER", { s in
+                try root(&s) { s in try s.serialize(key); try s.serialize(1); try 0.serialize(into: &s, withIdentifier: .enumerated) }
+            }),
+            ("field [704] twice", { s in
+                for _ in 0..<2 {
+                    try root(&s) { s in try s.serialize(key); try s.serialize(true); try 0.serialize(into: &s, withIdentifier: .enumerated) }
+                }
+            }),
+            ("origin is negative", { s in try s.serialize(-1, explicitlyTaggedWithTagNumber: 702, tagClass: .contextSpecific) }),
+        ]
+        for (fragment, fields) in cases {
+            let bytes = try description(hardwareFields: fields)
+            assertAndroidFailureSync(.invalid, fragment) { _ = try AndroidKeyDescription(derEncoded: bytes) }
+        }
+    }
+
     func testUnknownSecurityLevelIsRefused() throws {
         var spec = AndroidTestKeyDescription(challenge: challenge)
         spec.attestationSecurityLevel = 3
@@ -92,7 +155,7 @@ final class AndroidKeyDescriptionTests: XCTestCase {
             }
             s.appendConstructedNode(identifier: .sequence) { _ in }
         }
-        assertAndroidFailureSync(.invalid, "softwareEnforced has two attestationApplicationId fields") {
+        assertAndroidFailureSync(.invalid, "softwareEnforced has field [709] twice") {
             _ = try AndroidKeyDescription(derEncoded: s.serializedBytes)
         }
     }

@@ -26,8 +26,11 @@ final class AndroidRealChainTests: XCTestCase {
         try XCTUnwrap(ISO8601DateFormatter().date(from: iso))
     }
 
-    static func policy(_ package: String, _ digest: [UInt8]) -> AndroidKeyAttestationPolicy {
-        AndroidKeyAttestationPolicy(packageName: package, signingCertificateDigests: [digest], minimumSecurityLevel: .trustedEnvironment)
+    /// A TEE policy for `package`; `unlocked` accepts devices with an unlocked bootloader (two of
+    /// Google's published chains come from such test devices).
+    static func policy(_ package: String, _ digest: [UInt8], unlocked: Bool = false) -> AndroidKeyAttestationPolicy {
+        AndroidKeyAttestationPolicy(packageName: package, signingCertificateDigests: [digest], minimumSecurityLevel: .trustedEnvironment,
+                                    requiresVerifiedBoot: !unlocked)
     }
 
     func testRemotelyProvisionedChainUnderKeyAttestationCA1Verifies() async throws {
@@ -48,15 +51,48 @@ final class AndroidRealChainTests: XCTestCase {
         let key = try await AndroidKeyAttestationVerifier().verifyAttestation(
             chain: try Self.chain("akita-sdk34-TEE_EC_NONE"),
             expectedChallenge: Array("challenge".utf8),
-            policy: Self.policy("com.google.wireless.android.security.attestationverifier.collector", Self.digestEDk47k),
+            policy: Self.policy("com.google.wireless.android.security.attestationverifier.collector", Self.digestEDk47k, unlocked: true),
             at: try Self.date("2024-09-27T00:00:00Z")
         )
         XCTAssertEqual(key.certificateSerials[1], "4f47dffaecc3f58346fb7815514e0dcc")
     }
 
+    func testChainsOfUnlockedDevicesAreRefusedByDefault() async throws {
+        // Google's akita and factory samples come from devices with an unlocked bootloader: genuine
+        // chains, but their system could have written any package name into them.
+        let unlocked: [(String, String, [UInt8], String, String)] = [
+            ("akita-sdk34-TEE_EC_NONE", "com.google.wireless.android.security.attestationverifier.collector", Self.digestEDk47k,
+             "challenge", "2024-09-27T00:00:00Z"),
+            ("factory-EC_SecurityLevel_TEE", "android", Self.digestSystem, "abc", "2018-07-10T00:00:00Z"),
+        ]
+        for (name, package, digest, challenge, date) in unlocked {
+            let key = try AndroidKeyDescription(derEncoded: try Self.keyDescription(name))
+            XCTAssertEqual(key.rootOfTrust?.deviceLocked, false, name)
+            await assertAndroidFailure(.invalid, "unlocked bootloader") {
+                _ = try await AndroidKeyAttestationVerifier().verifyAttestation(
+                    chain: try Self.chain(name), expectedChallenge: Array(challenge.utf8), policy: Self.policy(package, digest),
+                    at: try Self.date(date)
+                )
+            }
+        }
+        // The others are of locked devices with a verified boot.
+        for name in ["tegu-sdk36-TEE_EC_2026_ROOT", "sony-xperia10-iii-sdk33-TEE_EC"] {
+            let key = try AndroidKeyDescription(derEncoded: try Self.keyDescription(name))
+            XCTAssertEqual(key.rootOfTrust, AndroidRootOfTrust(deviceLocked: true, verifiedBootState: .verified), name)
+            XCTAssertEqual(key.origin, 0, name)
+        }
+    }
+
+    /// The attestation extension of a fixture's leaf certificate.
+    static func keyDescription(_ name: String) throws -> [UInt8] {
+        let leaf = try Certificate(derEncoded: try chain(name)[0])
+        let oid: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 11129, 2, 1, 17]
+        return Array(try XCTUnwrap(leaf.extensions[oid: oid]).value)
+    }
+
     func testFactoryChainVerifiesAtItsTimeAndThroughALaterRootIssuance() async throws {
         let chain = try Self.chain("factory-EC_SecurityLevel_TEE")
-        let policy = Self.policy("android", Self.digestSystem)
+        let policy = Self.policy("android", Self.digestSystem, unlocked: true)
         let then = try await AndroidKeyAttestationVerifier().verifyAttestation(
             chain: chain, expectedChallenge: Array("abc".utf8), policy: policy, at: try Self.date("2018-07-10T00:00:00Z")
         )

@@ -28,6 +28,11 @@ struct AttestationCommandTests {
         #expect(table.contains("ATTESTATION"))
         #expect(table.contains("apple ABCDE12345.com.example.lens development"))
         #expect(table.contains("android com.example.droid strongbox+ (1 digests)"))
+        #expect(!table.contains("unlocked allowed"))
+        let board = try await session.ok("app", "create", "--team", "Cam", "--name", "Board", "--platform", "android",
+                                         "--attestation", "android-key-attestation", "--android-package", "com.example.board",
+                                         "--android-signing-digest", String(repeating: "CD", count: 32), "--android-allow-unlocked-devices")
+        #expect(board.contains("Attestation: android com.example.board tee+ (1 digests) unlocked allowed."), "\(board)")
 
         let updated = try await session.ok("app", "update", "--team", "Cam", appID, "--attestation", "none")
         #expect(updated.hasSuffix("Attestation: none.\n"), "\(updated)")
@@ -39,6 +44,7 @@ struct AttestationCommandTests {
             (["--attestation", "apple-app-attest"], "needs --apple-team-id"),
             (["--attestation", "android-key-attestation", "--android-package", "x"], "needs --android-package and --android-signing-digest"),
             (["--attestation", "none", "--apple-team-id", "ABCDE12345"], "takes no --apple-* or --android-* options"),
+            (["--attestation", "none", "--android-allow-unlocked-devices"], "takes no --apple-* or --android-* options"),
             (["--collections", "", "--apple-team-id", "ABCDE12345"], "need --attestation"),
             (["--attestation", "apple-app-attest", "--apple-team-id", "ABCDE12345", "--android-package", "x"], "are for --attestation android-key-attestation"),
             (["--attestation", "magic"], "must be none, apple-app-attest or android-key-attestation"),

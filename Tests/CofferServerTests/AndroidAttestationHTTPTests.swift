@@ -145,6 +145,9 @@ struct AndroidAttestationHTTPTests {
             ("another signing certificate", { $0.signatureDigests = [Array(SHA256.hash(data: Array("other".utf8)))] }),
             ("a software key under a tee policy", { $0.attestationSecurityLevel = 0; $0.keyMintSecurityLevel = 0 }),
             ("a challenge over other client data", { $0.challenge = Array(SHA256.hash(data: Array("other".utf8))) }),
+            ("a device with an unlocked bootloader", { $0.deviceLocked = false }),
+            ("a device whose boot is not verified", { $0.verifiedBootState = 2 }),
+            ("a key imported into the device", { $0.origin = 2 }),
         ]
         for (name, adjust) in cases {
             let reply = try await fixture.request(device, try await fixture.attestation(for: device, attested: P256.Signing.PrivateKey(), adjust: adjust))
@@ -170,6 +173,43 @@ struct AndroidAttestationHTTPTests {
         #expect(try await fixture.request(device, stolen).errorCode == "attestation_challenge_invalid")
         // No key was recorded by any refusal.
         #expect(try await AttestedDeviceRecord.query(on: fixture.server.app.db).count() == 0)
+    }
+
+    @Test("allowUnlockedDevices lets an unlocked device attest; the policy and app list say so; taking it back forgets the install")
+    func unlockedDevices() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        let unlocked = { (description: inout AndroidTestKeyDescription) in description.deviceLocked = false; description.verifiedBootState = 2 }
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested, adjust: unlocked)).errorCode
+                == "attestation_invalid")
+        let path = "/v1/teams/T/apps/\(fixture.app.id)"
+        var policy: [String: Any] = [
+            "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
+            "signingCertificateDigests": [AndroidTestKeyDescription.signingDigest.hexString], "allowUnlockedDevices": true,
+        ]
+        let set = try await fixture.world.admin.call("PATCH", path, json: ["attestation": policy])
+        #expect(set.status == 200, "\(set.text)")
+        #expect(set.text.contains("\"allowUnlockedDevices\":true"), "\(set.text)")
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested, adjust: unlocked)).status == 200)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1)).status == 200)
+        // Back to the default: the install attested from the unlocked device is forgotten.
+        policy["allowUnlockedDevices"] = false
+        #expect(try await fixture.world.admin.call("PATCH", path, json: ["attestation": policy]).status == 200)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 2)).errorCode
+                == "attestation_unknown_key")
+
+        // The dashboard's box sets it too, and shows it set.
+        let owner = try await DashboardTests.ownerBrowser(fixture.server)
+        _ = try await owner.get("/dashboard/teams/T/apps")
+        let form = try await owner.post("/dashboard/teams/T/apps/\(fixture.app.id)/attestation", [
+            "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
+            "digests": AndroidTestKeyDescription.signingDigest.hexString, "securityLevel": "tee", "allowUnlocked": "on",
+        ])
+        #expect(form.status == 303, "\(form.html)")
+        let row = try #require(try await AppRecord.find(UUID(uuidString: fixture.app.id), on: fixture.server.app.db))
+        #expect(try AttestationSettings.stored(row.attestation).allowUnlockedDevices == true)
+        #expect(try await owner.get("/dashboard/teams/T/apps").html.contains("name=\"allowUnlocked\" checked"))
     }
 
     @Test("a revoked intermediate refuses new attestations and the assertions of installs attested before")

@@ -8,6 +8,17 @@ extension AndroidKeyDescription {
     static let maximumChallengeSize = 128
     /// The tag of `attestationApplicationId` in an AuthorizationList.
     static let applicationIDTag: UInt = 709
+    /// The tag of `rootOfTrust`.
+    static let rootOfTrustTag: UInt = 704
+    /// The tag of `origin`.
+    static let originTag: UInt = 702
+
+    /// The fields of an AuthorizationList Coffer reads.
+    struct AuthorizationFields {
+        var applicationID: AndroidAttestationApplicationID?
+        var rootOfTrust: AndroidRootOfTrust?
+        var origin: Int?
+    }
 
     /// Parses the DER contents of the attestation extension.
     ///
@@ -15,7 +26,8 @@ extension AndroidKeyDescription {
     /// an `attestationApplicationId` is read from either list. Throws
     /// ``AttestationFailure/Code/invalid`` with one line for malformed, oversized or
     /// unexpected input (a field of the wrong type, a security level outside 0…2, a missing or
-    /// extra element, a duplicated `attestationApplicationId`).
+    /// extra element, a duplicated field it reads). `rootOfTrust` and `origin` are read from the
+    /// hardware-enforced list only.
     public init(derEncoded bytes: [UInt8]) throws {
         guard bytes.count <= Self.maximumEncodedSize else {
             throw AttestationFailure.invalid("Android key description is larger than \(Self.maximumEncodedSize) bytes")
@@ -39,8 +51,8 @@ extension AndroidKeyDescription {
             throw AttestationFailure.invalid("Android key description: attestationChallenge is longer than \(Self.maximumChallengeSize) bytes")
         }
         let uniqueID = try Self.octets(next("uniqueId"), name: "uniqueId")
-        let software = try Self.applicationID(inAuthorizationList: next("softwareEnforced"), name: "softwareEnforced")
-        let hardware = try Self.applicationID(inAuthorizationList: next("hardwareEnforced"), name: "hardwareEnforced")
+        let software = try Self.fields(inAuthorizationList: next("softwareEnforced"), name: "softwareEnforced", hardware: false)
+        let hardware = try Self.fields(inAuthorizationList: next("hardwareEnforced"), name: "hardwareEnforced", hardware: true)
         guard fields.next() == nil else {
             throw AttestationFailure.invalid("Android key description has elements after hardwareEnforced")
         }
@@ -52,34 +64,62 @@ extension AndroidKeyDescription {
             keyMintSecurityLevel: keyMintLevel,
             attestationChallenge: challenge,
             uniqueID: uniqueID,
-            softwareEnforcedApplicationID: software,
-            hardwareEnforcedApplicationID: hardware
+            softwareEnforcedApplicationID: software.applicationID,
+            hardwareEnforcedApplicationID: hardware.applicationID,
+            rootOfTrust: hardware.rootOfTrust,
+            origin: hardware.origin
         )
     }
 
-    /// The `attestationApplicationId` of an AuthorizationList (a SEQUENCE of `[tag] EXPLICIT`
-    /// fields), skipping every other field.
-    static func applicationID(inAuthorizationList node: ASN1Node, name: String) throws -> AndroidAttestationApplicationID? {
-        var found: AndroidAttestationApplicationID?
+    /// The fields Coffer reads of an AuthorizationList (a SEQUENCE of `[tag] EXPLICIT` fields),
+    /// skipping every other field: `attestationApplicationId`, and in the hardware-enforced list
+    /// `rootOfTrust` and `origin`.
+    static func fields(inAuthorizationList node: ASN1Node, name: String, hardware: Bool) throws -> AuthorizationFields {
+        var found = AuthorizationFields()
+        var seen: Set<UInt> = []
         for field in try children(of: node, identifier: .sequence, name: name) {
             guard field.identifier.tagClass == .contextSpecific else {
                 throw AttestationFailure.invalid("Android key description: \(name) has an untagged field")
             }
-            guard field.identifier.tagNumber == applicationIDTag else { continue }
-            guard found == nil else {
-                throw AttestationFailure.invalid("Android key description: \(name) has two attestationApplicationId fields")
+            let tag = field.identifier.tagNumber
+            guard tag == applicationIDTag || (hardware && (tag == rootOfTrustTag || tag == originTag)) else { continue }
+            guard seen.insert(tag).inserted else {
+                throw AttestationFailure.invalid("Android key description: \(name) has field [\(tag)] twice")
             }
             guard case .constructed(let inner) = field.content else {
-                throw AttestationFailure.invalid("Android key description: attestationApplicationId is not an explicit tag")
+                throw AttestationFailure.invalid("Android key description: field [\(tag)] of \(name) is not an explicit tag")
             }
             var nodes = inner.makeIterator()
-            guard let octetNode = nodes.next(), nodes.next() == nil else {
-                throw AttestationFailure.invalid("Android key description: attestationApplicationId is not one OCTET STRING")
+            guard let value = nodes.next(), nodes.next() == nil else {
+                throw AttestationFailure.invalid("Android key description: field [\(tag)] of \(name) is not one value")
             }
-            let encoded = try octets(octetNode, name: "attestationApplicationId")
-            found = try AndroidAttestationApplicationID(derEncoded: encoded)
+            switch tag {
+            case applicationIDTag:
+                found.applicationID = try AndroidAttestationApplicationID(derEncoded: octets(value, name: "attestationApplicationId"))
+            case rootOfTrustTag:
+                found.rootOfTrust = try rootOfTrust(value)
+            default:
+                found.origin = try nonNegativeInteger(value, name: "origin")
+            }
         }
         return found
+    }
+
+    /// A `RootOfTrust`: the boot key and hash are skipped, `deviceLocked` and `verifiedBootState`
+    /// read; fewer than three elements, or more than four, are refused.
+    static func rootOfTrust(_ node: ASN1Node) throws -> AndroidRootOfTrust {
+        let elements = Array(try children(of: node, identifier: .sequence, name: "rootOfTrust"))
+        guard (3...4).contains(elements.count) else {
+            throw AttestationFailure.invalid("Android key description: rootOfTrust has \(elements.count) elements, not 3 or 4")
+        }
+        _ = try octets(elements[0], name: "verifiedBootKey")
+        let locked = try asn1Field("deviceLocked") { try Bool(derEncoded: elements[1]) }
+        let raw = try asn1Field("verifiedBootState") { try Int(derEncoded: elements[2], withIdentifier: .enumerated) }
+        guard let state = AndroidRootOfTrust.VerifiedBootState(rawValue: raw) else {
+            throw AttestationFailure.invalid("Android key description: verifiedBootState is not 0 to 3")
+        }
+        if elements.count == 4 { _ = try octets(elements[3], name: "verifiedBootHash") }
+        return AndroidRootOfTrust(deviceLocked: locked, verifiedBootState: state)
     }
 
     static func children(of node: ASN1Node, identifier: ASN1Identifier, name: String) throws -> ASN1NodeCollection {

@@ -35,6 +35,11 @@ public struct AndroidKeyDescription: Sendable, Equatable {
     public let softwareEnforcedApplicationID: AndroidAttestationApplicationID?
     /// The `attestationApplicationId` of the hardware-enforced list, if present.
     public let hardwareEnforcedApplicationID: AndroidAttestationApplicationID?
+    /// The hardware-enforced `rootOfTrust`, if present (the TEE or StrongBox always gives one).
+    public let rootOfTrust: AndroidRootOfTrust?
+    /// The hardware-enforced `origin` (0 for a key generated in the TEE or StrongBox, 2 for an
+    /// imported one), if present.
+    public let origin: Int?
 
     /// The application ID to check: the hardware-enforced one when the TEE or StrongBox
     /// supplied one, otherwise the software-enforced one, where Keystore (the Android system)
@@ -52,7 +57,9 @@ public struct AndroidKeyDescription: Sendable, Equatable {
         attestationChallenge: [UInt8],
         uniqueID: [UInt8],
         softwareEnforcedApplicationID: AndroidAttestationApplicationID?,
-        hardwareEnforcedApplicationID: AndroidAttestationApplicationID?
+        hardwareEnforcedApplicationID: AndroidAttestationApplicationID?,
+        rootOfTrust: AndroidRootOfTrust? = nil,
+        origin: Int? = nil
     ) {
         self.attestationVersion = attestationVersion
         self.attestationSecurityLevel = attestationSecurityLevel
@@ -62,5 +69,7 @@ public struct AndroidKeyDescription: Sendable, Equatable {
         self.uniqueID = uniqueID
         self.softwareEnforcedApplicationID = softwareEnforcedApplicationID
         self.hardwareEnforcedApplicationID = hardwareEnforcedApplicationID
+        self.rootOfTrust = rootOfTrust
+        self.origin = origin
     }
 }

@@ -30,6 +30,9 @@ struct AttestationSettings: Content, Equatable, Sendable {
     var signingCertificateDigests: [String]?
     /// Android: `software`, `tee` (default) or `strongbox`.
     var minimumSecurityLevel: String?
+    /// Android: accept devices with an unlocked bootloader or a boot not verified by the maker's
+    /// key (default false: refused, since such a device's system writes the app identity).
+    var allowUnlockedDevices: Bool?
 
     /// The `none` policy.
     static let none = AttestationSettings(policy: .none)
@@ -64,7 +67,8 @@ struct AttestationSettings: Content, Equatable, Sendable {
             guard AndroidKeyAttestationPolicy.SecurityLevel(name: level) != nil else {
                 throw APIError.invalid("attestation.minimumSecurityLevel must be software, tee or strongbox")
             }
-            return AttestationSettings(policy: policy, packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level)
+            return AttestationSettings(policy: policy, packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level,
+                                       allowUnlockedDevices: allowUnlockedDevices == true ? true : nil)
         }
     }
 
@@ -80,7 +84,8 @@ struct AttestationSettings: Content, Equatable, Sendable {
         guard policy == .androidKeyAttestation, let packageName,
               let level = AndroidKeyAttestationPolicy.SecurityLevel(name: minimumSecurityLevel ?? "tee") else { return nil }
         let digests = (signingCertificateDigests ?? []).compactMap { try? Self.digestBytes($0) }
-        return AndroidKeyAttestationPolicy(packageName: packageName, signingCertificateDigests: digests, minimumSecurityLevel: level)
+        return AndroidKeyAttestationPolicy(packageName: packageName, signingCertificateDigests: digests, minimumSecurityLevel: level,
+                                           requiresVerifiedBoot: allowUnlockedDevices != true)
     }
 
     /// One line for `app list`, the dashboard and the audit log.
@@ -90,7 +95,8 @@ struct AttestationSettings: Content, Equatable, Sendable {
         case .appleAppAttest:
             return "apple-app-attest \(appleTeamID ?? "?").\(bundleID ?? "?") (\(appleEnvironment ?? "production"))"
         case .androidKeyAttestation:
-            return "android-key-attestation \(packageName ?? "?") (\(signingCertificateDigests?.count ?? 0) signing digests, \(minimumSecurityLevel ?? "tee") or stronger)"
+            return "android-key-attestation \(packageName ?? "?") (\(signingCertificateDigests?.count ?? 0) signing digests, \(minimumSecurityLevel ?? "tee") or stronger"
+                + (allowUnlockedDevices == true ? ", unlocked devices allowed)" : ")")
         }
     }
 

@@ -144,7 +144,8 @@ struct AppPages: RouteCollection {
             let settings = AttestationSettings(
                 policy: policy, appleTeamID: try optional("appleTeamID", "The Apple Team ID"), bundleID: try optional("attestBundleID", "The bundle ID"),
                 appleEnvironment: try optional("appleEnvironment", "The environment"), packageName: try optional("packageName", "The package name"),
-                signingCertificateDigests: digests.isEmpty ? nil : digests, minimumSecurityLevel: try optional("securityLevel", "The security level"))
+                signingCertificateDigests: digests.isEmpty ? nil : digests, minimumSecurityLevel: try optional("securityLevel", "The security level"),
+                allowUnlockedDevices: try optional("allowUnlocked", "Unlocked devices") == "on" ? true : nil)
             _ = try await AppController.update(app, in: team, collections: nil, attestation: settings, actor: try req.user().name,
                                                on: req.db, credentials: apps.credentials)
         } catch let error as APIError where error.status == .badRequest {

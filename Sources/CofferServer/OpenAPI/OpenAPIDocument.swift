@@ -591,6 +591,10 @@ enum OpenAPIDocument {
    },
    "AttestationPolicy": {
     "properties": {
+     "allowUnlockedDevices": {
+      "description": "android: also accept devices with an unlocked bootloader or an unverified boot (default false)",
+      "type": "boolean"
+     },
      "appleEnvironment": {
       "enum": [
        "production",
@@ -2740,6 +2744,10 @@ enum OpenAPIDocument {
         "properties": {
          "attestation": {
           "properties": {
+           "allowUnlockedDevices": {
+            "description": "android: also accept devices with an unlocked bootloader or an unverified boot (default false)",
+            "type": "boolean"
+           },
            "appleEnvironment": {
             "enum": [
              "production",
@@ -2956,6 +2964,10 @@ enum OpenAPIDocument {
         "properties": {
          "attestation": {
           "properties": {
+           "allowUnlockedDevices": {
+            "description": "android: also accept devices with an unlocked bootloader or an unverified boot (default false)",
+            "type": "boolean"
+           },
            "appleEnvironment": {
             "enum": [
              "production",

@@ -25,11 +25,14 @@ struct AttestationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("android-key-attestation: software, tee (default) or strongbox.", valueName: "LEVEL"))
     var androidSecurityLevel: String?
 
+    @Flag(help: ArgumentHelp("android-key-attestation: also accept devices with an unlocked bootloader or an unverified boot (their system writes the app's identity: any app could claim to be yours)."))
+    var androidAllowUnlockedDevices = false
+
     /// The policy to send, or nil when `--attestation` is absent. A detail given for another
     /// policy (or without one) is refused here, before anything is sent.
     func policy() throws -> API.Attestation? {
         let apple = appleTeamID != nil || appleBundleID != nil || appleEnvironment != nil
-        let android = androidPackage != nil || !androidSigningDigest.isEmpty || androidSecurityLevel != nil
+        let android = androidPackage != nil || !androidSigningDigest.isEmpty || androidSecurityLevel != nil || androidAllowUnlockedDevices
         guard let attestation else {
             if apple || android { throw CLIFailure(.usage, "--apple-* and --android-* options need --attestation") }
             return nil
@@ -48,7 +51,7 @@ struct AttestationOptions: ParsableArguments {
                 throw CLIFailure(.usage, "--attestation android-key-attestation needs --android-package and --android-signing-digest")
             }
             return API.Attestation(policy: attestation, packageName: androidPackage, signingCertificateDigests: androidSigningDigest,
-                                   minimumSecurityLevel: androidSecurityLevel)
+                                   minimumSecurityLevel: androidSecurityLevel, allowUnlockedDevices: androidAllowUnlockedDevices ? true : nil)
         default:
             throw CLIFailure(.usage, "--attestation must be none, apple-app-attest or android-key-attestation")
         }

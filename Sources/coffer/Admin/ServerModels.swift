@@ -89,6 +89,7 @@ enum API {
         var packageName: String?
         var signingCertificateDigests: [String]?
         var minimumSecurityLevel: String?
+        var allowUnlockedDevices: Bool?
 
         /// One line for `app list`.
         var summary: String {
@@ -96,6 +97,7 @@ enum API {
             case "apple-app-attest": return "apple \(appleTeamID ?? "?").\(bundleID ?? "?") \(appleEnvironment ?? "production")"
             case "android-key-attestation":
                 return "android \(packageName ?? "?") \(minimumSecurityLevel ?? "tee")+ (\(signingCertificateDigests?.count ?? 0) digests)"
+                    + (allowUnlockedDevices == true ? " unlocked allowed" : "")
             default: return policy
             }
         }
