@@ -140,7 +140,7 @@ struct CollectionCache: Sendable {
             let file = try output.createFile(mode: 0o600)
             try bytes.withUnsafeBytes { try file.write($0, at: 0) }
             try file.synchronize()
-            CrashPoint.reach(step + "-written")
+            try CrashPoint.reach(step + "-written", writing: path)
             try output.commit()
         } catch {
             output.discard()

@@ -37,7 +37,7 @@ struct ReportQueue: Sendable {
 
     /// Removes the events whose IDs are in `ids`.
     func remove(_ ids: Set<String>) async throws {
-        try await modify { $0.removeAll { ids.contains($0.id) } }
+        try await modify(at: "reports-removing") { $0.removeAll { ids.contains($0.id) } }
     }
 
     /// The events, oldest first, within the bounds.
@@ -51,7 +51,9 @@ struct ReportQueue: Sendable {
     /// Whether the file exists (a cheap look before starting a background send).
     var mayHoldEvents: Bool { FileManager.default.fileExists(atPath: path) }
 
-    private func modify(_ change: (inout [ReportEvent]) -> Void) async throws {
+    /// Changes the events under the lock and replaces the file; `point` names the crash point
+    /// (``CrashPoint``) before the write.
+    private func modify(at point: String? = nil, _ change: (inout [ReportEvent]) -> Void) async throws {
         let lock = try await FileLock.acquire(try lockPath())
         defer { lock.release() }
         var events = read()
@@ -59,7 +61,9 @@ struct ReportQueue: Sendable {
         events = Self.bounded(events, now: Date())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try AtomicOutput.write(try encoder.encode(Stored(events: events)), to: path, replacing: true)
+        let bytes = try encoder.encode(Stored(events: events))
+        if let point { try CrashPoint.reach(point, writing: path) }
+        try AtomicOutput.write(bytes, to: path, replacing: true)
     }
 
     private func lockPath() throws -> String {
