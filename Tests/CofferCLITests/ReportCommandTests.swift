@@ -90,6 +90,37 @@ struct ReportCommandTests {
         #expect(try fleet.cachedModels(fleet.folder("edge"))["FlowerClassifier"] == fleet.flowers.sha["classifier"])
     }
 
+    @Test("when the queue cannot be written after the server's 200 (a full disk), the batch is sent once, not again and again; the next report sends it")
+    func unwritableQueueSendsOnce() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync("full-disk").status == 0)
+        let cache = fleet.folder("full-disk")
+        // 100 events queued before the report (a device long offline): the first batch does not hold it.
+        try await ReportQueue(root: cache).append((0..<100).map { ReportUnitTests.event($0) })
+        let queued = SDKFleet.queuedReports(cache).count
+        // Every batch is taken (200), whatever the server made of these events.
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        proxy.setRule { _, path, _, _, _ in path.hasPrefix("/v1/device/reports") ? .status(200) : .forward }
+        func sends() -> Int { proxy.takeLog().filter { $0.path.hasPrefix("/v1/device/reports") }.count }
+
+        // The queue cannot be replaced after the first 200. Before, the send read the same events
+        // again and sent the same batch again at once, 1010 times.
+        let full = try await fleet.report("full-disk", model: "FlowerStylizer", ["--loaded"], server: proxy.url,
+                                          environment: ["COFFER_TEST_FAIL_AT": "reports-removing"])
+        #expect(sends() == 1)
+        #expect(full.status == 74 && full.stderr.contains("the report queue cannot be written"), "\(full.status) \(full.stderr)")
+        #expect(SDKFleet.queuedReports(cache).count == queued + 1)
+
+        // With room again, the next report sends what stayed queued, and itself.
+        let next = try await fleet.report("full-disk", model: "FlowerStylizer", ["--loaded"], server: proxy.url)
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(sends() == 2)
+        #expect(SDKFleet.queuedReports(cache).isEmpty)
+    }
+
     @Test("killed at every step of the fallback, the cache serves one whole version, the failed or the previous; the next sync finishes the fallback")
     func killedMidFallback() async throws {
         guard let fleet = try await SDKFleet() else { return }

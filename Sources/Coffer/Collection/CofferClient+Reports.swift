@@ -31,7 +31,7 @@ extension CofferClient {
         let switched = kind == .failed ? await fallBack(entry, source: source, reason: reason ?? "") : nil
         let result = await reporter.sendNow(until: event.id)
         if let error = result.targetError { throw error }
-        if !result.targetAnswered { throw result.stop ?? .queued(.cache("the report queue cannot be written")) }
+        if !result.targetAnswered { throw result.stop ?? .queued(.cache(Reporter.queueNotWritten)) }
         return switched
     }
 

@@ -8,7 +8,8 @@ import Foundation
 /// the rest go again at once. After 429, 5xx, another 4xx (401: a credential that may be fixed) or
 /// no answer the queue stays, and the next background
 /// try waits for the server's `Retry-After`, else for a backoff from 30 seconds doubling to 30
-/// minutes; a new client (the app's next launch) tries again.
+/// minutes; a new client (the app's next launch) tries again. When the queue cannot be written
+/// after an answer (a full disk), the send stops there and the next waits for that backoff too.
 ///
 /// A background send starts ``gathering`` seconds after the event that asked for it (or after the
 /// client was made with reports queued), so that the events of one access go in one request and
@@ -132,15 +133,15 @@ actor Reporter {
             let holdsTarget = target.map(ids.contains) ?? false
             switch await api.report(batch) {
             case .accepted:
-                try? await queue.remove(ids)
                 result.accepted += batch.count
                 backoff = 0
                 result.targetAnswered = result.targetAnswered || holdsTarget
+                result.stop = await remove(ids)
             case .refused(let status, let code, let reason, let index):
                 let error = ReportError.refused(status: status, code: code, reason: reason)
                 // A refusal that names one event drops that one; the others go again at once.
                 let dropped = index.flatMap { batch.indices.contains($0) ? [batch[$0].id] : nil } ?? Array(ids)
-                try? await queue.remove(Set(dropped))
+                result.stop = await remove(Set(dropped))
                 if refused.count > ReportQueue.maximumEvents { refused.removeAll() }
                 for id in dropped { refused[id] = error }
                 if let target, dropped.contains(target) { (result.targetAnswered, result.targetError) = (true, error) }
@@ -155,6 +156,24 @@ actor Reporter {
         }
         return result
     }
+
+    /// Removes the events the server answered from the queue. When the queue cannot be written (a
+    /// full disk, a read-only folder) they stay in it, and the send stops there, the next one
+    /// waiting for the backoff: read again at once, the same batch would be sent again and again
+    /// (the server counts an ID once, but each send costs the device's battery and the network).
+    /// Why the send stops, or nil.
+    private func remove(_ ids: Set<String>) async -> ReportError? {
+        do {
+            try await queue.remove(ids)
+            return nil
+        } catch {
+            wait(nil)
+            return .queued(.cache("\(Self.queueNotWritten) (\(error))"))
+        }
+    }
+
+    /// Why events the server answered stay queued.
+    static let queueNotWritten = "the report queue cannot be written"
 
     /// The oldest events that fit one request: at most ``batchSize``, within the body limit.
     static func batch(_ events: [ReportEvent]) -> [ReportEvent] {
