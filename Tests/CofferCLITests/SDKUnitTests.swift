@@ -25,6 +25,45 @@ struct SDKUnitTests {
         #expect(try CollectionCache(root: URL(fileURLWithPath: folder), identifier: "C").damagedModels() == [sha])
     }
 
+    @Test("failed.json with the largest floor envelope and the most models is read back; one that cannot be read is an error, not 'no failures'")
+    func largestFailedRecord() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-failed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let cache = try CollectionCache(root: root, identifier: "FlowerModels")
+        try FileManager.default.createDirectory(atPath: cache.folder, withIntermediateDirectories: true)
+        #expect(try cache.loadFailed() == nil)
+
+        // The largest envelope the SDK takes, all of whose base64 is `/` (0xFF bytes), and 32 models
+        // whose reasons JSON escapes byte for byte: ~1.4 MB, which the 1 MiB limit used to skip
+        // (the failed model was then adopted again).
+        let models = (0..<FailedModels.maximumModels).map { index in
+            FailedModels.Model(model: "FlowerClassifier\(index)", sha256: String(repeating: "ab", count: 32),
+                               deploymentID: UUID().uuidString, sequence: UInt64(index), reason: String(repeating: "\"", count: 200),
+                               at: Date(timeIntervalSince1970: 1_800_000_000))
+        }
+        let failed = FailedModels(models: models, floorEnvelope: Data(repeating: 0xFF, count: SignedManifest.maximumEnvelopeSize))
+        try cache.writeFailed(failed)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: cache.failedPath)[.size] as? Int)
+        #expect(size > 1 << 20 && size <= CollectionCache.maximumRecordSize, "\(size) bytes")
+        #expect(try cache.loadFailed() == failed)
+
+        // A record that would not be read back is not written; the one there stays.
+        var larger = failed
+        larger.floorEnvelope = Data(count: CollectionCache.maximumRecordSize)
+        #expect(throws: IOFailure.self) { try cache.writeFailed(larger) }
+        #expect(try cache.loadFailed() == failed)
+
+        // Larger than any record the cache writes, or not a record: what failed is unknown, an error.
+        try Data(repeating: 0x20, count: CollectionCache.maximumRecordSize + 1).write(to: URL(fileURLWithPath: cache.failedPath))
+        #expect(throws: UnreadableFailedModels.self) { try cache.loadFailed() }
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: cache.failedPath))
+        #expect(throws: UnreadableFailedModels.self) { try cache.loadFailed() }
+        // No failure left: no file, no record.
+        try cache.writeFailed(FailedModels(models: [], floorEnvelope: Data()))
+        #expect(!FileManager.default.fileExists(atPath: cache.failedPath))
+        #expect(try cache.loadFailed() == nil)
+    }
+
     @Test("a second download in one update (a repair after a failed one) adds to the progress: it never goes backwards")
     func progressBegunTwice() {
         let shared = DownloadProgress()

@@ -46,6 +46,12 @@ struct CollectionCache: Sendable {
         folder = root.appendingPathComponent("collections", isDirectory: true).appendingPathComponent(identifier, isDirectory: true).path
     }
 
+    /// The most bytes a state file or `failed.json` may hold: each carries one signed manifest (at
+    /// most ``SignedManifest/maximumEnvelopeSize``) in base64, 4/3 of its size, and room for the
+    /// rest (an ETag; up to ``FailedModels/maximumModels`` failed models). A larger file is not
+    /// read, and the cache never writes one.
+    static let maximumRecordSize = 2 * SignedManifest.maximumEnvelopeSize + (64 << 10)
+
     var blobsFolder: String { folder + "/blobs" }
     var stagingFolder: String { folder + "/staging" }
     var statePath: String { folder + "/state.json" }
@@ -98,7 +104,7 @@ struct CollectionCache: Sendable {
 
     /// The state file at `path`, verified as ``loadVerifiedState(publicKey:)`` says.
     func loadVerifiedState(at path: String, publicKey: Curve25519.Signing.PublicKey) -> CacheState? {
-        guard let data = PositionalFile.contents(at: path, atMost: 2 * SignedManifest.maximumEnvelopeSize),
+        guard let data = PositionalFile.contents(at: path, atMost: Self.maximumRecordSize),
               let stored = try? Self.decoder.decode(CacheState.Stored.self, from: data), stored.format == 1,
               let manifest = try? SignedManifest.verify(stored.envelope, using: publicKey, now: nil),
               manifest.collection == identifier, teamID.map({ $0.lowercased() == manifest.teamID.lowercased() }) ?? true
@@ -183,7 +189,8 @@ struct CollectionCache: Sendable {
 
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        // Unescaped, a base64 envelope takes 4/3 of its size whatever its bytes (``maximumRecordSize``).
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }

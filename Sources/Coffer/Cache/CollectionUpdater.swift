@@ -61,7 +61,14 @@ struct CollectionUpdater: Sendable {
         }
         defer { lock.release() }
         var current = cache.loadState(publicKey: configuration.publicKey)
-        let failed = cache.loadFailed()
+        let failed: FailedModels?
+        do {
+            failed = try cache.loadFailed()
+        } catch {
+            // The failures recorded are unknown: any manifest might name one. The cache keeps
+            // serving the version in force.
+            throw .cache("\(error)")
+        }
         if let state = current, let failed {
             // A fallback a crash interrupted is finished first (LastKnownGood).
             let lastKnownGood = LastKnownGood(cache: cache, publicKey: configuration.publicKey)
@@ -150,7 +157,7 @@ struct CollectionUpdater: Sendable {
             if var failed {
                 // A model this deployment replaces may be adopted again later.
                 failed.forget(replacedIn: manifest)
-                if failed != cache.loadFailed() { try cache.writeFailed(failed) }
+                if try failed != cache.loadFailed() { try cache.writeFailed(failed) }
             }
         } catch {
             throw .cache("\(error)")

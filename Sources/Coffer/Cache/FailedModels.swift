@@ -60,14 +60,32 @@ struct FailedModels: Codable, Sendable, Equatable {
     }
 }
 
+/// `failed.json` is there but cannot be taken for a record (an I/O error, larger than a record the
+/// cache writes, not JSON of this format): the failures and the floor it holds are unknown.
+struct UnreadableFailedModels: Error, Sendable, CustomStringConvertible {
+    let path: String
+    let reason: String
+
+    var description: String { "the failed models recorded in \(path) cannot be read (\(reason))" }
+}
+
 extension CollectionCache {
     var failedPath: String { folder + "/failed.json" }
 
-    /// The failed models of this collection; nil when none (or the file cannot be read).
-    func loadFailed() -> FailedModels? {
-        guard let data = PositionalFile.contents(at: failedPath, atMost: 1 << 20),
-              let failed = try? Self.decoder.decode(FailedModels.self, from: data), failed.format == 1
-        else { return nil }
+    /// The failed models of this collection; nil when none are recorded (there is no file). A file
+    /// that cannot be read throws: taken for "no failures", it would let an update adopt a failed
+    /// model again and lower the floor of rollback protection.
+    func loadFailed() throws(UnreadableFailedModels) -> FailedModels? {
+        let data: Data?
+        do {
+            data = try PositionalFile.contentsIfPresent(at: failedPath, atMost: Self.maximumRecordSize)
+        } catch {
+            throw UnreadableFailedModels(path: failedPath, reason: (error as? IOFailure)?.reason ?? "\(error)")
+        }
+        guard let data else { return nil }
+        guard let failed = try? Self.decoder.decode(FailedModels.self, from: data), failed.format == 1 else {
+            throw UnreadableFailedModels(path: failedPath, reason: "not a record of failed models this SDK reads")
+        }
         return failed
     }
 
@@ -85,7 +103,10 @@ extension CollectionCache {
             guard unlink(failedPath) == 0 || errno == ENOENT else { throw IOFailure(operation: .remove, path: failedPath, errno: errno) }
             return
         }
-        try AtomicOutput.write(try Self.encoder.encode(failed), to: failedPath, replacing: true)
+        let bytes = try Self.encoder.encode(failed)
+        // Never one that ``loadFailed()`` would not read back.
+        guard bytes.count <= Self.maximumRecordSize else { throw IOFailure(operation: .write, path: failedPath, errno: EFBIG) }
+        try AtomicOutput.write(bytes, to: failedPath, replacing: true)
         try DurableSync.synchronizeFolder(folder)
     }
 }

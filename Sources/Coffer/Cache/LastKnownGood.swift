@@ -40,7 +40,8 @@ struct LastKnownGood: Sendable {
         guard let current = cache.loadVerifiedState(publicKey: publicKey), let entry = current.manifest.models[model],
               entry.sha256 == sha256
         else { return .notCurrent }
-        let existing = cache.loadFailed()
+        // A record that cannot be read is not replaced: it may hold other failures and the floor.
+        let existing = try cache.loadFailed()
         let record = FailedModels.Model(model: model, sha256: sha256, deploymentID: current.manifest.deploymentID,
                                         sequence: current.manifest.sequence, reason: reason, at: Date())
         var failed = existing ?? FailedModels(models: [], floorEnvelope: current.stored.envelope)

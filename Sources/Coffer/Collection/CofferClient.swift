@@ -251,7 +251,7 @@ public final class CofferClient: Sendable {
         }
         var collection = ModelCollection(identifier: manifest.collection, deploymentID: manifest.deploymentID, sequence: manifest.sequence,
                                          expiresAt: manifest.expiresAt, entries: entries, origin: origin)
-        if let failed = cache.loadFailed(), failed.failedModel(in: manifest) == nil, let last = failed.models.last {
+        if let failed = try? cache.loadFailed(), failed.failedModel(in: manifest) == nil, let last = failed.models.last {
             collection.fallback = ModelCollection.Fallback(last)
         }
         return collection

@@ -5,15 +5,33 @@ import Crypto
 #endif
 import CofferFormat
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension PositionalFile {
     /// The whole file at `path` when it holds at most `limit` bytes; nil when it cannot be read or
     /// is larger (the cache's small JSON files: a state, the failed models, the report queue).
     static func contents(at path: String, atMost limit: Int) -> Data? {
-        guard let file = try? PositionalFile(readingAt: path), let size = try? file.size(), size <= UInt64(limit),
-              let bytes = try? file.read(count: Int(size), at: 0)
-        else { return nil }
-        return Data(bytes)
+        try? contentsIfPresent(at: path, atMost: limit)
+    }
+
+    /// The whole file at `path`; nil when there is none. Throws ``IOFailure`` when it cannot be
+    /// read, `EFBIG` when it holds more than `limit` bytes.
+    static func contentsIfPresent(at path: String, atMost limit: Int) throws -> Data? {
+        let file: PositionalFile
+        do {
+            file = try PositionalFile(readingAt: path)
+        } catch let failure as IOFailure where failure.isMissing {
+            return nil
+        }
+        let size = try file.size()
+        guard size <= UInt64(limit) else { throw IOFailure(operation: .read, path: path, errno: EFBIG) }
+        return Data(try file.read(count: Int(size), at: 0))
     }
 
     /// Adds the file's first `count` bytes to `hasher`, read 1 MiB at a time; with `stoppingWhenCancelled`
