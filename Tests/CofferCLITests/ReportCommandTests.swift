@@ -121,7 +121,7 @@ struct ReportCommandTests {
         #expect(SDKFleet.queuedReports(cache).isEmpty)
     }
 
-    @Test("killed at every step of the fallback, the cache serves one whole version, the failed or the previous; the next sync finishes the fallback")
+    @Test("killed at every step of the fallback, the cache holds one whole version, the failed or the previous; the next open, or sync, finishes the fallback")
     func killedMidFallback() async throws {
         guard let fleet = try await SDKFleet() else { return }
         defer { fleet.finish() }
@@ -147,22 +147,64 @@ struct ReportCommandTests {
                                           environment: ["COFFER_TEST_KILL_AT": point])
             #expect(killed.status == 9, "\(point): \(killed.status) \(killed.stderr)")
 
-            // One whole version: the failed one or the previous one, never a mix, and it opens.
+            // One whole version: the failed one or the previous one, never a mix.
             let now = try fleet.cachedModels(cache)
             #expect(now == failedVersion || now == previousVersion, "\(point): \(now)")
-            for (model, modelSHA) in now {
+            // The failure is recorded at every point: `coffer open` (cached only, no update) finishes
+            // the fallback the crash interrupted and opens the previous version, whole.
+            for (model, modelSHA) in previousVersion {
                 let opened = try await cli.run("open", "--cache", name, "--collection", "FlowerModels", model, "--stdout")
                 #expect(opened.status == 0, "\(point) \(model): \(opened.stderr)")
                 #expect(opened.stdoutBytes == plainBySHA[modelSHA], "\(point) \(model)")
             }
+            #expect(try fleet.cachedModels(cache) == previousVersion, "\(point)")
 
-            // The next sync finishes the fallback and refuses the failed model; nothing is left behind.
+            // The next sync keeps it and refuses the failed model; nothing is left behind.
             let finished = try await fleet.sync(name)
             #expect(finished.status == 0 && finished.stderr.contains("model FlowerClassifier failed on this device"), "\(point): \(finished.stderr)")
             #expect(try fleet.cachedModels(cache) == previousVersion, "\(point)")
             #expect(SDKFleet.names(cache, "blobs") == Set(previousVersion.values.map { $0 + ".coffer" }), "\(point)")
             #expect(!SDKFleet.names(cache, "").contains { $0.hasPrefix(".") }, "\(point)")
         }
+    }
+
+    @Test("killed after recording the failure, a cached-only access finishes the fallback: the previous version, with fallback set, announced",
+          arguments: ["beginAccessing", "cachedCollection"])
+    func cachedOnlyFinishesFallback(access: String) async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        let name = "interrupted-" + access
+        let cache = fleet.folder(name)
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync(name).status == 0)
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try await fleet.sync(name).status == 0)
+        let killed = try await fleet.report(name, model: "FlowerClassifier", ["--failed", "out of memory"],
+                                            environment: ["COFFER_TEST_KILL_AT": "fallback-recorded"])
+        #expect(killed.status == 9, "\(killed.status) \(killed.stderr)")
+        #expect(try fleet.cachedModels(cache)["FlowerClassifier"] == sha["classifier-large"])
+
+        // No update runs to finish it. Before, the access served the failed model, without `fallback`,
+        // for as long as the app stayed cached-only.
+        let client = try CofferClient(configuration: fleet.configuration(cache, policy: .cachedOnly))
+        let updates = client.updates(identifier: "FlowerModels")
+        let served: ModelCollection
+        if access == "beginAccessing" {
+            served = try await client.beginAccessing(identifier: "FlowerModels")
+        } else {
+            served = try #require(try client.cachedCollection(identifier: "FlowerModels"))
+        }
+        #expect(served.sequence == 1 && served.entries["FlowerClassifier"]?.sha256 == sha["classifier"], "\(String(describing: served.sequence))")
+        #expect(served.fallback?.modelName == "FlowerClassifier" && served.fallback?.sha256 == sha["classifier-large"])
+        #expect(served.fallback?.sequence == 2 && served.fallback?.reason == "out of memory")
+        #expect(try fleet.cachedModels(cache) == ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!])
+        let announced = try #require(try await SDKFleet.within(60) {
+            var iterator = updates.makeAsyncIterator()
+            return await iterator.next()
+        })
+        #expect(announced.sequence == 1 && announced.fallback?.sha256 == sha["classifier-large"])
+        #expect(try await served.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
     }
 
     @Test("killed while an update keeps the previous version, the cache serves the old deployment; the next sync switches and a failure falls back to it")

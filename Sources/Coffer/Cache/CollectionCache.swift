@@ -75,6 +75,9 @@ struct CollectionCache: Sendable {
     /// Takes the update lock.
     func lock() async throws -> FileLock { try await FileLock.acquire(folder + "/lock") }
 
+    /// Takes the update lock if no one holds it; nil when another client does. Never waits.
+    func lockIfFree() throws -> FileLock? { try FileLock.acquireIfFree(folder + "/lock") }
+
     /// The cached state, verified with `publicKey` (its expiry is not checked: an expired manifest
     /// still describes models the device may keep using offline), of ``teamID`` when one is set,
     /// with at least one of the models it names in `blobs/` with its size. Nil when there is none,

@@ -29,24 +29,28 @@ final class FileLock: @unchecked Sendable {
     /// Waits (polling, cancellably) until the lock on `path` is held.
     static func acquire(_ path: String) async throws -> FileLock {
         while true {
+            if let lock = try acquireIfFree(path) { return lock }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+    }
+
+    /// The lock on `path` if no one holds it; nil when another client does (in this process or
+    /// another). Never waits.
+    static func acquireIfFree(_ path: String) throws -> FileLock? {
+        while true {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR else {
-                    let code = errno
-                    close(fd)
-                    throw IOFailure(operation: .open, path: path, errno: code)
-                }
-                do {
-                    try await Task.sleep(nanoseconds: 50_000_000)
-                } catch {
-                    close(fd)
-                    throw error
-                }
+            var locked = flock(fd, LOCK_EX | LOCK_NB)
+            while locked != 0, errno == EINTR { locked = flock(fd, LOCK_EX | LOCK_NB) }
+            guard locked == 0 else {
+                let code = errno
+                close(fd)
+                if code == EWOULDBLOCK { return nil }
+                throw IOFailure(operation: .open, path: path, errno: code)
             }
             let lock = FileLock(descriptor: fd, path: path)
             if lock.isStillNamed() { return lock }
-            lock.release()  // removed (or replaced) while this client waited: lock what is there now
+            lock.release()  // removed (or replaced) while this client opened it: lock what is there now
         }
     }
 

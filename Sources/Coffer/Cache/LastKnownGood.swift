@@ -11,7 +11,8 @@ import Foundation
 ///
 /// The steps, each a crash point (``CrashPoint``), and what a crash after each leaves:
 /// 1. `fallback-recorded`: the failed model is in `failed.json`. The state still names it; the
-///    next update of the collection finishes the fallback (``finish(_:failed:inUse:)``).
+///    next update of the collection, or the next access without one (``UpdatePolicy/cachedOnly``,
+///    ``CofferClient/cachedCollection(identifier:)``), finishes the fallback (``finish(_:failed:inUse:)``).
 /// 2. `fallback-linked`: the previous version's models are back in `blobs/` beside the current ones.
 /// 3. `fallback-state-written`, `fallback-state-committed`: `state.json` is replaced by the
 ///    previous state in one rename: the switch.

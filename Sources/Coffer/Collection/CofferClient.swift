@@ -91,7 +91,9 @@ public final class CofferClient: Sendable {
     /// the download of its model (``ModelFollower``).
     func beginAccessing(identifier: String, progress: Foundation.Progress?, following follower: ModelFollower?) async throws -> ModelCollection {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
-        let loaded = cache.loadState(publicKey: configuration.publicKey)
+        var loaded = cache.loadState(publicKey: configuration.publicKey)
+        // No update will run to finish a fallback a crash interrupted: this access does.
+        if configuration.updatePolicy == .cachedOnly { loaded = finishingInterruptedFallback(cache, loaded: loaded) }
         let cached = servedState(cache, loaded: loaded)
         let collection: ModelCollection
         switch (configuration.updatePolicy, cached) {
@@ -164,7 +166,8 @@ public final class CofferClient: Sendable {
     /// The cached collection without any request, or nil when nothing usable is cached.
     public func cachedCollection(identifier: String) throws -> ModelCollection? {
         let cache = try CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID)
-        return servedState(cache).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
+        let loaded = finishingInterruptedFallback(cache, loaded: cache.loadState(publicKey: configuration.publicKey))
+        return servedState(cache, loaded: loaded).map { collection($0, cache: cache, origin: .cache(staleBecause: nil)) }
     }
 
     // MARK: internals
@@ -200,6 +203,26 @@ public final class CofferClient: Sendable {
         guard let state = loaded else { return nil }
         guard configuration.bundledModels.isEmpty || cache.absentModels(of: state).isEmpty else { return nil }
         return state
+    }
+
+    /// `loaded`, or the previous version when `loaded` names a model recorded as failed: a fallback
+    /// a crash interrupted after recording the failure (``LastKnownGood``) is finished here, as the
+    /// next update would finish it, under the collection's lock, and announced on
+    /// ``updates(identifier:)``. The failed version's models stay (an access of this process may
+    /// use them) until the next update or ``endAccessing(identifier:)``. When another client holds
+    /// the lock — an update, which finishes the fallback first, or a fallback — this one does not
+    /// wait for it: the state is read again.
+    private func finishingInterruptedFallback(_ cache: CollectionCache, loaded: CacheState?) -> CacheState? {
+        guard let state = loaded, let recorded = try? cache.loadFailed(), recorded.failedModel(in: state.manifest) != nil else { return loaded }
+        guard let lock = try? cache.lockIfFree() else { return cache.loadState(publicKey: configuration.publicKey) }
+        defer { lock.release() }
+        // Read again under the lock: another client may have finished it meanwhile.
+        guard let current = cache.loadState(publicKey: configuration.publicKey), let failed = try? cache.loadFailed(),
+              let previous = try? LastKnownGood(cache: cache, publicKey: configuration.publicKey)
+                  .finish(current, failed: failed, inUse: Set(current.blobs.keys))
+        else { return cache.loadState(publicKey: configuration.publicKey) }
+        listeners.announce(collection(previous, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
+        return previous
     }
 
     /// Why the bundled models are served instead of an incomplete cached version under ``UpdatePolicy/cachedOnly``.
