@@ -207,6 +207,41 @@ struct ReportCommandTests {
         #expect(try await served.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
     }
 
+    @Test("an update whose switch fails (a full disk as state.json is written) keeps the last known good: a failure then falls back to it")
+    func failedSwitchKeepsPrevious() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        let spring = ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!]
+        let summer = ["FlowerClassifier": sha["classifier-large"]!, "FlowerStylizer": sha["stylizer"]!]
+        let name = "switch-fails"
+        let cache = fleet.folder(name)
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync(name).status == 0)
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try await fleet.sync(name).status == 0)
+        #expect(try fleet.cachedModels(cache) == summer)
+        #expect(try fleet.cachedModels(cache, state: "previous/state.json") == spring)
+
+        // Autumn names a third classifier: the sync downloads it, then cannot write state.json.
+        fleet.session.cli.write("classifier-autumn.bin", CLI.randomData(100_000))
+        try await fleet.session.ok("encrypt", "classifier-autumn.bin", "--key", "flowers.modelkey", "--output", "classifier-autumn.coffer", "--quiet")
+        try await fleet.deploy("autumn", classifier: "classifier-autumn")
+        let full = try await fleet.sync(name, environment: ["COFFER_TEST_FAIL_AT": "state-written"])
+        #expect(full.status == 74 && full.stderr.contains("No space left on device"), "\(full.status) \(full.stderr)")
+        // Summer stays in force, and spring its last known good. Before, summer had replaced spring
+        // in previous/ ahead of the write: summer then had no version to fall back to.
+        #expect(try fleet.cachedModels(cache) == summer)
+        #expect(try fleet.cachedModels(cache, state: "previous/state.json") == spring)
+        #expect(SDKFleet.names(cache, "previous") == ["state.json", "blobs"])
+        #expect(SDKFleet.names(cache, "previous/blobs") == Set(spring.values.map { $0 + ".coffer" }))
+
+        let failed = try await fleet.report(name, model: "FlowerClassifier", ["--failed", "out of memory"])
+        #expect(failed.status == 0 && failed.stdout.contains("The cache fell back to deployment ") && failed.stdout.contains(", sequence 1,"),
+                "\(failed.stdout) \(failed.stderr)")
+        #expect(try fleet.cachedModels(cache) == spring)
+    }
+
     @Test("killed while an update keeps the previous version, the cache serves the old deployment; the next sync switches and a failure falls back to it")
     func killedWhileKeepingPrevious() async throws {
         guard let fleet = try await SDKFleet() else { return }

@@ -117,9 +117,10 @@ struct SDKFleet {
         return object["events"] as? [[String: Any]] ?? []
     }
 
-    /// The SHA-256 of each model named in `cache`'s state file (what the cache serves now).
-    func cachedModels(_ cache: URL) throws -> [String: String] {
-        let state = try #require(FileManager.default.contents(atPath: cache.path + "/collections/FlowerModels/state.json"))
+    /// The SHA-256 of each model named in `cache`'s state file (what the cache serves now), or in
+    /// another state file of the collection (`previous/state.json`: its last known good).
+    func cachedModels(_ cache: URL, state file: String = "state.json") throws -> [String: String] {
+        let state = try #require(FileManager.default.contents(atPath: cache.path + "/collections/FlowerModels/" + file))
         let object = try #require(try JSONSerialization.jsonObject(with: state) as? [String: Any])
         let envelope = try #require(Data(base64Encoded: object["envelope"] as? String ?? ""))
         let outer = try #require(try JSONSerialization.jsonObject(with: envelope) as? [String: Any])

@@ -77,7 +77,7 @@ struct SyncCommandTests {
     /// The points of an update where the SDK lets a debug build kill itself (CrashPoint.all), and
     /// the second piece of a download.
     static let killPoints = ["manifest-verified", "piece-written", "piece-written:3", "blob-verified", "blob-committed",
-                             "state-written", "state-committed", "old-removed"]
+                             "state-written", "state-committed", "previous-promoted", "old-removed"]
 
     @Test("killed at every step of an update, the cache still serves one whole deployment, and the next sync finishes the job")
     func killedMidUpdate() async throws {

@@ -19,31 +19,67 @@ import Darwin
 ///
 /// ```
 /// ROOT/collections/ID/previous/state.json        the state switched from (one rename replaces it)
-/// ROOT/collections/ID/previous/blobs/SHA.coffer  hard links to its models
+/// ROOT/collections/ID/previous/state.next.json   the state an update is switching from, staged
+/// ROOT/collections/ID/previous/blobs/SHA.coffer  hard links to their models
 /// ```
 ///
 /// Hard links keep `blobs/` holding exactly what the current state names while the previous
 /// version's models stay on disk (models the two share take no second copy). At most one previous
 /// version is kept; keeping it is best effort: a file system without hard links has none.
+///
+/// An update stages the version it switches from beside the kept one (``stagePrevious(_:)``) and
+/// makes it the kept one only once the new `state.json` is committed (``settlePrevious(switched:publicKey:)``):
+/// until then the kept one stays whole, so a switch that fails (a full disk, the app ended) leaves
+/// the version in force its last known good. A crash between the two is settled by the next
+/// update or fallback (``settleStagedPrevious(publicKey:)``).
 extension CollectionCache {
     var previousFolder: String { folder + "/previous" }
     var previousBlobsFolder: String { previousFolder + "/blobs" }
     var previousStatePath: String { previousFolder + "/state.json" }
+    var stagedPreviousPath: String { previousFolder + "/state.next.json" }
 
     func previousBlobPath(_ sha256: String) -> String { previousBlobsFolder + "/" + sha256 + ".coffer" }
 
-    /// Keeps `state`, whose models are in `blobs/`, as the previous version: links its models,
-    /// replaces `previous/state.json` in one rename, then unlinks the models of the version it
-    /// replaced. A crash at any step leaves one complete previous version (the old or the new).
-    func keepAsPrevious(_ state: CacheState) throws {
+    /// Stages `state`, whose models are in `blobs/`, as the next previous version: links its
+    /// models beside the kept version's and writes `previous/state.next.json` in one rename. The
+    /// kept version is not touched.
+    func stagePrevious(_ state: CacheState) throws {
         for path in [previousFolder, previousBlobsFolder] { try FileKeyStore.makePrivateFolder(path) }
         for sha in state.blobs.keys {
             guard link(blobPath(sha), previousBlobPath(sha)) == 0 || errno == EEXIST else {
                 throw IOFailure(operation: .create, path: previousBlobPath(sha), errno: errno)
             }
         }
-        try writeState(state, to: previousStatePath, models: previousBlobsFolder, step: "previous")
-        prunePrevious(keeping: Set(state.blobs.keys))
+        try writeState(state, to: stagedPreviousPath, models: previousBlobsFolder, step: "previous")
+    }
+
+    /// Settles the staged previous version once an update tried to switch away from it:
+    /// `switched`, it replaces the kept one (`previous/state.next.json` renamed over
+    /// `previous/state.json`, then the links only the replaced version had are removed);
+    /// otherwise it is dropped and the kept one stays as it was, with its own links only.
+    func settlePrevious(switched: Bool, publicKey: Curve25519.Signing.PublicKey) {
+        guard switched else {
+            unlink(stagedPreviousPath)
+            prunePrevious(keeping: loadVerifiedState(at: previousStatePath, publicKey: publicKey).map { Set($0.blobs.keys) } ?? [])
+            return
+        }
+        guard let staged = loadVerifiedState(at: stagedPreviousPath, publicKey: publicKey),
+              rename(stagedPreviousPath, previousStatePath) == 0
+        else { return }  // settled again by the next update
+        CrashPoint.reach("previous-promoted")
+        // The rename is durable before the replaced version's links go.
+        guard (try? DurableSync.synchronizeFolder(previousFolder)) != nil else { return }
+        prunePrevious(keeping: Set(staged.blobs.keys))
+    }
+
+    /// Settles a previous version an interrupted update left staged: `state.json` still naming it,
+    /// the switch did not happen (dropped); naming another, it did (promoted).
+    func settleStagedPrevious(publicKey: Curve25519.Signing.PublicKey) {
+        var info = stat()
+        guard lstat(stagedPreviousPath, &info) == 0 else { return }
+        let staged = loadVerifiedState(at: stagedPreviousPath, publicKey: publicKey)
+        let current = loadVerifiedState(publicKey: publicKey)
+        settlePrevious(switched: staged != nil && current != nil && staged?.stored.envelope != current?.stored.envelope, publicKey: publicKey)
     }
 
     /// The previous version, verified like the current one and complete: each of its models is in
@@ -77,14 +113,18 @@ extension CollectionCache {
         }
     }
 
-    /// Forgets the previous version: its state first, then its links.
+    /// Forgets the previous version, and one staged: the states first, then the links.
     func removePrevious() {
         unlink(previousStatePath)
+        unlink(stagedPreviousPath)
         prunePrevious(keeping: [])
     }
 
+    /// Removes the links not in `keeping`, and leftovers of interrupted state writes.
     private func prunePrevious(keeping: Set<String>) {
         Self.removeModels(in: previousBlobsFolder, suffix: ".coffer", keeping: keeping)
-        for name in Self.names(in: previousFolder) where name.hasPrefix(".state.json.~") { unlink(previousFolder + "/" + name) }
+        for name in Self.names(in: previousFolder) where name.hasPrefix(".state.json.~") || name.hasPrefix(".state.next.json.~") {
+            unlink(previousFolder + "/" + name)
+        }
     }
 }

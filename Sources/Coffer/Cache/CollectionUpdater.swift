@@ -60,6 +60,8 @@ struct CollectionUpdater: Sendable {
             throw .cache("\(error)")
         }
         defer { lock.release() }
+        // A last known good an interrupted update staged is promoted or dropped first.
+        cache.settleStagedPrevious(publicKey: configuration.publicKey)
         var current = cache.loadState(publicKey: configuration.publicKey)
         let failed: FailedModels?
         do {
@@ -130,7 +132,10 @@ struct CollectionUpdater: Sendable {
             try await repair(current, lock: lock, progress: progress)
             throw error
         }
-        // The version switched from: the one in force, or the verified one whose models have all gone.
+        // The version switched from: the one in force, or the verified one whose models have all
+        // gone. It becomes the last known good once the switch is committed; until then the one kept
+        // stays whole, so a switch that fails leaves the version in force its last known good.
+        var staged = false, keepsNone = false
         if let switchedFrom = current ?? verified,
            switchedFrom.manifest.models.mapValues(\.sha256) != manifest.models.mapValues(\.sha256),
            failed?.failedModel(in: switchedFrom.manifest) == nil {
@@ -138,29 +143,46 @@ struct CollectionUpdater: Sendable {
             // the new version does not name, and goes with the switch).
             if cache.absentModels(of: switchedFrom).isEmpty, cache.damagedModels().isDisjoint(with: switchedFrom.blobs.keys) {
                 // The last known good: best effort, a cache without it only cannot fall back. Not
-                // kept (a link or the state's write failed: a full disk): none is, rather than the
-                // older one still recorded there.
+                // staged (a link or the state's write failed: a full disk): after the switch none
+                // is kept, rather than the older one still recorded there.
                 do {
-                    try cache.keepAsPrevious(switchedFrom)
+                    try cache.stagePrevious(switchedFrom)
+                    staged = true
                 } catch {
-                    cache.removePrevious()
+                    cache.settlePrevious(switched: false, publicKey: configuration.publicKey)
+                    keepsNone = true
                 }
             } else {
-                // The version switched from is incomplete or damaged: none is kept, rather than one older
-                // than it (which the team had replaced).
-                cache.removePrevious()
+                // The version switched from is incomplete or damaged: after the switch none is
+                // kept, rather than one older than it (which the team had replaced).
+                keepsNone = true
             }
         }
         try Self.confirm(lock)
+        var failure: (any Error)?
         do {
             try cache.writeState(next)
-            if var failed {
-                // A model this deployment replaces may be adopted again later.
-                failed.forget(replacedIn: manifest)
-                if try failed != cache.loadFailed() { try cache.writeFailed(failed) }
-            }
         } catch {
-            throw .cache("\(error)")
+            failure = error
+        }
+        // Whether the collection switched is what state.json holds: the rename may have come
+        // before the error (a folder sync that failed after it).
+        let switched = failure == nil
+            || cache.loadVerifiedState(publicKey: configuration.publicKey)?.stored.envelope == next.stored.envelope
+        if staged {
+            cache.settlePrevious(switched: switched, publicKey: configuration.publicKey)
+        } else if keepsNone, switched {
+            cache.removePrevious()
+        }
+        if let failure { throw .cache("\(failure)") }
+        if var failed {
+            // A model this deployment replaces may be adopted again later.
+            failed.forget(replacedIn: manifest)
+            do {
+                if try failed != cache.loadFailed() { try cache.writeFailed(failed) }
+            } catch {
+                throw .cache("\(error)")
+            }
         }
         cache.removeUnused(keeping: Set(next.blobs.keys).union(await inUse()))
         for sha in cache.damagedModels() where next.blobs[sha] == nil { cache.clearDamaged(sha) }

@@ -56,6 +56,8 @@ struct LastKnownGood: Sendable {
     /// Switches from `current` to the previous version when `current` names a failed model and the
     /// previous version is complete and names none; the state switched to, or nil.
     func finish(_ current: CacheState, failed: FailedModels, inUse: Set<String>) throws -> CacheState? {
+        // The last known good an interrupted update staged is settled first.
+        cache.settleStagedPrevious(publicKey: publicKey)
         guard failed.failedModel(in: current.manifest) != nil, let previous = cache.loadPrevious(publicKey: publicKey),
               failed.failedModel(in: previous.manifest) == nil,
               previous.manifest.models.mapValues(\.sha256) != current.manifest.models.mapValues(\.sha256)

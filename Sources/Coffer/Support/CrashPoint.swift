@@ -20,7 +20,8 @@ import Darwin
 enum CrashPoint {
     /// The points, in the order an update reaches them.
     static let all = ["manifest-verified", "piece-written", "delta-planned", "chunks-copied", "blob-verified", "blob-committed",
-                      "previous-written", "previous-committed", "state-written", "state-committed", "old-removed"]
+                      "previous-written", "previous-committed", "state-written", "state-committed", "previous-promoted",
+                      "old-removed"]
 
     /// The points of a fallback to the last known good (``LastKnownGood``), in order; it ends
     /// with `old-removed` too.
