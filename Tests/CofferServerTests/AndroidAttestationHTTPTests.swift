@@ -21,10 +21,11 @@ struct AndroidAttestationHTTPTests {
         let key: ModelKey
         let authority: AndroidTestAuthority
 
-        static func make(_ backend: Backend = .sqlite) async throws -> Fixture {
+        static func make(_ backend: Backend = .sqlite, configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> Fixture {
             let authority = try AndroidTestAuthority()
             let server = try await TestServer.start(postgres: backend.isPostgres) {
                 $0.attestationRoots = DeviceAttestation.Roots(apple: [], android: [authority.root])
+                configure(&$0)
             }
             let world = World(server)
             try await world.team("T")
@@ -66,6 +67,14 @@ struct AndroidAttestationHTTPTests {
 
         func request(_ device: Device, _ evidence: [String: Any]) async throws -> HTTP.Reply {
             try await AttestationPolicyTests.request(key.id, device: device, app: app, evidence: evidence, on: server)
+        }
+
+        /// A key request from `address` (forwarded by the trusted proxy), with `evidence` or none.
+        func request(_ device: Device, _ evidence: [String: Any]?, from address: String) async throws -> HTTP.Reply {
+            var body: [String: Any] = ["appID": app.id, "credential": app.credential, "deviceID": device.id,
+                                       "devicePublicKey": device.privateKey.publicKey.rawRepresentation.base64EncodedString()]
+            body["attestation"] = evidence
+            return try await HTTP(base: server.base).call("POST", "/v1/device/keys/\(key.id)", json: body, headers: ["X-Forwarded-For": address])
         }
     }
 
@@ -210,6 +219,40 @@ struct AndroidAttestationHTTPTests {
         let row = try #require(try await AppRecord.find(UUID(uuidString: fixture.app.id), on: fixture.server.app.db))
         #expect(try AttestationSettings.stored(row.attestation).allowUnlockedDevices == true)
         #expect(try await owner.get("/dashboard/teams/T/apps").html.contains("name=\"allowUnlocked\" checked"))
+    }
+
+    @Test("one extracted credential cannot spend an attesting app's budget: requests without or with bad evidence cost only their address")
+    func credentialAloneCannotStarveTheApp() async throws {
+        let fixture = try await Fixture.make {
+            $0.deliveriesPerAppPerMinute = 5
+            $0.authFailuresPerAddressPerMinute = 8
+            $0.trustedProxies = "127.0.0.1, ::1"
+        }
+        defer { Task { try? await fixture.server.stop() } }
+        // The attacker has the credential (it ships in the app) and no genuine install.
+        var codes: [String] = []
+        for _ in 0..<6 {
+            codes.append(try await fixture.request(Device(), nil, from: "203.0.113.9").errorCode ?? "none")
+        }
+        for counter in 1...2 {
+            let thief = Device()
+            let forged = try fixture.assertion(for: thief, attested: P256.Signing.PrivateKey(), counter: UInt32(counter))
+            codes.append(try await fixture.request(thief, forged, from: "203.0.113.9").errorCode ?? "none")
+        }
+        #expect(codes == Array(repeating: "attestation_required", count: 6) + ["attestation_unknown_key", "attestation_unknown_key"], "\(codes)")
+        // Eight failures: that address is refused now, before any look-up.
+        #expect(try await fixture.request(Device(), nil, from: "203.0.113.9").status == 429)
+
+        // A genuine install elsewhere gets its key, and the app's budget (5) counts only delivered keys.
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        let first = try await fixture.request(device, try await fixture.attestation(for: device, attested: attested), from: "198.51.100.1")
+        #expect(first.status == 200, "\(first.text)")
+        var statuses: [Int] = []
+        for counter in 1...5 {
+            statuses.append(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: UInt32(counter)),
+                                                      from: "198.51.100.\(counter + 1)").status)
+        }
+        #expect(statuses == [200, 200, 200, 200, 429], "\(statuses)")
     }
 
     @Test("a revoked intermediate refuses new attestations and the assertions of installs attested before")

@@ -13,6 +13,13 @@ import Vapor
 /// app), then the app's and the device's budgets, then the key, then — for an app whose
 /// attestation policy is not `none` — the device's attestation evidence (``DeviceAttestation``). Refusals are audited through
 /// ``RefusalLog`` (identical ones in a minute are one row); deliveries are audited one by one.
+///
+/// For an app whose policy is not `none` the credential is no secret worth much (it ships in every
+/// copy of the app), so its app-wide budget is charged only once the evidence passed: otherwise
+/// one extracted credential could spend it with requests bearing no or bad evidence and keep every
+/// genuine install of the app from its keys. Such requests are refused before any look-up when
+/// they carry no evidence, and each refused one costs the client address one failure of the
+/// budget wrong credentials spend (past it, 429 from that address only).
 struct DeliveryController: RouteCollection {
     struct DeliveryRequest: Content {
         let appID: UUID
@@ -62,6 +69,7 @@ struct DeliveryController: RouteCollection {
               let devicePublicKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: rawKey)
         else { throw APIError.invalid("devicePublicKey must be a base64 raw X25519 public key (32 bytes)") }
 
+        let failureKey = "address:" + AddressBudget.key(client)
         let app: AppCredentials.App
         switch try await credentials.check(appID: body.appID, credential: body.credential, address: client, on: req.db) {
         case .valid(let valid):
@@ -77,7 +85,27 @@ struct DeliveryController: RouteCollection {
             try await refuse(req, known, body, keyID, "app_revoked")
             throw AppCredentials.appRevoked
         }
-        if let wait = perApp.acquire("app:\(app.id)") ?? perDevice.acquire("device:\(app.id):\(body.deviceID)") {
+        let attested = app.attestation.policy != .none
+        /// The evidence checked; a refusal costs the address one failure.
+        func checkEvidence() async throws {
+            do {
+                try await attestation.check(body.attestation, settings: app.attestation, appID: app.id, keyID: keyID,
+                                            devicePublicKey: Array(rawKey), on: req.db)
+            } catch let refusal as DeviceAttestation.Refusal {
+                _ = credentials.failures.acquire(failureKey)
+                try await refuse(req, app, body, keyID, refusal.code)
+                throw APIError.forbidden(refusal.code, refusal.detail)
+            }
+        }
+        if attested {
+            if let wait = credentials.failures.exhausted(failureKey) {
+                try await refuse(req, app, body, keyID, "rate_limited")
+                throw Self.tooMany(wait)
+            }
+            // No evidence at all: refused before any look-up (and no challenge is at stake).
+            if body.attestation == nil { try await checkEvidence() }
+        }
+        if let wait = (attested ? nil : perApp.acquire("app:\(app.id)")) ?? perDevice.acquire("device:\(app.id):\(body.deviceID)") {
             try await refuse(req, app, body, keyID, "rate_limited")
             throw Self.tooMany(wait)
         }
@@ -101,15 +129,13 @@ struct DeliveryController: RouteCollection {
             throw APIError.forbidden("not_in_app_collections",
                                      "no activated deployment of a collection this app is bound to uses this key (coffer app update --collections)")
         }
-        if app.attestation.policy != .none {
+        if attested {
             // Last of the checks: the evidence costs signature and chain checks, and a request
             // refused for a cheaper reason must not use up the device's challenge.
-            do {
-                try await attestation.check(body.attestation, settings: app.attestation, appID: app.id, keyID: keyID,
-                                            devicePublicKey: Array(rawKey), on: req.db)
-            } catch let refusal as DeviceAttestation.Refusal {
-                try await refuse(req, app, body, keyID, refusal.code)
-                throw APIError.forbidden(refusal.code, refusal.detail)
+            try await checkEvidence()
+            if let wait = perApp.acquire("app:\(app.id)") {
+                try await refuse(req, app, body, keyID, "rate_limited")
+                throw Self.tooMany(wait)
             }
         }
 
