@@ -192,7 +192,7 @@ schemas = {
                            attestation={**EVIDENCE, "description": "required when the app's attestation policy is not none (docs/ATTESTATION.md)"}),
     "AttestationPolicy": {**ATTESTATION_POLICY, "properties": {**ATTESTATION_POLICY["properties"],
                           "signingCertificateDigests": array(S), "appleTeamID": S, "bundleID": S, "packageName": S}},
-    "AttestationChallenge": obj(["challenge", "expiresAt"], challenge={**S, "description": "32 random bytes, base64; single use"}, expiresAt=DATE),
+    "AttestationChallenge": obj(["challenge", "expiresAt"], challenge={**S, "description": "32 bytes, base64, opaque; single use, for 5 minutes"}, expiresAt=DATE),
     "Delivery": obj(["keyID", "suite", "encapsulatedKey", "ciphertext"], keyID=S, suite=S, encapsulatedKey=S, ciphertext=S),
     "Collection": obj(["id", "identifier", "team", "description", "models", "sequence"], id=UUID, identifier=S, team=S, description=S,
                       models=array(S), sequence={"type": "integer", "description": "grows with every activation"},

@@ -49,8 +49,9 @@ struct AppAttestHTTPTests {
         func challenge() async throws -> [UInt8] { try await AttestationPolicyTests.challenge(for: app, on: server) }
 
         func attestation(for device: Device, attested: AppleTestAuthority.Device,
-                         knobs: AppleTestAuthority.Knobs = Fixture.knobs()) async throws -> [String: Any] {
-            let challenge = try await challenge()
+                         knobs: AppleTestAuthority.Knobs = Fixture.knobs(), challenge given: [UInt8]? = nil) async throws -> [String: Any] {
+            var challenge = given ?? []
+            if given == nil { challenge = try await self.challenge() }
             let clientData = AttestationClientData.attestation(challenge: challenge, devicePublicKey: Array(device.privateKey.publicKey.rawRepresentation))
             return ["format": "apple-app-attest", "keyID": Data(attested.keyID).base64EncodedString(),
                     "challenge": Data(challenge).base64EncodedString(),
@@ -135,10 +136,19 @@ struct AppAttestHTTPTests {
             #expect(reply.status == 403, "\(name)")
             #expect(reply.errorCode == "attestation_invalid", "\(name): \(reply.text)")
         }
-        // An expired challenge (issued, then its five minutes passed) is refused.
-        var expired = try await fixture.attestation(for: device, attested: AppleTestAuthority.Device())
-        try await (fixture.server.app.db as! any SQLDatabase).raw("UPDATE attestation_challenges SET expires_at = \(bind: Date() - 1)").run()
+        // An expired challenge (issued more than five minutes ago) is refused, and so is a challenge
+        // with any byte changed (its time, its random part, its MAC).
+        let challenges = try #require(fixture.server.app.attestationChallenges)
+        let appID = try #require(UUID(uuidString: fixture.app.id))
+        let old = challenges.issue(for: appID, now: Date() - AttestationChallenges.lifetime - 2).challenge
+        var expired = try await fixture.attestation(for: device, attested: AppleTestAuthority.Device(), challenge: old)
         #expect(try await fixture.request(device, expired).errorCode == "attestation_challenge_invalid")
+        for index in [0, 3, 4, 11, 12, 31] {
+            var altered = challenges.issue(for: appID).challenge
+            altered[index] ^= 0x01
+            let forged = try await fixture.attestation(for: device, attested: AppleTestAuthority.Device(), challenge: altered)
+            #expect(try await fixture.request(device, forged).errorCode == "attestation_challenge_invalid", "byte \(index)")
+        }
         expired["challenge"] = nil
         #expect(try await fixture.request(device, expired).errorCode == "attestation_invalid")
         // The key ID must be the hash of the attested key.

@@ -120,9 +120,9 @@ struct AttestationPolicyTests {
         #expect(try await device.request(key.id, app: attesting, on: server).status == 200)
     }
 
-    @Test("challenges: only for attesting apps, only with the app's credential, refused before the app's budget")
+    @Test("challenges: only for attesting apps, only with the app's credential; made without a write and without the app's budget; taken once, as a hash")
     func challenges() async throws {
-        let server = try await TestServer.start { $0.deliveriesPerAppPerMinute = 3 }
+        let server = try await TestServer.start { $0.deliveriesPerAppPerMinute = 3; $0.deviceRequestsPerAddressPerMinute = 8; $0.trustedProxies = "127.0.0.1, ::1" }
         defer { Task { try? await server.stop() } }
         let world = World(server)
         try await world.team("T")
@@ -139,14 +139,31 @@ struct AttestationPolicyTests {
         let challenge = Data(base64Encoded: first.object["challenge"] as? String ?? "") ?? Data()
         #expect(challenge.count == 32)
         #expect(first.object["expiresAt"] is String)
-        // Stored as a hash only.
+        // Nothing is written when a challenge is made.
         struct Row: Decodable { let challenge_hash: String }
-        let rows = try await (server.app.db as! any SQLDatabase).raw("SELECT challenge_hash FROM attestation_challenges").all(decoding: Row.self)
-        #expect(rows.map(\.challenge_hash) == [SHA256.hash(data: challenge).hexString])
-        // The app's budget (3 a minute here) bounds how many it may ask for.
+        let table = "SELECT challenge_hash FROM attestation_challenges"
+        #expect(try await (server.app.db as! any SQLDatabase).raw(SQLQueryString(table)).all(decoding: Row.self).isEmpty)
+        // One address (the holder of an extracted credential) is bounded by its own budget (8 a
+        // minute here), not the app's (3): another address still gets challenges.
         var statuses: [Int] = []
-        for _ in 0..<4 { statuses.append(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential]).status) }
-        #expect(statuses == [201, 201, 429, 429])
+        for _ in 0..<8 {
+            statuses.append(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential],
+                                                  headers: ["X-Forwarded-For": "203.0.113.5"]).status)
+        }
+        #expect(statuses == Array(repeating: 201, count: 8) , "\(statuses)")
+        #expect(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential],
+                                      headers: ["X-Forwarded-For": "203.0.113.5"]).status == 429)
+        #expect(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential],
+                                      headers: ["X-Forwarded-For": "198.51.100.5"]).status == 201)
+        #expect(try await (server.app.db as! any SQLDatabase).raw(SQLQueryString(table)).all(decoding: Row.self).isEmpty)
+        // Taken once, by inserting its hash (never the challenge itself).
+        let appID = try #require(UUID(uuidString: attesting.id))
+        let challenges = try #require(server.app.attestationChallenges)
+        #expect(try await challenges.consume(Array(challenge), for: appID, on: server.app.db))
+        #expect(try await !challenges.consume(Array(challenge), for: appID, on: server.app.db))
+        #expect(try await !challenges.consume(Array(challenge), for: try #require(UUID(uuidString: plain.id)), on: server.app.db))
+        let rows = try await (server.app.db as! any SQLDatabase).raw(SQLQueryString(table)).all(decoding: Row.self)
+        #expect(rows.map(\.challenge_hash) == [SHA256.hash(data: challenge).hexString])
         // A rotated-away credential is refused (403) without touching the budget or the table.
         #expect(try await world.admin.call("POST", "/v1/teams/T/apps/\(attesting.id)/credential").status == 200)
         #expect(try await client.call("POST", path, json: ["appID": attesting.id, "credential": attesting.credential]).status == 403)

@@ -65,17 +65,19 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
         try await revocations.refresh(on: db)
         try await AttestationChallenges.removeExpired(on: db)
     })
+    let challenges = AttestationChallenges(masterKey: masterKey)
+    app.attestationChallenges = challenges
     try app.register(collection: AttestationController(
-        credentials: credentials,
-        perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
-        perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute)))
+        credentials: credentials, challenges: challenges,
+        perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute)))
     try app.register(collection: DeliveryController(
         masterKey: masterKey, credentials: credentials,
         perAddress: RateLimiter(perMinute: configuration.deviceRequestsPerAddressPerMinute),
         perApp: RateLimiter(perMinute: configuration.deliveriesPerAppPerMinute),
         perDevice: RateLimiter(perMinute: configuration.deliveriesPerDevicePerMinute),
         refusals: refusals, metrics: metrics, usage: usage,
-        attestation: DeviceAttestation(roots: configuration.attestationRoots ?? .embedded, revocations: revocations, metrics: metrics)))
+        attestation: DeviceAttestation(roots: configuration.attestationRoots ?? .embedded, revocations: revocations, metrics: metrics,
+                                       challenges: challenges)))
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
                                metrics: metrics, usage: usage, misses: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
                                lookups: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute))

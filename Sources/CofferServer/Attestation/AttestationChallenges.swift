@@ -3,48 +3,85 @@ import Crypto
 import Fluent
 import Foundation
 import SQLKit
+import Vapor
 
-/// Single-use challenges for attestation: handed to an app's device, consumed by the key request
-/// whose evidence binds it. Stored as SHA-256 only; a challenge is taken in one `DELETE … RETURNING`,
-/// so of two requests presenting the same one, exactly one gets it.
-enum AttestationChallenges {
+/// Single-use challenges for attestation, made without writing anything: handed to an app's
+/// device, taken by the key request whose evidence binds it.
+///
+/// A challenge is 32 bytes (the size the protocol's client data has room for): when it expires
+/// (4 bytes, seconds since 1970, big-endian), 8 random bytes, and the first 20 bytes of an
+/// HMAC-SHA256 of the app's ID and those 12 bytes, under a key derived from the master key (so
+/// every instance checks what any made, and nobody without the master key makes one). Issuing
+/// one writes no row: a flood of challenge requests with one extracted credential fills no table
+/// and leaves no quota of outstanding challenges to exhaust for the app's genuine installs. It is
+/// taken once by inserting its SHA-256 into `attestation_challenges` (unique; of two requests
+/// presenting it exactly one inserts), where it stays until it expires.
+struct AttestationChallenges: Sendable {
     static let table = "attestation_challenges"
     /// How long a challenge may be used.
     static let lifetime: TimeInterval = 300
-    /// The most unexpired challenges an app may hold: more is 429 until some expire or are used.
-    static let maximumOutstandingPerApp = 10_000
+    /// A challenge's size in bytes.
+    static let size = 32
+    private static let macSize = 20
 
-    /// A new challenge for `appID` (32 random bytes) and when it expires.
-    static func issue(for appID: UUID, on db: any Database) async throws -> (challenge: [UInt8], expiresAt: Date) {
-        let sql = try db.sql()
-        let now = Date()
-        let outstanding = try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from(table)
-            .where("app_id", .equal, appID).where("expires_at", .greaterThan, now).first(decoding: Count.self)?.n ?? 0
-        guard outstanding < maximumOutstandingPerApp else {
-            throw APIError(.tooManyRequests, "rate_limited", "too many unused attestation challenges; use or let some expire first",
-                           headers: ["Retry-After": "\(Int(lifetime))"])
-        }
-        let challenge = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        let expiresAt = now.addingTimeInterval(lifetime)
-        try await sql.insert(into: table).columns("id", "app_id", "challenge_hash", "expires_at")
-            .values(SQLBind(UUID()), SQLBind(appID), SQLBind(hash(challenge)), SQLBind(expiresAt)).run()
-        return (challenge, expiresAt)
+    private let key: SymmetricKey
+
+    init(masterKey: MasterKey) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: masterKey.key, info: Data("coffer attestation challenge v1".utf8), outputByteCount: 32)
     }
 
-    /// Takes `challenge` for `appID` if it was issued to that app, is unexpired and unused; false otherwise.
-    static func consume(_ challenge: [UInt8], for appID: UUID, on db: any Database) async throws -> Bool {
-        let rows = try await db.sql().delete(from: table)
-            .where("challenge_hash", .equal, hash(challenge)).where("app_id", .equal, appID).where("expires_at", .greaterThan, Date())
-            .returning("id").all()
+    /// A new challenge for `appID` and when it expires.
+    func issue(for appID: UUID, now: Date = Date()) -> (challenge: [UInt8], expiresAt: Date) {
+        let expires = UInt32(clamping: Int64((now.timeIntervalSince1970 + Self.lifetime).rounded(.up)))
+        var body = withUnsafeBytes(of: expires.bigEndian) { Array($0) }
+        body += SymmetricKey(size: .bits128).withUnsafeBytes { Array($0.prefix(8)) }
+        return (body + mac(body, appID: appID).prefix(Self.macSize), Date(timeIntervalSince1970: TimeInterval(expires)))
+    }
+
+    /// Takes `challenge` for `appID` if this server made it for that app, it is unexpired and
+    /// nobody took it before; false otherwise.
+    func consume(_ challenge: [UInt8], for appID: UUID, now: Date = Date(), on db: any Database) async throws -> Bool {
+        guard let expires = expiry(of: challenge, for: appID), expires > now,
+              expires.timeIntervalSince(now) <= Self.lifetime + 60
+        else { return false }
+        let rows = try await db.sql().insert(into: Self.table).columns("id", "app_id", "challenge_hash", "expires_at")
+            .values(SQLBind(UUID()), SQLBind(appID), SQLBind(Self.hash(challenge)), SQLBind(expires))
+            .ignoringConflicts(with: ["challenge_hash"]).returning("id").all()
         return !rows.isEmpty
     }
 
-    /// Removes expired challenges (periodic work).
+    /// When `challenge` expires, if its MAC is right for `appID` (compared in constant time).
+    func expiry(of challenge: [UInt8], for appID: UUID) -> Date? {
+        guard challenge.count == Self.size else { return nil }
+        let body = Array(challenge.prefix(Self.size - Self.macSize))
+        let expected = mac(body, appID: appID).prefix(Self.macSize)
+        var difference: UInt8 = 0
+        for (a, b) in zip(expected, challenge.suffix(Self.macSize)) { difference |= a ^ b }
+        guard difference == 0 else { return nil }
+        let seconds = body.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    /// Forgets taken challenges once expired (periodic work): they can no longer be presented.
     static func removeExpired(on db: any Database) async throws {
         try await db.sql().delete(from: table).where("expires_at", .lessThanOrEqual, Date()).run()
     }
 
-    private struct Count: Decodable { let n: Int }
+    private func mac(_ body: [UInt8], appID: UUID) -> [UInt8] {
+        var message = withUnsafeBytes(of: appID.uuid) { Array($0) }
+        message += body
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+    }
 
     private static func hash(_ challenge: [UInt8]) -> String { SHA256.hash(data: challenge).hexString }
+}
+
+extension Application {
+    private struct AttestationChallengesKey: StorageKey { typealias Value = AttestationChallenges }
+
+    /// The server's challenge maker (set by `configure`), for tests that need one made at another time.
+    var attestationChallenges: AttestationChallenges? {
+        get { storage[AttestationChallengesKey.self] }
+        set { storage[AttestationChallengesKey.self] = newValue }
+    }
 }

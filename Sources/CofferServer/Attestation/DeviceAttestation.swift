@@ -29,6 +29,7 @@ struct DeviceAttestation: Sendable {
     let roots: Roots
     let revocations: AttestationRevocations
     let metrics: ServerMetrics
+    let challenges: AttestationChallenges
 
     /// Checks `evidence` for a request of `appID` (with `settings`, not `none`) for model key
     /// `keyID`, to be sealed to `devicePublicKey`. Throws ``Refusal``; a database error passes through.
@@ -126,7 +127,7 @@ struct DeviceAttestation: Sendable {
     /// Takes the evidence's challenge: issued to this app, unexpired, unused.
     private func consumeChallenge(_ evidence: AttestationEvidence, appID: UUID, on db: any Database) async throws -> [UInt8] {
         let challenge = try AttestationEvidence.bytes(evidence.challenge, "challenge")
-        guard challenge.count == 32, try await AttestationChallenges.consume(challenge, for: appID, on: db) else {
+        guard try await challenges.consume(challenge, for: appID, on: db) else {
             throw Refusal(code: "attestation_challenge_invalid",
                           detail: "the challenge is unknown, used or expired; ask POST /v1/device/attestation/challenge for a new one")
         }

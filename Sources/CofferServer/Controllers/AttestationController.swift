@@ -5,9 +5,9 @@ import Vapor
 /// `POST /v1/device/attestation/challenge`: a single-use challenge for an app's device to bind
 /// into its attestation (docs/ATTESTATION.md). Only apps whose policy is not `none` get one.
 ///
-/// Refusals in the order of key delivery's: the client address's budget (nothing written), the
-/// credential, then the app's budget, so neither an anonymous flood nor a leaked old credential
-/// fills the challenge table.
+/// Refusals in the order of key delivery's: the client address's budget, then the credential.
+/// Nothing is written (``AttestationChallenges`` makes challenges the server can check later), so
+/// there is no app-wide budget or table for the holder of one extracted credential to exhaust.
 struct AttestationController: RouteCollection {
     struct ChallengeRequest: Content {
         let appID: UUID
@@ -15,14 +15,14 @@ struct AttestationController: RouteCollection {
     }
 
     struct ChallengeResponse: Content {
-        /// 32 random bytes, base64.
+        /// 32 bytes, base64: opaque to the device.
         let challenge: String
         let expiresAt: Date
     }
 
     let credentials: AppCredentials
+    let challenges: AttestationChallenges
     let perAddress: RateLimiter
-    let perApp: RateLimiter
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("v1", "device", "attestation", "challenge", use: challenge)
@@ -32,11 +32,10 @@ struct AttestationController: RouteCollection {
         if let wait = perAddress.acquire("address:" + AddressBudget.key(req.clientAddress)) { throw DeliveryController.tooMany(wait) }
         let body = try req.content.decode(ChallengeRequest.self)
         let app = try await credentials.authenticate(appID: body.appID, credential: body.credential, address: req.clientAddress, on: req.db)
-        if let wait = perApp.acquire("app:\(app.id)") { throw DeliveryController.tooMany(wait) }
         guard app.attestation.policy != .none else {
             throw APIError.conflict("this app's attestation policy is none: its key requests need no attestation")
         }
-        let issued = try await AttestationChallenges.issue(for: app.id, on: req.db)
+        let issued = challenges.issue(for: app.id)
         return try await ChallengeResponse(challenge: Data(issued.challenge).base64EncodedString(), expiresAt: issued.expiresAt)
             .encodeResponse(status: .created, for: req)
     }

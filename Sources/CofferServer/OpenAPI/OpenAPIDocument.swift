@@ -575,7 +575,7 @@ enum OpenAPIDocument {
    "AttestationChallenge": {
     "properties": {
      "challenge": {
-      "description": "32 random bytes, base64; single use",
+      "description": "32 bytes, base64, opaque; single use, for 5 minutes",
       "type": "string"
      },
      "expiresAt": {
