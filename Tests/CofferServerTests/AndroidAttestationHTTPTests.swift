@@ -255,6 +255,53 @@ struct AndroidAttestationHTTPTests {
         #expect(statuses == [200, 200, 200, 200, 429], "\(statuses)")
     }
 
+    @Test("an attestation checked under the policy before a change and recorded after the change is no install under the new one")
+    func attestationRacingAPolicyChange() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let db = fixture.server.app.db
+        let appID = try #require(UUID(uuidString: fixture.app.id))
+        let before = try AttestationSettings.stored(try #require(try await AppRecord.find(appID, on: db)).attestation)
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        let evidence = try await fixture.attestation(for: device, attested: attested)
+
+        // The team tightens the policy (no software-backed… here: StrongBox only) while a request that
+        // loaded the app before is checking the TEE attestation under the old one.
+        var tightened: [String: Any] = [
+            "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
+            "signingCertificateDigests": [AndroidTestKeyDescription.signingDigest.hexString], "minimumSecurityLevel": "strongbox",
+        ]
+        #expect(try await fixture.world.admin.call("PATCH", "/v1/teams/T/apps/\(fixture.app.id)", json: ["attestation": tightened]).status == 200)
+        let late = DeviceAttestation(roots: .init(apple: [], android: [fixture.authority.root]),
+                                     revocations: try #require(fixture.server.app.attestationRevocations), metrics: ServerMetrics(),
+                                     challenges: try #require(fixture.server.app.attestationChallenges))
+        let decoded = try JSONDecoder().decode(AttestationEvidence.self, from: try JSONSerialization.data(withJSONObject: evidence))
+        try await late.check(decoded, settings: before, appID: appID, keyID: fixture.key.id,
+                             devicePublicKey: Array(device.privateKey.publicKey.rawRepresentation), on: db)
+        #expect(try await AttestedDeviceRecord.query(on: db).count() == 1, "the late request recorded its install")
+        // Its assertions are refused under the new policy: it attests again, and its TEE key fails.
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1)).errorCode
+                == "attestation_unknown_key")
+        // Back to the old policy, the install recorded under it asserts again.
+        tightened["minimumSecurityLevel"] = "tee"
+        #expect(try await fixture.world.admin.call("PATCH", "/v1/teams/T/apps/\(fixture.app.id)", json: ["attestation": tightened]).status == 200)
+        #expect(try await AttestedDeviceRecord.query(on: db).count() == 0, "a policy change forgets the installs")
+    }
+
+    @Test("migration 012 gives installs attested before it their app's policy in force: they keep asserting")
+    func migrationKeepsInstalls() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let db = fixture.server.app.db
+        let device = Device(), attested = P256.Signing.PrivateKey()
+        #expect(try await fixture.request(device, try await fixture.attestation(for: device, attested: attested)).status == 200)
+        let recorded = try #require(try await AttestedDeviceRecord.query(on: db).first()?.policyDigest)
+        try await AddAttestedPolicyDigest().revert(on: db)
+        try await AddAttestedPolicyDigest().prepare(on: db)
+        #expect(try await AttestedDeviceRecord.query(on: db).first()?.policyDigest == recorded)
+        #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1)).status == 200)
+    }
+
     @Test("a revoked intermediate refuses new attestations and the assertions of installs attested before")
     func revocation() async throws {
         let fixture = try await Fixture.make()

@@ -1,5 +1,6 @@
 import CofferFormat
 import CofferAttestation
+import Crypto
 import Foundation
 import Vapor
 
@@ -86,6 +87,13 @@ struct AttestationSettings: Content, Equatable, Sendable {
         let digests = (signingCertificateDigests ?? []).compactMap { try? Self.digestBytes($0) }
         return AndroidKeyAttestationPolicy(packageName: packageName, signingCertificateDigests: digests, minimumSecurityLevel: level,
                                            requiresVerifiedBoot: allowUnlockedDevices != true)
+    }
+
+    /// Names the policy exactly: the SHA-256 (hex) of its stored JSON (`none` for none). Installs
+    /// are recorded with the digest of the policy that checked them (``DeviceAttestation``).
+    var digest: String {
+        let json = (try? storedJSON()) ?? nil
+        return SHA256.hash(data: Data((json ?? "none").utf8)).hexString
     }
 
     /// One line for `app list`, the dashboard and the audit log.

@@ -36,6 +36,10 @@ struct DeviceAttestation: Sendable {
     func check(_ evidence: AttestationEvidence?, settings: AttestationSettings, appID: UUID, keyID: String,
                devicePublicKey: [UInt8], on db: any Database) async throws {
         let format = settings.policy.rawValue
+        // Installs are recorded with the policy they were checked against, and an assertion is
+        // taken only under that same policy: a request that checked an attestation against the
+        // policy before a change, and recorded it after the change forgot the installs, is no install.
+        let digest = settings.digest
         do {
             guard let evidence else {
                 throw Refusal(code: "attestation_required",
@@ -50,10 +54,10 @@ struct DeviceAttestation: Sendable {
                 return
             case .appleAppAttest:
                 guard let policy = settings.apple else { throw Self.refusal(.invalid, "the app's attestation policy is incomplete") }
-                outcome = try await apple(evidence, policy: policy, appID: appID, keyID: keyID, devicePublicKey: devicePublicKey, on: db)
+                outcome = try await apple(evidence, policy: policy, digest: digest, appID: appID, keyID: keyID, devicePublicKey: devicePublicKey, on: db)
             case .androidKeyAttestation:
                 guard let policy = settings.android else { throw Self.refusal(.invalid, "the app's attestation policy is incomplete") }
-                outcome = try await android(evidence, policy: policy, appID: appID, keyID: keyID, devicePublicKey: devicePublicKey, on: db)
+                outcome = try await android(evidence, policy: policy, digest: digest, appID: appID, keyID: keyID, devicePublicKey: devicePublicKey, on: db)
             }
             metrics.attestations(format: format, outcome: outcome)
         } catch let refusal as Refusal {
@@ -62,7 +66,7 @@ struct DeviceAttestation: Sendable {
         }
     }
 
-    private func apple(_ evidence: AttestationEvidence, policy: AppleAppAttestPolicy, appID: UUID, keyID: String,
+    private func apple(_ evidence: AttestationEvidence, policy: AppleAppAttestPolicy, digest: String, appID: UUID, keyID: String,
                        devicePublicKey: [UInt8], on db: any Database) async throws -> String {
         let attestedKeyID = try AttestationEvidence.bytes(evidence.keyID, "keyID")
         guard attestedKeyID.count == 32 else { throw Self.refusal(.invalid, "attestation.keyID must be 32 bytes") }
@@ -75,14 +79,14 @@ struct DeviceAttestation: Sendable {
                                                      clientData: AttestationClientData.attestation(challenge: challenge, devicePublicKey: devicePublicKey),
                                                      policy: policy, at: Date())
             }
-            try await register(key, format: AttestationSettings.Policy.appleAppAttest.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
+            try await register(key, format: AttestationSettings.Policy.appleAppAttest.rawValue, digest: digest, appID: appID, devicePublicKey: devicePublicKey, on: db)
             return "attested"
         }
         guard evidence.assertion != nil else {
             throw Self.refusal(.invalid, "attestation needs attestationObject (an install's first request) or assertion")
         }
         let assertion = try AttestationEvidence.bytes(evidence.assertion, "assertion")
-        let (row, key) = try await attested(attestedKeyID, format: AttestationSettings.Policy.appleAppAttest.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
+        let (row, key) = try await attested(attestedKeyID, digest: digest, appID: appID, devicePublicKey: devicePublicKey, on: db)
         let counter = try await Self.mapping {
             try verifier.verifyAssertion(assertion, clientData: AttestationClientData.keyRequest(keyID: keyID, devicePublicKey: devicePublicKey),
                                          key: key, policy: policy)
@@ -91,7 +95,7 @@ struct DeviceAttestation: Sendable {
         return "asserted"
     }
 
-    private func android(_ evidence: AttestationEvidence, policy: AndroidKeyAttestationPolicy, appID: UUID, keyID: String,
+    private func android(_ evidence: AttestationEvidence, policy: AndroidKeyAttestationPolicy, digest: String, appID: UUID, keyID: String,
                          devicePublicKey: [UInt8], on db: any Database) async throws -> String {
         let verifier = AndroidKeyAttestationVerifier(trustedRoots: roots.android, revocations: revocations.current)
         if let texts = evidence.certificateChain {
@@ -105,7 +109,7 @@ struct DeviceAttestation: Sendable {
                                                      clientData: AttestationClientData.attestation(challenge: challenge, devicePublicKey: devicePublicKey),
                                                      policy: policy, at: Date())
             }
-            try await register(key, format: AttestationSettings.Policy.androidKeyAttestation.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
+            try await register(key, format: AttestationSettings.Policy.androidKeyAttestation.rawValue, digest: digest, appID: appID, devicePublicKey: devicePublicKey, on: db)
             return "attested"
         }
         guard evidence.signature != nil, let counter = evidence.counter else {
@@ -114,7 +118,7 @@ struct DeviceAttestation: Sendable {
         guard let presented = UInt32(exactly: counter) else { throw Self.refusal(.invalid, "attestation.counter must be 0 to 4294967295") }
         let signature = try AttestationEvidence.bytes(evidence.signature, "signature")
         let attestedKeyID = try AttestationEvidence.bytes(evidence.keyID, "keyID")
-        let (row, key) = try await attested(attestedKeyID, format: AttestationSettings.Policy.androidKeyAttestation.rawValue, appID: appID, devicePublicKey: devicePublicKey, on: db)
+        let (row, key) = try await attested(attestedKeyID, digest: digest, appID: appID, devicePublicKey: devicePublicKey, on: db)
         let accepted = try await Self.mapping {
             try verifier.verifyAssertion(signature: signature,
                                          clientData: AttestationClientData.keyRequest(keyID: keyID, devicePublicKey: devicePublicKey),
@@ -134,12 +138,15 @@ struct DeviceAttestation: Sendable {
         return challenge
     }
 
-    /// Records a newly attested key; a key attested before is refused (App Attest attests a key once).
-    private func register(_ key: AttestedKey, format: String, appID: UUID, devicePublicKey: [UInt8], on db: any Database) async throws {
+    /// Records a newly attested key with the digest of the policy it was checked against; a key
+    /// attested before is refused (App Attest attests a key once).
+    private func register(_ key: AttestedKey, format: String, digest: String, appID: UUID, devicePublicKey: [UInt8],
+                          on db: any Database) async throws {
         let row = AttestedDeviceRecord()
         row.appID = appID
         row.keyID = key.keyID.hexString
         row.format = format
+        row.policyDigest = digest
         row.publicKey = Data(key.publicKey).base64EncodedString()
         row.devicePublicKey = Data(devicePublicKey).base64EncodedString()
         row.counter = Int64(key.counter)
@@ -152,12 +159,12 @@ struct DeviceAttestation: Sendable {
         }
     }
 
-    /// The attested key of an assertion, attested in the same format (a policy changed since counts
-    /// as unknown), which must vouch for the same device key.
-    private func attested(_ attestedKeyID: [UInt8], format: String, appID: UUID, devicePublicKey: [UInt8],
+    /// The attested key of an assertion, attested under the policy in force (`digest`: one changed
+    /// since counts as unknown), which must vouch for the same device key.
+    private func attested(_ attestedKeyID: [UInt8], digest: String, appID: UUID, devicePublicKey: [UInt8],
                           on db: any Database) async throws -> (AttestedDeviceRecord, AttestedKey) {
         guard let row = try await AttestedDeviceRecord.query(on: db).filter(\.$appID == appID)
-            .filter(\.$keyID == attestedKeyID.hexString).filter(\.$format == format).first()
+            .filter(\.$keyID == attestedKeyID.hexString).filter(\.$policyDigest == digest).first()
         else {
             throw Refusal(code: "attestation_unknown_key", detail: "no attested key of this app has this keyID; attest first")
         }

@@ -11,6 +11,8 @@ final class AttestedDeviceRecord: Model, @unchecked Sendable {
     @Field(key: "key_id") var keyID: String
     /// `apple-app-attest` or `android-key-attestation`.
     @Field(key: "format") var format: String
+    /// ``AttestationSettings/digest`` of the policy the key was checked against (migration 012).
+    @OptionalField(key: "policy_digest") var policyDigest: String?
     /// The attested P-256 public key, X9.63, base64.
     @Field(key: "public_key") var publicKey: String
     /// The device's X25519 public key the attestation vouched for, base64: keys are sealed to it only.
