@@ -1,5 +1,7 @@
+@testable import CofferServer
 import CofferFormat
 import Crypto
+import Fluent
 import Foundation
 import Testing
 
@@ -140,5 +142,28 @@ struct TeamTests {
             #expect(try await world.admin.call("POST", "/v1/teams", json: ["name": name]).status == 400)
         }
         #expect(try await world.admin.call("POST", "/v1/teams", json: ["name": "T"]).status == 409)
+    }
+
+    @Test("another team's many apps asking for a team's keys take one audit row a minute, not the rows the team's own refusals need")
+    func otherTeamsCannotCrowdTheAuditLog() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let world = World(server)
+        try await world.team("Victim")
+        try await world.team("Crowd")
+        let app = try await world.app(in: "Victim")
+        let key = try await world.key(in: "Victim")
+        try await world.release(key, in: "Victim", to: [app.id])
+        for index in 0..<RefusalLog().maximumRowsPerTeamPerMinute {
+            let asking = try await world.app(in: "Crowd", name: "crowd-\(index)")
+            #expect(try await Device().request(key.id, app: asking, on: server).errorCode == "other_team")
+        }
+        // The victim's own refusal (a credential rotated away) still has its row.
+        #expect(try await world.admin.call("POST", "/v1/teams/Victim/apps/\(app.id)/credential").status == 200)
+        #expect(try await Device().request(key.id, app: app, on: server).errorCode == "credential_revoked")
+        let rows = try await AuditRecord.query(on: server.app.db).filter(\.$action == "key.deliver").all()
+        #expect(rows.filter { $0.reason == "other_team" }.count == 1, "\(rows.map { $0.reason ?? "" })")
+        #expect(rows.contains { $0.reason == "credential_revoked" }, "\(rows.map { $0.reason ?? "" })")
+        #expect(!(try await AuditRecord.query(on: server.app.db).all()).contains { $0.action == "audit.suppressed" })
     }
 }

@@ -114,9 +114,11 @@ struct DeliveryController: RouteCollection {
             throw APIError.notFound("key")
         }
         guard key.$team.id == app.teamID else {
-            // Recorded for the key's team: its owners want to see who asks for their keys.
+            // Recorded for the key's team: its owners want to see who asks for their keys. One row
+            // a minute for all other teams' apps (the first named): keyed by the asking app, another
+            // team's many apps would spend the rows the key team's own refusals need.
             try await refusals.record(.init(teamID: key.$team.id, action: "key.deliver", actor: "app:\(app.id)", target: keyID,
-                                            reason: "other_team", deviceID: body.deviceID, key: "other_team|\(app.id)"), on: req.db)
+                                            reason: "other_team", deviceID: body.deviceID, key: "other_team|\(key.$team.id)"), on: req.db)
             metrics.keyDeliveries(outcome: "other_team")
             throw APIError.forbidden("other_team", "this key belongs to another team")
         }
