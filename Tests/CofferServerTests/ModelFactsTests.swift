@@ -44,6 +44,20 @@ struct ModelFactsTests {
         var huge = Self.report
         huge["notes"] = [String(repeating: "x", count: 300 * 1024)]
         #expect(try await flowers.admin.call("PUT", path, json: huge).status == 413)
+
+        // Counts no inspection writes: negative ones are refused; ones whose total passes Int.max
+        // are kept and shown saturated (their sum trapped, taking the server down for every team).
+        var negative = Self.report
+        negative["coreML"] = (Self.report["coreML"] as? [String: Any] ?? [:]).merging(["layerCounts": ["a": -1]]) { $1 }
+        let refused = try await flowers.admin.call("PUT", path, json: negative)
+        #expect(refused.status == 400 && refused.errorCode == "invalid_facts", "\(refused.text)")
+        var overflowing = Self.report
+        overflowing["coreML"] = (Self.report["coreML"] as? [String: Any] ?? [:]).merging(["layerCounts": ["a": Int.max, "b": 1]]) { $1 }
+        #expect(try await flowers.admin.call("PUT", path, json: overflowing).status == 204)
+        let owner = try await DashboardTests.ownerBrowser(server)
+        let page = try await owner.get("/dashboard/teams/T/collections/FlowerModels/deployments/\(try #require(id))")
+        #expect(page.status == 200)
+        #expect(page.html.contains("\(Int.max) layers"), "the total, saturated")
     }
 
     @Test("facts are recorded per blob, replaced on a second report, shown with deployments, and checked (SQLite)")

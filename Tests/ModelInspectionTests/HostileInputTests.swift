@@ -187,4 +187,29 @@ struct HostileStructureTests {
         #expect(report.onnx?.parameterCount == 1_000_000)
         #expect(report.onnx?.weightBytes == 0)
     }
+
+    @Test("safetensors: sub-byte types whose bit count is near 2^64 are refused, not a trap")
+    func safetensorsSubByteBits() {
+        for (dtype, dimension) in [("F4", "4611686018427387903"), ("F6_E2M3", "3074457345618258602")] {
+            let header = Data("{\"t\":{\"dtype\":\"\(dtype)\",\"shape\":[\(dimension)],\"data_offsets\":[0,0]}}".utf8)
+            let file = HostileInputTests.littleEndian(UInt64(header.count)) + header
+            #expect(HostileInputTests.message { try ModelInspector.inspect(data: file, name: "m.safetensors") }?.contains("does not fill") == true, "\(dtype)")
+        }
+    }
+
+    @Test("a report from outside whose counts pass Int.max is summarised and printed saturated; a negative count is flagged")
+    func reportCountsFromOutside() throws {
+        let json = #"{"format":"mlmodel","size":1,"notes":[],"coreML":{"modelType":"mlProgram","specificationVersion":7,"#
+            + #""minimumDeploymentTargets":{},"inputs":[],"outputs":[],"states":[],"metadata":{"userDefined":{}},"#
+            + #""layerCounts":{"a":9223372036854775807,"b":1},"parameterCount":1,"weightBytes":1,"isUpdatable":false},"#
+            + #""onnx":null}"#
+        let report = try JSONDecoder().decode(ModelReport.self, from: Data(json.utf8))
+        #expect(report.summary.contains("9223372036854775807 operations"), "\(report.summary)")
+        #expect(report.text.contains("9223372036854775807"))
+        #expect(report.detailText.contains("9223372036854775807"))
+        #expect(!report.hasNegativeCounts)
+        let negative = try JSONDecoder().decode(ModelReport.self, from: Data(json.replacingOccurrences(of: "\"b\":1", with: "\"b\":-1").utf8))
+        #expect(negative.hasNegativeCounts)
+        #expect(ModelReport.total(["a": Int.min, "b": -1]) == .min)
+    }
 }

@@ -67,13 +67,23 @@ final class AppCredentials: Sendable {
 
     /// The app from the cache alone when its row is fresh, it is not revoked and the credential
     /// matches; nil sends the caller to ``check(appID:credential:address:on:)``. No database, no task.
+    ///
+    /// Only a request whose credential matches the row may be the one picked to refresh a stale
+    /// row: a wrong credential picked for it would be refused (429, past its address's failure
+    /// budget) before it reached the database, and the stale row — say, of an app revoked or
+    /// unbound on another instance — would go on serving everyone for another ``CacheAge/refreshWindow``,
+    /// again and again while someone keeps sending wrong credentials.
     func cachedApp(appID: UUID, credential: String) -> App? {
+        guard let seen = cache.withLockedValue({ $0[appID] }), !seen.revoked, Secrets.matches(credential, hash: seen.credentialHash)
+        else { return nil }
         let now = Date()
-        let app: App? = cache.withLockedValue { cache in
-            cache[appID]?.age.admit(now: now, within: freshness) == true ? cache[appID] : nil
+        return cache.withLockedValue { cache in
+            // The row may have been replaced in between: admit only the one the credential matched.
+            guard let current = cache[appID], current.credentialHash == seen.credentialHash, !current.revoked,
+                  cache[appID]?.age.admit(now: now, within: freshness) == true
+            else { return nil }
+            return cache[appID]
         }
-        guard let app, !app.revoked, Secrets.matches(credential, hash: app.credentialHash) else { return nil }
-        return app
     }
 
     /// The app when its cached row, however old, is not revoked and `credential` matches it; nil

@@ -28,6 +28,9 @@ struct ModelFactsController: RouteCollection {
         } catch {
             throw APIError(.badRequest, "invalid_facts", "the body is not a model report as `coffer inspect --json` writes it under \"model\"")
         }
+        guard !report.hasNegativeCounts else {
+            throw APIError(.badRequest, "invalid_facts", "the model report has a negative count: not one `coffer inspect` writes")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let canonical = String(decoding: try encoder.encode(report), as: UTF8.self)

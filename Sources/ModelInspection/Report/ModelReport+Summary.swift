@@ -9,14 +9,14 @@ extension ModelReport {
             parts.append(Self.count(coreML.inputs.count, "input"))
             parts.append(Self.count(coreML.outputs.count, "output"))
             if let labels = coreML.classLabels { parts.append(Self.count(labels.count, "class label")) }
-            let layers = coreML.layerCounts.values.reduce(0, +)
+            let layers = Self.total(coreML.layerCounts)
             if layers > 0 { parts.append(Self.count(layers, coreML.modelType == "mlProgram" ? "operation" : "layer")) }
             parts.append(Self.count(Int(clamping: coreML.parameterCount), "parameter"))
         } else if let onnx {
             parts.append("ONNX opset \(onnx.opsets[""] ?? onnx.opsets["ai.onnx"] ?? 0)")
             parts.append(Self.count(onnx.inputs.count, "input"))
             parts.append(Self.count(onnx.outputs.count, "output"))
-            parts.append(Self.count(onnx.operatorCounts.values.reduce(0, +), "node"))
+            parts.append(Self.count(Self.total(onnx.operatorCounts), "node"))
             parts.append(Self.count(Int(clamping: onnx.parameterCount), "parameter"))
         } else if let safetensors {
             parts.append("safetensors")

@@ -89,7 +89,7 @@ extension ModelReport {
         }
         if let name = facts.predictedFeatureName { lines.append("\(indent)predicted label: \(name)") }
         if !facts.layerCounts.isEmpty {
-            let total = facts.layerCounts.values.reduce(0, +)
+            let total = ModelReport.total(facts.layerCounts)
             let what = facts.modelType == "mlProgram" ? "operations" : "layers"
             lines.append("\(indent)\(what):".padding(toLength: indent.count + 17, withPad: " ", startingAt: 0) + "\(total): \(counts(facts.layerCounts))")
         }
@@ -114,7 +114,7 @@ extension ModelReport {
         if let graph = facts.graphName { lines.append("  graph:           \(graph)") }
         lines += features("inputs", facts.inputs, indent: "  ")
         lines += features("outputs", facts.outputs, indent: "  ")
-        lines.append("  operators:       \(facts.operatorCounts.values.reduce(0, +)): \(counts(facts.operatorCounts))")
+        lines.append("  operators:       \(ModelReport.total(facts.operatorCounts)): \(counts(facts.operatorCounts))")
         lines.append("  initializers:    \(facts.initializerCount)" + (facts.externalInitializerCount > 0 ? " (\(facts.externalInitializerCount) in external files)" : ""))
         lines.append("  parameters:      \(facts.parameterCount)")
         lines.append("  weight bytes:    \(facts.weightBytes)")

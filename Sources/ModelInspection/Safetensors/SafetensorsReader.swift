@@ -74,7 +74,7 @@ enum SafetensorsReader {
         let summary = TensorSummary(name: name, dataType: dtype, shape: shape, byteCount: end - begin)
         if let bits = elementBits[dtype] {
             let (bitCount, overflow) = summary.elementCount.multipliedReportingOverflow(by: bits)
-            guard !overflow, (bitCount + 7) / 8 == end - begin else {
+            guard !overflow, bitCount / 8 + (bitCount % 8 == 0 ? 0 : 1) == end - begin else {  // (bits + 7) / 8 could overflow
                 throw InspectionError.malformed(format: format, reason: "tensor \"\(name)\" (\(dtype) \(shape)) does not fill its \(end - begin) bytes")
             }
         }
