@@ -1,6 +1,7 @@
 import CofferFormat
 @testable import CofferServer
 import Crypto
+import Fluent
 import Foundation
 import Testing
 
@@ -227,6 +228,14 @@ struct DeploymentTests {
         #expect(try await flowers.manifest(["deviceID": "d", "memoryGiB": "lots"]).status == 400)
         // A collection the app is not bound to (here: none such) is 403, whether it exists or not.
         #expect(try await flowers.manifest(device, collection: "NoSuchModels").errorCode == "collection_not_bound")
+        // A path that names no possible collection (here a right-to-left override) is refused before
+        // anything is looked up, and nothing of it reaches the team's audit log.
+        let auditedBefore = try await AuditRecord.query(on: server.app.db).count()
+        for path in ["%E2%80%AEfdp.exe", "a%0Ab", String(repeating: "a", count: 101)] {
+            #expect(try await flowers.manifest(device, collection: path).errorCode == "invalid_request", "\(path)")
+            #expect(try await flowers.manifest(device, app: (flowers.app.id, "cfa_wrong"), collection: path).status == 400, "\(path)")
+        }
+        #expect(try await AuditRecord.query(on: server.app.db).count() == auditedBefore)
 
         // Another team's app cannot see this team's collection; a revoked app gets 403.
         try await flowers.world.team("Other")
@@ -274,6 +283,7 @@ struct DeploymentTests {
         #expect(try await HTTP(base: lean).call("GET", "/v1/device/collections/FlowerModels/manifest?deviceID=x").status == 401)
         #expect(try await flowers.manifest(["deviceID": "d", "memoryGiB": "lots"], base: lean).errorCode == "invalid_request")
         #expect(try await flowers.manifest(device, collection: "Nope", base: lean).errorCode == "collection_not_bound")
+        #expect(try await flowers.manifest(device, collection: "%E2%80%AEfdp.exe", base: lean).errorCode == "invalid_request")
         #expect(try await HTTP(base: lean).call("GET", "/v1/teams").status == 404)
         #expect(try await HTTP(base: lean).call("POST", "/v1/device/collections/FlowerModels/manifest?deviceID=x", json: [:]).status == 404)
 

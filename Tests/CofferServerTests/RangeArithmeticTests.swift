@@ -145,6 +145,12 @@ struct RangeArithmeticTests {
                 case .unsatisfiable:
                     #expect(answer.status == 416, context)
                     #expect(answer.headers["content-range"] == "bytes */\(size)", context)
+                    // Never kept by a shared cache under the blob's URL.
+                    #expect(answer.headers["cache-control"] == "no-store", context)
+                    #expect(answer.headers["etag"] == nil, context)
+                }
+                if expected != .unsatisfiable {
+                    #expect(answer.headers["cache-control"]?.contains("immutable") == true, context)
                 }
                 if method == "HEAD" { #expect(answer.body.isEmpty, context) }
             }

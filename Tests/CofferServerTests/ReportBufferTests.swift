@@ -173,4 +173,27 @@ struct ReportBufferTests {
         #expect(add(2, team: flooding) == .teamShare)
         #expect(add(2, team: other).counts != nil)
     }
+
+    @Test("rows are written to PostgreSQL in one order whatever order a buffer holds them in (two instances lock them alike)")
+    func lockOrder() {
+        let deployments = (0..<4).map { _ in UUID() }
+        var rows: [(key: ReportBuffer.DeviceKey, value: ReportBuffer.DeviceState)] = []
+        for deployment in deployments {
+            for model in ["B", "A"] {
+                for device in ["d-2", "d-10", "d-1"] {
+                    rows.append((ReportBuffer.DeviceKey(deploymentID: deployment, model: model, deviceID: device),
+                                 ReportBuffer.DeviceState(outcomes: 1, stage: 100, first: Date(), last: Date())))
+                }
+            }
+        }
+        let once = ReportBuffer.lockOrdered(rows).map(\.key)
+        for _ in 0..<20 { #expect(ReportBuffer.lockOrdered(rows.shuffled()).map(\.key) == once) }
+        for (earlier, later) in zip(once, once.dropFirst()) { #expect(ReportBuffer.precedes(earlier, later)) }
+        let events = (0..<50).map { index in
+            ReportBuffer.Event(appID: deployments[index % 4], report: Self.report("event-\(index)", outcome: .failed),
+                               failure: .init(eventID: "event-\(index)", reason: nil), receivedAt: Date())
+        }
+        let ordered = ReportBuffer.lockOrdered(events).map { "\($0.appID) \($0.failure.eventID)" }
+        #expect(ReportBuffer.lockOrdered(events.shuffled()).map { "\($0.appID) \($0.failure.eventID)" } == ordered)
+    }
 }

@@ -184,7 +184,10 @@ struct BlobController: Sendable {
         let response: Response
         switch range {
         case .unsatisfiable:
+            // Not the blob's bytes: never cached (a shared cache that kept a 416 under the blob's
+            // URL would refuse the model to every device behind it for a year).
             response = Response(status: .rangeNotSatisfiable)
+            response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
             if withBody {
                 try response.content.encode(ErrorBody(error: "range_not_satisfiable", reason: "the blob has \(size) bytes"), as: .json)
@@ -202,7 +205,7 @@ struct BlobController: Sendable {
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
         }
         response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
-        Self.addCacheHeaders(to: response, etag: etag)
+        if range != .unsatisfiable { Self.addCacheHeaders(to: response, etag: etag) }
         return response
     }
 

@@ -51,7 +51,7 @@ extension ReportBuffer {
 
     private static func writeDevices(_ devices: [DeviceKey: DeviceState], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
         let rows = Array(devices)
-        if sql.dialect.name == "postgresql" { return try await writeDevicesInArrays(rows, ids: &ids, on: sql) }
+        if sql.dialect.name == "postgresql" { return try await writeDevicesInArrays(lockOrdered(rows), ids: &ids, on: sql) }
         if let sqlite = sql as? any SQLiteDatabase { return try await writeDevices(rows, ids: &ids, on: sqlite) }
         for start in stride(from: 0, to: rows.count, by: 500) {
             let insert = sql.insert(into: ReportTables.devices)
@@ -69,6 +69,7 @@ extension ReportBuffer {
     }
 
     private static func writeEvents(_ events: [Event], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
+        let events = sql.dialect.name == "postgresql" ? lockOrdered(events) : events
         for start in stride(from: 0, to: events.count, by: 500) {
             let insert = sql.insert(into: ReportTables.events)
                 .columns("id", "app_id", "event_id", "deployment_id", "model", "device_id", "outcome", "reason", "sequence", "at", "received_at")

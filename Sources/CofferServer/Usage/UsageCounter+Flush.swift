@@ -11,8 +11,10 @@ extension UsageCounter {
         guard !counts.isEmpty else { return }
         guard let sql = database as? any SQLDatabase else { restore(counts); return }
         do {
-            // Bounded statements: a day with very many blobs is written in pieces.
-            let rows = Array(counts)
+            // Bounded statements: a day with very many blobs is written in pieces. In one order on
+            // every instance (not each process's Dictionary order), so that two instances adding to
+            // the same rows at once lock them in the same order and do not deadlock each other.
+            let rows = counts.sorted { ($0.key.day.text, $0.key.kind.rawValue, $0.key.subject) < ($1.key.day.text, $1.key.kind.rawValue, $1.key.subject) }
             for start in stride(from: 0, to: rows.count, by: 500) {
                 let insert = sql.insert(into: UsageDailyRecord.schema)
                     .columns("id", "day", "kind", "subject", "count")
