@@ -51,25 +51,49 @@ extension PackedTree {
         private(set) var fullPaths: [String] = []
         /// Which file each entry was when walked, parallel to `entries`.
         private(set) var identities: [FileIdentity] = []
+        /// The regular files' sizes so far (at most ``ContainerHeader/maximumPlaintextLength``).
+        private(set) var fileBytes: UInt64 = 0
 
-        init(root: String) { self.root = root }
+        /// Called with each folder's path once its names are read (tests change the tree there).
+        let afterListing: ((String) -> Void)?
 
-        /// A folder being listed: its paths, its sorted names and the next name to visit.
+        init(root: String, afterListing: ((String) -> Void)? = nil) {
+            self.root = root
+            self.afterListing = afterListing
+        }
+
+        /// A folder being listed: its paths, an open descriptor of it, its sorted names and the
+        /// next name to visit.
         private struct Level {
             let folder: String
             let relative: String
+            /// The folder itself, opened without following a symlink: its entries are looked at
+            /// through it, never through `folder`'s path, so a folder above swapped for a symlink
+            /// cannot lead the walk outside the tree.
+            let descriptor: Int32
             let names: [[UInt8]]
             var next = 0
         }
 
         /// Adds everything below the root, depth first without recursion (so a deep tree cannot
-        /// exhaust a thread's stack).
+        /// exhaust a thread's stack). Each folder is opened relative to its parent's descriptor
+        /// (`O_NOFOLLOW`) and each entry looked at with `fstatat` relative to its folder's, so what
+        /// is recorded is what is inside the tree, whatever is renamed or swapped while it is walked;
+        /// files are opened later by path and must still be those (``PackedTree/openForReading(_:being:)``).
         mutating func walk() throws {
-            var info = stat()
-            guard stat(root, &info) == 0 else { throw IOFailure(operation: .stat, path: root, errno: errno) }
-            var stack = [Level(folder: root, relative: "", names: try Self.listNames(root, being: FileIdentity(info)))]
+            let rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard rootDescriptor >= 0 else { throw IOFailure(operation: .open, path: root, errno: errno) }
+            var stack: [Level] = []
+            defer { for level in stack { close(level.descriptor) } }
+            do {
+                stack.append(Level(folder: root, relative: "", descriptor: rootDescriptor, names: try Self.listNames(rootDescriptor, path: root)))
+            } catch {
+                close(rootDescriptor)
+                throw error
+            }
             while let level = stack.last {
                 guard level.next < level.names.count else {
+                    close(level.descriptor)
                     stack.removeLast()
                     continue
                 }
@@ -94,18 +118,38 @@ extension PackedTree {
                 throw PackingError(path: root, reason: "more than \(PackedTree.Format.maxEntries) entries")
             }
             var info = stat()
-            guard lstat(fullPath, &info) == 0 else {
+            guard fstatat(level.descriptor, text, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 throw IOFailure(operation: .stat, path: fullPath, errno: errno)
             }
             let mode = UInt16(truncatingIfNeeded: info.st_mode) & PackedTree.Format.permissionMask
             switch FileType(info) {
             case .directory:
-                append(.init(kind: .directory, path: path, mode: mode), at: fullPath, info)
-                return Level(folder: fullPath, relative: path, names: try Self.listNames(fullPath, being: FileIdentity(info)))
+                let descriptor = openat(level.descriptor, text, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard descriptor >= 0 else { throw IOFailure(operation: .open, path: fullPath, errno: errno) }
+                do {
+                    var opened = stat()
+                    guard fstat(descriptor, &opened) == 0 else { throw IOFailure(operation: .stat, path: fullPath, errno: errno) }
+                    // The folder opened must be the one just looked at, not one renamed into its place.
+                    guard FileIdentity(opened) == FileIdentity(info) else { throw PackedTree.changed(fullPath) }
+                    let names = try Self.listNames(descriptor, path: fullPath)
+                    afterListing?(fullPath)
+                    append(.init(kind: .directory, path: path, mode: mode), at: fullPath, info)
+                    return Level(folder: fullPath, relative: path, descriptor: descriptor, names: names)
+                } catch {
+                    close(descriptor)
+                    throw error
+                }
             case .regular:
+                // The files' bytes together at most what a container holds (2^48), so no sum of sizes
+                // taken from the file system (a sparse file can claim 2^63 bytes) can overflow.
+                let limit = ContainerHeader.maximumPlaintextLength
+                guard info.st_size >= 0, UInt64(info.st_size) <= limit - fileBytes else {
+                    throw PackingError(path: fullPath, reason: "brings the folder's files past 2^48 bytes, more than a sealed model holds")
+                }
+                fileBytes += UInt64(info.st_size)
                 append(.init(kind: .file(size: UInt64(info.st_size)), path: path, mode: mode), at: fullPath, info)
             case .symlink:
-                let target = try Self.readLink(fullPath)
+                let target = try Self.readLink(text, in: level.descriptor, path: fullPath)
                 if let problem = PackedTree.targetProblem(target, linkPath: path) {
                     throw PackingError(path: fullPath, reason: problem)
                 }
@@ -122,14 +166,18 @@ extension PackedTree {
             identities.append(FileIdentity(info))
         }
 
-        /// The names in the folder at `path` other than "." and "..", sorted by their bytes; the
-        /// folder opened must be `identity`, the one just looked at (not a symlink put in its place).
-        static func listNames(_ path: String, being identity: FileIdentity) throws -> [[UInt8]] {
-            guard let stream = opendir(path) else { throw IOFailure(operation: .list, path: path, errno: errno) }
+        /// The names in the open folder `descriptor` (at `path`, for errors) other than "." and
+        /// "..", sorted by their bytes.
+        static func listNames(_ descriptor: Int32, path: String) throws -> [[UInt8]] {
+            let copy = dup(descriptor)
+            guard copy >= 0 else { throw IOFailure(operation: .list, path: path, errno: errno) }
+            guard let stream = fdopendir(copy) else {
+                let code = errno
+                close(copy)
+                throw IOFailure(operation: .list, path: path, errno: code)
+            }
             defer { closedir(stream) }
-            var opened = stat()
-            guard fstat(dirfd(stream), &opened) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
-            guard FileIdentity(opened) == identity else { throw PackedTree.changed(path) }
+            rewinddir(stream)
             var names: [[UInt8]] = []
             while true {
                 errno = 0
@@ -146,12 +194,13 @@ extension PackedTree {
             return names.sorted { $0.lexicographicallyPrecedes($1) }
         }
 
-        /// The target of the symlink at `path`, which must be UTF-8 and at most 4096 bytes.
-        static func readLink(_ path: String) throws -> String {
+        /// The target of the symlink `name` in the open folder `descriptor` (at `path`, for errors),
+        /// which must be UTF-8 and at most 4096 bytes.
+        static func readLink(_ name: String, in descriptor: Int32, path: String) throws -> String {
             let capacity = PackedTree.Format.maxPathLength + 1
             var buffer = [UInt8](repeating: 0, count: capacity)
             let count = buffer.withUnsafeMutableBytes { raw in
-                readlink(path, raw.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
+                readlinkat(descriptor, name, raw.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
             }
             guard count >= 0 else { throw IOFailure(operation: .read, path: path, errno: errno) }
             guard count < capacity else {

@@ -76,12 +76,18 @@ public struct PackedTree: PlaintextSource {
     ///   leading outside the folder, paths over 4096 bytes, names that are not UTF-8, more than
     ///   1,000,000 entries); `IOFailure` when the folder cannot be read.
     public init(root: String) throws {
+        try self.init(root: root, afterListing: nil)
+    }
+
+    /// ``init(root:)``, calling `afterListing` with each folder's path once its names are read
+    /// (tests use it to change the tree in the middle of a walk).
+    init(root: String, afterListing: ((String) -> Void)?) throws {
         var info = stat()
         guard stat(root, &info) == 0 else { throw IOFailure(operation: .stat, path: root, errno: errno) }
         guard FileType(info) == .directory else {
             throw PackingError(path: root, reason: "not a folder")
         }
-        var walker = Walker(root: root)
+        var walker = Walker(root: root, afterListing: afterListing)
         try walker.walk()
         self.root = root
         self.rootMode = UInt16(truncatingIfNeeded: info.st_mode) & Format.permissionMask

@@ -21,8 +21,24 @@ extension TreeUnpacker {
             return
         }
         // Never through a link: the path was a folder at lstat, and NOFOLLOW keeps it that way.
-        if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(AT_FDCWD, path, 0o700, AT_SYMLINK_NOFOLLOW) }
+        if UInt32(info.st_mode) & 0o700 != 0o700 { makeOwnerWritable(AT_FDCWD, path) }
         removeTree(path, maximumDepth: maximumOpenDepth, descending: { _ in })
+    }
+
+    /// Gives the owner all rights on the folder `name` of `descriptor`, which `fstatat` just found
+    /// to be a folder, without following a symlink put in its place. glibc before 2.32 refuses
+    /// `fchmodat` with `AT_SYMLINK_NOFOLLOW` on every path (`ENOTSUP`); then the folder is opened
+    /// with `O_NOFOLLOW` and changed through its descriptor (a folder its owner cannot read, and
+    /// so cannot open, is changed by name: it was a folder an instant ago, in a tree of ours).
+    static func makeOwnerWritable(_ descriptor: Int32, _ name: UnsafePointer<CChar>, noFollowFirst: Bool = true) {
+        if noFollowFirst, fchmodat(descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) == 0 { return }
+        let folder = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+        if folder >= 0 {
+            fchmod(folder, 0o700)
+            close(folder)
+        } else if errno == EACCES {
+            fchmodat(descriptor, name, 0o700, 0)
+        }
     }
 
     /// The most folders ``removeTree(_:)`` keeps open at once. A packed path may nest ~2 000
@@ -70,7 +86,7 @@ extension TreeUnpacker {
                 continue
             }
             // Writable first: moving a folder to another parent rewrites its "..", which needs it.
-            if UInt32(info.st_mode) & 0o700 != 0o700 { fchmodat(top.descriptor, name, 0o700, AT_SYMLINK_NOFOLLOW) }
+            if UInt32(info.st_mode) & 0o700 != 0o700 { makeOwnerWritable(top.descriptor, name) }
             if stack.count >= maximumDepth, stack.count > 1, let name = moveUp(name, from: top.descriptor, to: stack[0].descriptor, count: &moved) {
                 stack[0].names.append(name)
                 continue

@@ -173,6 +173,48 @@ struct PackedTreeRoundTripTests {
         #expect(throws: IOFailure.self) { try PackingTestKit.fullRead(tree) }
     }
 
+    @Test func aFolderSwappedForASymlinkDuringTheWalkBringsInNothingFromOutside() throws {
+        let sandbox = try PackingSandbox()
+        defer { sandbox.remove() }
+        let root = sandbox.sub("src"), outside = sandbox.sub("outside")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: false)
+        try PackingSandbox.folder(root, "sub")
+        try PackingSandbox.file(root, "sub/id_key", "inside")
+        try PackingSandbox.file(outside, "id_key", "OUTSIDE SECRET")
+        // Once `sub` is listed, someone who can write into the folder swaps it for a link to a
+        // folder outside holding a file of a listed name.
+        let tree = try PackedTree(root: root) { path in
+            guard path == root + "/sub" else { return }
+            _ = rename(root + "/sub", root + "/sub.moved")
+            _ = symlink(outside, root + "/sub")
+        }
+        #expect(tree.entries.map(\.path) == ["sub", "sub/id_key"])
+        #expect(tree.entries.last?.kind == .file(size: 6), "the walk saw the file inside the tree")
+        // Read by path, it is another file now: refused, and nothing of it is in the stream.
+        #expect(throws: PackingError.self) { _ = try PackingTestKit.fullRead(tree) }
+    }
+
+    @Test func filesPastWhatAContainerHoldsAreRefusedWhileWalking() throws {
+        let sandbox = try PackingSandbox()
+        defer { sandbox.remove() }
+        let root = sandbox.sub("src")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        // Sparse files (ext4 takes 2^43 bytes each; other file systems up to 2^63, where sums of
+        // sizes would overflow): 32 of them are exactly 2^48 bytes, what a sealed model holds.
+        func sparse(_ name: String) throws {
+            let descriptor = open(root + "/" + name, O_WRONLY | O_CREAT, 0o600)
+            try #require(descriptor >= 0)
+            let truncated = ftruncate(descriptor, 1 << 43)
+            close(descriptor)
+            try #require(truncated == 0, "the file system takes sparse files of 2^43 bytes")
+        }
+        for index in 0..<32 { try sparse(String(format: "f%02d", index)) }
+        #expect(try PackedTree(root: root).entries.count == 32)
+        try sparse("g")
+        #expect(throws: PackingError.self) { _ = try PackedTree(root: root) }
+    }
+
     @Test func comparisonIsComponentWise() {
         #expect(PackedTree.compare("a", "a/b"))
         #expect(PackedTree.compare("a/b", "a-b"))

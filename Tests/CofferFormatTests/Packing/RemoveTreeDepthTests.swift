@@ -51,4 +51,28 @@ struct RemoveTreeDepthTests {
         #expect(!FileManager.default.fileExists(atPath: root))
         #expect(deepest <= TreeUnpacker.maximumOpenDepth)
     }
+
+    @Test("without fchmodat's no-follow flag (glibc before 2.32), read-only and unreadable folders are still made writable, a symlink is not followed")
+    func ownerWritableWithoutNoFollow() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-chmod-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { TreeUnpacker.removeTree(root) }
+        let target = root + "/target"
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false)
+        #expect(chmod(target, 0o500) == 0)
+        #expect(symlink(target, root + "/link") == 0)
+        for (name, mode) in [("readonly", mode_t(0o500)), ("unreadable", mode_t(0o300))] {
+            try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+            #expect(chmod(root + "/" + name, mode) == 0)
+        }
+        let folder = open(root, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        for name in ["readonly", "unreadable", "link"] { TreeUnpacker.makeOwnerWritable(folder, name, noFollowFirst: false) }
+        var info = stat()
+        for name in ["readonly", "unreadable"] {
+            #expect(stat(root + "/" + name, &info) == 0 && info.st_mode & 0o777 == 0o700, "\(name)")
+        }
+        #expect(stat(target, &info) == 0 && info.st_mode & 0o777 == 0o500, "the link's target is untouched")
+        #expect(chmod(target, 0o700) == 0)
+    }
 }
