@@ -70,21 +70,25 @@ final class AndroidKeyDescriptionTests: XCTestCase {
         assertAndroidFailureSync(.invalid, "verifiedBootState is not 0 to 3") { _ = try AndroidKeyDescription(derEncoded: try spec.derEncoded()) }
     }
 
-    func testMalformedOrRepeatedRootOfTrustIsRefused() throws {
-        func description(hardwareFields: (inout DER.Serializer) throws -> Void) throws -> [UInt8] {
-            var s = DER.Serializer()
-            try s.appendConstructedNode(identifier: .sequence) { s in
-                try s.serialize(300)
-                try 1.serialize(into: &s, withIdentifier: .enumerated)
-                try s.serialize(300)
-                try 1.serialize(into: &s, withIdentifier: .enumerated)
-                try s.serialize(ASN1OctetString(contentBytes: ArraySlice(challenge)))
-                try s.serialize(ASN1OctetString(contentBytes: []))
-                try s.appendConstructedNode(identifier: .sequence) { _ in }
-                try s.appendConstructedNode(identifier: .sequence) { s in try hardwareFields(&s) }
-            }
-            return s.serializedBytes
+    /// A KeyDescription written field by field (version 300, TEE), its two authorization lists
+    /// holding what `software` and `hardware` write.
+    func handMade(software: (inout DER.Serializer) throws -> Void = { _ in },
+                  hardware: (inout DER.Serializer) throws -> Void = { _ in }) throws -> [UInt8] {
+        var s = DER.Serializer()
+        try s.appendConstructedNode(identifier: .sequence) { s in
+            try s.serialize(300)
+            try 1.serialize(into: &s, withIdentifier: .enumerated)
+            try s.serialize(300)
+            try 1.serialize(into: &s, withIdentifier: .enumerated)
+            try s.serialize(ASN1OctetString(contentBytes: ArraySlice(challenge)))
+            try s.serialize(ASN1OctetString(contentBytes: []))
+            try s.appendConstructedNode(identifier: .sequence) { s in try software(&s) }
+            try s.appendConstructedNode(identifier: .sequence) { s in try hardware(&s) }
         }
+        return s.serializedBytes
+    }
+
+    func testMalformedOrRepeatedRootOfTrustIsRefused() throws {
         func root(_ s: inout DER.Serializer, _ elements: (inout DER.Serializer) throws -> Void) throws {
             try s.serialize(explicitlyTaggedWithTagNumber: 704, tagClass: .contextSpecific) { s in
                 try s.appendConstructedNode(identifier: .sequence) { s in try elements(&s) }
@@ -110,7 +114,7 @@ final class AndroidKeyDescriptionTests: XCTestCase {
             ("origin is negative", { s in try s.serialize(-1, explicitlyTaggedWithTagNumber: 702, tagClass: .contextSpecific) }),
         ]
         for (fragment, fields) in cases {
-            let bytes = try description(hardwareFields: fields)
+            let bytes = try handMade(hardware: fields)
             assertAndroidFailureSync(.invalid, fragment) { _ = try AndroidKeyDescription(derEncoded: bytes) }
         }
     }
@@ -141,22 +145,12 @@ final class AndroidKeyDescriptionTests: XCTestCase {
         try applicationField.serialize(
             ASN1OctetString(contentBytes: ArraySlice(try spec.applicationIDDER())), explicitlyTaggedWithTagNumber: 709, tagClass: .contextSpecific
         )
-        var s = DER.Serializer()
-        try s.appendConstructedNode(identifier: .sequence) { s in
-            try s.serialize(3)
-            try 1.serialize(into: &s, withIdentifier: .enumerated)
-            try s.serialize(4)
-            try 1.serialize(into: &s, withIdentifier: .enumerated)
-            try s.serialize(ASN1OctetString(contentBytes: ArraySlice(challenge)))
-            try s.serialize(ASN1OctetString(contentBytes: []))
-            s.appendConstructedNode(identifier: .sequence) { s in
-                s.serializeRawBytes(applicationField.serializedBytes)
-                s.serializeRawBytes(applicationField.serializedBytes)
-            }
-            s.appendConstructedNode(identifier: .sequence) { _ in }
-        }
+        let bytes = try handMade(software: { s in
+            s.serializeRawBytes(applicationField.serializedBytes)
+            s.serializeRawBytes(applicationField.serializedBytes)
+        })
         assertAndroidFailureSync(.invalid, "softwareEnforced has field [709] twice") {
-            _ = try AndroidKeyDescription(derEncoded: s.serializedBytes)
+            _ = try AndroidKeyDescription(derEncoded: bytes)
         }
     }
 
