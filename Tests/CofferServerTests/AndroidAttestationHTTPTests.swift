@@ -4,6 +4,7 @@ import CofferAttestation
 import CofferFormat
 import Crypto
 import Fluent
+import SQLKit
 import Foundation
 import Testing
 import X509
@@ -300,6 +301,26 @@ struct AndroidAttestationHTTPTests {
         try await AddAttestedPolicyDigest().prepare(on: db)
         #expect(try await AttestedDeviceRecord.query(on: db).first()?.policyDigest == recorded)
         #expect(try await fixture.request(device, try fixture.assertion(for: device, attested: attested, counter: 1)).status == 200)
+    }
+
+    @Test("an install that asked for no key for 180 days is forgotten and attests again; a recent one stays")
+    func unusedInstallsAreForgotten() async throws {
+        let fixture = try await Fixture.make()
+        defer { Task { try? await fixture.server.stop() } }
+        let db = fixture.server.app.db
+        let idle = Device(), idleKey = P256.Signing.PrivateKey(), busy = Device(), busyKey = P256.Signing.PrivateKey()
+        #expect(try await fixture.request(idle, try await fixture.attestation(for: idle, attested: idleKey)).status == 200)
+        #expect(try await fixture.request(busy, try await fixture.attestation(for: busy, attested: busyKey)).status == 200)
+        let later = Date().addingTimeInterval(DeviceAttestation.unusedInstallLifetime + 60)
+        // The busy install asks again just before the pruning's clock.
+        #expect(try await fixture.request(busy, try fixture.assertion(for: busy, attested: busyKey, counter: 1)).status == 200)
+        try await (db as! any SQLDatabase).update(AttestedDeviceRecord.schema)
+            .set("last_used_at", to: SQLBind(later.addingTimeInterval(-60))).where("device_public_key", .equal,
+                                                                            SQLBind(busy.privateKey.publicKey.rawRepresentation.base64EncodedString())).run()
+        try await DeviceAttestation.forgetUnusedInstalls(now: later, on: db)
+        #expect(try await fixture.request(idle, try fixture.assertion(for: idle, attested: idleKey, counter: 1)).errorCode == "attestation_unknown_key")
+        #expect(try await fixture.request(busy, try fixture.assertion(for: busy, attested: busyKey, counter: 2)).status == 200)
+        #expect(try await fixture.request(idle, try await fixture.attestation(for: idle, attested: P256.Signing.PrivateKey())).status == 200)
     }
 
     @Test("a revoked intermediate refuses new attestations and the assertions of installs attested before")

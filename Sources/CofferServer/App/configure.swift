@@ -64,6 +64,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.lifecycle.use(PeriodicWork(every: 60, failure: "attestation revocation list not reloaded; trying again") { db, _ in
         try await revocations.refresh(on: db)
         try await AttestationChallenges.removeExpired(on: db)
+        try await DeviceAttestation.forgetUnusedInstalls(on: db)
     })
     let challenges = AttestationChallenges(masterKey: masterKey)
     app.attestationChallenges = challenges

@@ -190,6 +190,16 @@ struct DeviceAttestation: Sendable {
         }
     }
 
+    /// How long an attested install may go without asking for a key before it is forgotten (it
+    /// attests again, as after a policy change): without this, every key ever attested would stay.
+    static let unusedInstallLifetime: TimeInterval = 180 * 86_400
+
+    /// Forgets installs that asked for no key within ``unusedInstallLifetime`` (periodic work).
+    static func forgetUnusedInstalls(now: Date = Date(), on db: any Database) async throws {
+        try await db.sql().delete(from: AttestedDeviceRecord.schema)
+            .where("last_used_at", .lessThan, SQLBind(now.addingTimeInterval(-unusedInstallLifetime))).run()
+    }
+
     /// A refusal with an ``AttestationFailure`` code.
     static func refusal(_ code: AttestationFailure.Code, _ detail: String) -> Refusal {
         Refusal(code: code.rawValue, detail: detail)

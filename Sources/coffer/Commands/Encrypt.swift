@@ -78,6 +78,9 @@ struct Encrypt: ParsableCommand {
             let destination = output ?? input + ".rncryptor"
             try LegacyFiles.writeRNCryptor(from: input, to: destination, password: passphrase, replacing: force)
             print("Wrote RNCryptor v3 file \(destination)")
+            // The format fixes its key derivation (PBKDF2-SHA1, 10 000 rounds): said once it is written (a refusal stays one line), on stderr.
+            FileHandle.standardError.write(Data(("coffer: warning: RNCryptor v3 derives its key with PBKDF2-SHA1 at 10 000 rounds, "
+                + "weak against guessing; use it only for apps that cannot read Coffer's format, with a long random passphrase\n").utf8))
         }
     }
 }
