@@ -136,14 +136,23 @@ struct DashboardTests {
         let thief = Browser(base: server.base)
         #expect(try await thief.welcome(token: leaked, email: "thief@example.com", password: Self.password).status == 303)
         #expect(try await thief.get("/dashboard").status == 200)
-        // Another token of the same account, made before the leak was noticed, stays valid.
-        let spare = try await vera.call("POST", "/v1/tokens", json: ["name": "spare"])
-        #expect(spare.status == 201)
-        let spareToken = try #require(spare.object["token"] as? String)
+        // Another token of the same account, not made with the leaked one (say, from a second
+        // invitation), stays valid; one the thief made with the leaked token goes with it.
+        let veraID = try #require(try await UserRecord.query(on: server.app.db).filter(\.$name == "vera").first()?.requireID())
+        let spareToken = try await TokenController.issue(for: veraID, name: "spare", on: server.app.db).1
+        let minted = try await vera.call("POST", "/v1/tokens", json: ["name": "thief-own"])
+        #expect(minted.status == 201)
+        let mintedToken = try #require(minted.object["token"] as? String)
+        let grandchild = try await HTTP(base: server.base, token: mintedToken).call("POST", "/v1/tokens", json: ["name": "and-its-own"])
+        let grandchildToken = try #require(grandchild.object["token"] as? String)
 
-        // The owner of the account revokes the leaked token: the password it chose goes with it.
-        let leakedID = try #require(try await vera.call("GET", "/v1/tokens").array.first { ($0["name"] as? String) != "spare" }?["id"] as? String)
+        // The owner of the account revokes the leaked token: the password it chose goes with it,
+        // and so do the tokens made with it, and theirs.
+        let leakedID = try #require(try await vera.call("GET", "/v1/tokens").array.first { ($0["name"] as? String) == "first token" }?["id"] as? String)
         #expect(try await HTTP(base: server.base, token: spareToken).call("DELETE", "/v1/tokens/\(leakedID)").status == 204)
+        #expect(try await HTTP(base: server.base, token: mintedToken).call("GET", "/v1/tokens").status == 401)
+        #expect(try await HTTP(base: server.base, token: grandchildToken).call("GET", "/v1/tokens").status == 401)
+        #expect(try await HTTP(base: server.base, token: spareToken).call("GET", "/v1/tokens").status == 200)
         #expect(try await thief.get("/dashboard").location == "/dashboard/sign-in")
         #expect(try await Browser(base: server.base).signIn("thief@example.com", Self.password).status == 401)
         let audited = try await AuditRecord.query(on: server.app.db).filter(\.$action == "dashboard.password-cleared").all()

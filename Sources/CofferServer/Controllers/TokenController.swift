@@ -19,16 +19,20 @@ struct TokenController: RouteCollection {
 
     func create(req: Request) async throws -> Response {
         let body = try req.content.decode(CreateToken.self)
-        return try await Self.create(name: body.name, for: try req.user(), on: req.db).encodeResponse(status: .created, for: req)
+        // Made with a token and no password: it hangs on that token, and goes when it is revoked.
+        let user = try req.user()
+        return try await Self.create(name: body.name, for: user, parent: user.tokenID, on: req.db).encodeResponse(status: .created, for: req)
     }
 
     /// Makes a named token for `user`; the answer carries its value, the only time it is shown.
-    static func create(name: String, for user: AuthenticatedUser, on db: any Database) async throws -> CreatedToken {
+    /// `parent`: the API token that asked for it (revoking that one revokes this one); nil when
+    /// the user's password did (the dashboard).
+    static func create(name: String, for user: AuthenticatedUser, parent: UUID?, on db: any Database) async throws -> CreatedToken {
         try Names.validate(name, what: "token name")
         // The token and its audit row are one transaction: no token exists that was not audited
         // and shown.
         let (record, secret) = try await db.transaction { db in
-            let issued = try await Self.issue(for: user.userID, name: name, on: db)
+            let issued = try await Self.issue(for: user.userID, name: name, parent: parent, on: db)
             try await Audit.record(on: db, teamID: nil, action: "token.create", actor: user.name, target: name, outcome: "ok")
             return issued
         }
@@ -36,9 +40,10 @@ struct TokenController: RouteCollection {
     }
 
     /// Makes a token for a user; returns the record and the secret (to show once).
-    static func issue(for userID: UUID, name: String, on db: any Database, secret: String? = nil) async throws -> (TokenRecord, String) {
+    static func issue(for userID: UUID, name: String, parent: UUID? = nil, on db: any Database, secret: String? = nil) async throws -> (TokenRecord, String) {
         let secret = secret ?? Secrets.make(prefix: "cft_")
         let record = TokenRecord(userID: userID, name: name, tokenHash: Secrets.hash(secret), prefix: String(secret.prefix(10)))
+        record.parentTokenID = parent
         try await record.create(on: db)
         return (record, secret)
     }
@@ -63,7 +68,31 @@ struct TokenController: RouteCollection {
                 try await PasswordToken.tokenRevoked(try token.requireID(), of: user.userID, actor: user.name, on: db)
             }
             try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
+            try await Self.revokeDescendants(of: try token.requireID(), userID: user.userID, actor: user.name, on: db)
         }
         return .noContent
+    }
+
+    /// Revokes the tokens `tokenID` made through `POST /v1/tokens`, and those they made, each as
+    /// its own revocation (a password one of them chose is cleared too), audited. A leaked token
+    /// could otherwise leave behind tokens of its own that outlive its revocation.
+    static func revokeDescendants(of tokenID: UUID, userID: UUID, actor: String, on db: any Database) async throws {
+        var parents = [tokenID]
+        var seen: Set<UUID> = [tokenID]
+        while !parents.isEmpty {
+            let children = try await TokenRecord.query(on: db).filter(\.$user.$id == userID).filter(\.$parentTokenID ~~ parents).all()
+            parents = []
+            for child in children {
+                let id = try child.requireID()
+                guard seen.insert(id).inserted else { continue }
+                parents.append(id)
+                guard child.revokedAt == nil else { continue }
+                child.revokedAt = Date()
+                try await child.update(on: db)
+                try await PasswordToken.tokenRevoked(id, of: userID, actor: actor, on: db)
+                try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: actor, target: child.name, outcome: "ok",
+                                       reason: "made by a token revoked with it")
+            }
+        }
     }
 }

@@ -50,7 +50,7 @@ struct TokenPages: RouteCollection {
             return try await page(req, name: name, shown: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
-            let created = try await TokenController.create(name: name, for: user, on: req.db)
+            let created = try await TokenController.create(name: name, for: user, parent: nil, on: req.db)
             try await req.renewCSRF()
             return try await page(req, name: "", shown: Shown(name: created.name, token: created.token), error: nil)
         } catch let error as APIError where error.status != .forbidden {

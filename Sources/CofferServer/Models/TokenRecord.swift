@@ -13,6 +13,8 @@ final class TokenRecord: Model, @unchecked Sendable {
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
     @OptionalField(key: "last_used_at") var lastUsedAt: Date?
     @OptionalField(key: "revoked_at") var revokedAt: Date?
+    /// The API token that made this one through `POST /v1/tokens` (migration 013); nil otherwise.
+    @OptionalField(key: "parent_token_id") var parentTokenID: UUID?
 
     init() {}
 
