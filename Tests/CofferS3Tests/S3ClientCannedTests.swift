@@ -101,6 +101,16 @@ import Testing
                 for try await _ in client.listObjects() {}
             }
         }
+        // A listing whose tokens go round (A → B → A …): refused at the first one named again,
+        // not listed without end.
+        try await Self.withStore({ head in
+            let next = head.uri.contains("continuation-token=a") ? "b" : "a"
+            return .init(body: ByteBuffer(string: "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>\(next)</NextContinuationToken></ListBucketResult>"))
+        }) { client, store in
+            await #expect(throws: S3Error.malformedResponse(operation: "ListObjectsV2", reason: "the continuation token did not advance")) {
+                for try await _ in client.listObjects() {}
+            }
+        }
         // A key outside the prefix asked for.
         let stranger = #"<ListBucketResult><Contents><Key>q/x</Key><Size>1</Size><LastModified>2013-05-24T00:00:00Z</LastModified></Contents></ListBucketResult>"#
         try await Self.withStore({ _ in .init(body: ByteBuffer(string: stranger)) }) { client, _ in

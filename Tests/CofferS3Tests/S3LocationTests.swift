@@ -49,6 +49,12 @@ import Testing
         #expect(throws: S3Error.self) { try location.encodedPath(forKey: key) }
     }
 
+    @Test func anEndpointWithCredentialsIsRefusedWithoutQuotingThem() {
+        let error = #expect(throws: S3Error.self) { try S3Location(endpoint: "https://AKIDEXAMPLE:topsecret@s3.example.com", bucket: "abc") }
+        #expect(!"\(String(describing: error))".contains("topsecret"))
+        #expect(!"\(String(describing: error))".contains("AKIDEXAMPLE"))
+    }
+
     @Test func errorsNameTheSettingAndStayOnOneLine() throws {
         let errors: [S3Error] = [
             .credentialsRejected(code: "SignatureDoesNotMatch"),

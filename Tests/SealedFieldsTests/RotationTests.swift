@@ -106,6 +106,15 @@ extension SealedFields {
             #expect(try dbQueue.read { try Item.fetchAll($0) }.map(\.name).sorted() == ["sealed under key 1", "sealed under key 3"])
         }
 
+        @Test("an older key marked active again (the state column is not authenticated) is refused as damaged: new values never go under it")
+        func olderKeyMadeActiveAgain() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, store) = try makeItemDatabase(dir)
+            #expect(try store.rotate() == 2)
+            try dbQueue.write { try $0.execute(sql: "UPDATE sealedfields_keys SET state = CASE version WHEN 1 THEN 'active' ELSE 'readable' END") }
+            #expect(throws: SealedFieldsError.corruptKeyTables) { try SealedFieldsStore(dbQueue, key: passphrase("correct horse"), makeShared: false) }
+        }
+
         @Test("a key row without a version, or at the last version, is refused as damaged, not a crash")
         func damagedKeyRows() throws {
             let dir = try TemporaryDirectory()

@@ -45,7 +45,8 @@ public struct S3Location: Sendable, Equatable {
               components.path.isEmpty || components.path == "/",
               components.query == nil, components.fragment == nil, components.user == nil, components.password == nil
         else {
-            throw .invalidArgument("AWS_ENDPOINT_URL_S3 must be http(s)://host[:port], not '\(endpoint)'")
+            // Never the value itself: it may carry credentials (https://KEY:SECRET@host).
+            throw .invalidArgument("AWS_ENDPOINT_URL_S3 must be http(s)://host[:port], with no user, password, path, query or fragment")
         }
         if let port = components.port, !(1...65535).contains(port) {
             throw .invalidArgument("AWS_ENDPOINT_URL_S3 has a port outside 1…65535: '\(endpoint)'")

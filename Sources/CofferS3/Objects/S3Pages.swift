@@ -8,7 +8,7 @@ public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
     public typealias Element = Page
 
     /// Where a page starts: a ListObjectsV2 continuation token, or ListMultipartUploads markers.
-    enum Position: Sendable, Equatable {
+    enum Position: Sendable, Hashable {
         case token(String)
         case upload(key: String, uploadID: String)
 
@@ -36,12 +36,15 @@ public struct S3Pages<Page: Sendable>: AsyncSequence, Sendable {
         var position: Position?
         /// Set after the page that names no next one.
         var finished = false
+        /// Every position asked for so far: a store that names one again (A → B → A …) would have
+        /// the listing send requests without end.
+        var seen: Set<Position> = []
 
         /// The next page, or nil after the last.
         public mutating func next() async throws -> Page? {
             guard !finished else { return nil }
             let answer = try await fetch(position)
-            if let next = answer.next, next == position {
+            if let next = answer.next, next == position || !seen.insert(next).inserted {
                 throw S3Error.malformedResponse(operation: operation, reason: "\(next.name) did not advance")
             }
             position = answer.next

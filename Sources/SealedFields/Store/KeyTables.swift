@@ -44,7 +44,11 @@ enum KeyTables {
             else { throw SealedFieldsError.corruptKeyTables }
             return WrappedKey(version: version, wrapped: wrapped, isActive: (row["state"] as String?) == "active")
         }
-        guard wrapped.filter(\.isActive).count == 1 else { throw SealedFieldsError.corruptKeyTables }
+        // Exactly one active key, and it is the newest: rotation always makes `max + 1` active, and
+        // only the key-encryption key can wrap a newer one. The state column is not authenticated:
+        // someone who can write the file could otherwise mark an old (perhaps leaked) key active
+        // again and have every new value sealed under it.
+        guard wrapped.filter(\.isActive).count == 1, wrapped.last?.isActive == true else { throw SealedFieldsError.corruptKeyTables }
         return (Meta(kdf: kdf, scrypt: scrypt, salt: [UInt8](salt), verifier: verifier), wrapped)
     }
 
