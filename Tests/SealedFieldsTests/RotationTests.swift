@@ -131,3 +131,50 @@ extension SealedFields {
         }
     }
 }
+
+/// The same `item` table read with another type for a sealed column (an app update that changed it).
+private struct RetypedItem: Codable, FetchableRecord, PersistableRecord, SealedRecord {
+    static let databaseTableName = "item"
+    var id: UUID
+    var name: Int
+    var identifier: String
+    var creationDate: Date
+    var note: String?
+    static let sealedColumns = ["name", "identifier", "creationDate"]
+    static let blindIndexColumns = ["name": "nameIndex"]
+}
+
+/// The same, read with a column decoding strategy (GRDB decodes the whole opened row).
+private struct SnakeItem: Codable, FetchableRecord, PersistableRecord, SealedRecord {
+    static let databaseTableName = "item"
+    static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
+    var id: UUID
+    var name: String
+    var identifier: String
+    var creationDate: Date
+    var note: Int?
+    static let sealedColumns = ["name", "identifier", "creationDate"]
+    static let blindIndexColumns = ["name": "nameIndex"]
+}
+
+extension SealedFields {
+    @Suite("Sealed values in errors")
+    struct SealedValueErrorTests {
+        @Test("a row whose opened values do not decode throws an error that quotes none of them")
+        func decodingErrorsQuoteNoValue() throws {
+            let dir = try TemporaryDirectory()
+            let (dbQueue, _) = try makeItemDatabase(dir)
+            try dbQueue.write { try Item(name: "hunter2-secret", identifier: "id-4711-secret", note: "not a number").insert($0) }
+            for fetch in [{ _ = try dbQueue.read { try RetypedItem.fetchAll($0) } }, { _ = try dbQueue.read { try SnakeItem.fetchAll($0) } }] {
+                do {
+                    try fetch()
+                    Issue.record("decoding was expected to fail")
+                } catch {
+                    let text = "\(error) \(String(reflecting: error))"
+                    #expect(!text.contains("hunter2-secret") && !text.contains("id-4711-secret"), "\(text)")
+                    #expect(text.contains("item"), "\(text)")
+                }
+            }
+        }
+    }
+}

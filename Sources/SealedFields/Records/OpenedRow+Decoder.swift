@@ -214,19 +214,37 @@ final class OpenedRowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The opened value at `index` decoded by GRDB's container of a one-column row (GRDB's value or error).
     @inline(never)
     private func decodeSingle<T: Decodable>(_ type: T.Type, forKey key: Key, at index: Int) throws -> T {
-        try single(opened.columns[index]).decode(type, forKey: key)
+        try withoutValues(key, T.self) { try single(opened.columns[index]).decode(type, forKey: key) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        try full().nestedContainer(keyedBy: type, forKey: key)
+        try withoutValues(key, NestedKey.self) { try full().nestedContainer(keyedBy: type, forKey: key) }
     }
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try full().nestedUnkeyedContainer(forKey: key)
+        try withoutValues(key, (any UnkeyedDecodingContainer).self) { try full().nestedUnkeyedContainer(forKey: key) }
     }
-    func superDecoder() throws -> any Decoder { try full().superDecoder() }
-    func superDecoder(forKey key: Key) throws -> any Decoder { try full().superDecoder(forKey: key) }
+    func superDecoder() throws -> any Decoder { try withoutValues(nil, (any Decoder).self) { try full().superDecoder() } }
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        try withoutValues(key, (any Decoder).self) { try full().superDecoder(forKey: key) }
+    }
+
+    /// Runs a decoding that reads opened values. GRDB words its errors with the values it read (a
+    /// `row: [...]` of the whole opened row, or the value it could not convert): such an error
+    /// becomes one that names the column and the type only, since errors end up in logs.
+    private func withoutValues<T>(_ key: Key?, _ wanted: Any.Type, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SealedFieldsError {
+            throw error
+        } catch {
+            let column = key.map { "\($0.stringValue) of " } ?? ""
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath + (key.map { [$0] } ?? []),
+                debugDescription: "\(column)a row of \(opened.table.name) with sealed columns cannot be decoded as \(wanted) (its values are not shown)"))
+        }
+    }
 
     /// The value as GRDB decodes a plain database value into `T`; nil for what GRDB decodes another
     /// way (dates and data with a strategy, JSON, records) and for a value `T` cannot take, whose error
