@@ -54,10 +54,7 @@ struct AttestationChallenges: Sendable {
     func expiry(of challenge: [UInt8], for appID: UUID) -> Date? {
         guard challenge.count == Self.size else { return nil }
         let body = Array(challenge.prefix(Self.size - Self.macSize))
-        let expected = mac(body, appID: appID).prefix(Self.macSize)
-        var difference: UInt8 = 0
-        for (a, b) in zip(expected, challenge.suffix(Self.macSize)) { difference |= a ^ b }
-        guard difference == 0 else { return nil }
+        guard Secrets.constantTimeEqual(mac(body, appID: appID).prefix(Self.macSize), challenge.suffix(Self.macSize)) else { return nil }
         let seconds = body.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }

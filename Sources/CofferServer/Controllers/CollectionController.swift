@@ -111,12 +111,18 @@ struct CollectionController: RouteCollection {
         return Self.view(collection, team: team)
     }
 
+    /// A byte a collection identifier may hold: an ASCII letter or digit, `.`, `_` or `-`.
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "-")
+    }
+
     /// Identifiers are what apps name in code: letters, digits, `.`, `_` and `-`, 1 to 100.
     static func validateIdentifier(_ identifier: String) throws {
-        let allowed = identifier.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)
-        }
-        guard (1...100).contains(identifier.count), allowed, identifier != ".", identifier != ".." else {
+        // ASCII only, so bytes and characters count alike.
+        let allowed = identifier.utf8.allSatisfy(isIdentifierByte)
+        guard (1...100).contains(identifier.utf8.count), allowed, identifier != ".", identifier != ".." else {
             throw APIError.invalid("a collection identifier is 1 to 100 ASCII letters, digits, '.', '_' or '-'")
         }
     }

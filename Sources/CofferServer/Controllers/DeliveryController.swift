@@ -56,7 +56,9 @@ struct DeliveryController: RouteCollection {
 
     func deliver(req: Request) async throws -> DeliveryResponse {
         let client = req.clientAddress
-        if let wait = perAddress.acquire("address:" + AddressBudget.key(client)) {
+        // The address's key for both its request budget and its failure budget.
+        let addressKey = "address:" + AddressBudget.key(client)
+        if let wait = perAddress.acquire(addressKey) {
             metrics.keyDeliveries(outcome: "rate_limited_address")
             throw Self.tooMany(wait)
         }
@@ -69,7 +71,6 @@ struct DeliveryController: RouteCollection {
               let devicePublicKey = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: rawKey)
         else { throw APIError.invalid("devicePublicKey must be a base64 raw X25519 public key (32 bytes)") }
 
-        let failureKey = "address:" + AddressBudget.key(client)
         let app: AppCredentials.App
         switch try await credentials.check(appID: body.appID, credential: body.credential, address: client, on: req.db) {
         case .valid(let valid):
@@ -92,13 +93,13 @@ struct DeliveryController: RouteCollection {
                 try await attestation.check(body.attestation, settings: app.attestation, appID: app.id, keyID: keyID,
                                             devicePublicKey: Array(rawKey), on: req.db)
             } catch let refusal as DeviceAttestation.Refusal {
-                _ = credentials.failures.acquire(failureKey)
+                _ = credentials.failures.acquire(addressKey)
                 try await refuse(req, app, body, keyID, refusal.code)
                 throw APIError.forbidden(refusal.code, refusal.detail)
             }
         }
         if attested {
-            if let wait = credentials.failures.exhausted(failureKey) {
+            if let wait = credentials.failures.exhausted(addressKey) {
                 try await refuse(req, app, body, keyID, "rate_limited")
                 throw Self.tooMany(wait)
             }

@@ -62,15 +62,18 @@ struct TokenController: RouteCollection {
               let token = try await TokenRecord.query(on: req.db).filter(\.$id == id).filter(\.$user.$id == user.userID).first()
         else { throw APIError.notFound("token") }
         try await req.db.transaction { db in
-            if token.revokedAt == nil {
-                token.revokedAt = Date()
-                try await token.update(on: db)
-                try await PasswordToken.tokenRevoked(try token.requireID(), of: user.userID, actor: user.name, on: db)
-            }
+            if token.revokedAt == nil { try await Self.markRevoked(token, userID: user.userID, actor: user.name, on: db) }
             try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
             try await Self.revokeDescendants(of: try token.requireID(), userID: user.userID, actor: user.name, on: db)
         }
         return .noContent
+    }
+
+    /// Marks `token` of `userID` revoked; a password it chose is cleared (``PasswordToken``).
+    private static func markRevoked(_ token: TokenRecord, userID: UUID, actor: String, on db: any Database) async throws {
+        token.revokedAt = Date()
+        try await token.update(on: db)
+        try await PasswordToken.tokenRevoked(try token.requireID(), of: userID, actor: actor, on: db)
     }
 
     /// Revokes the tokens `tokenID` made through `POST /v1/tokens`, and those they made, each as
@@ -87,9 +90,7 @@ struct TokenController: RouteCollection {
                 guard seen.insert(id).inserted else { continue }
                 parents.append(id)
                 guard child.revokedAt == nil else { continue }
-                child.revokedAt = Date()
-                try await child.update(on: db)
-                try await PasswordToken.tokenRevoked(id, of: userID, actor: actor, on: db)
+                try await markRevoked(child, userID: userID, actor: actor, on: db)
                 try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: actor, target: child.name, outcome: "ok",
                                        reason: "made by a token revoked with it")
             }

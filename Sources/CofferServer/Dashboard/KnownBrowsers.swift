@@ -37,7 +37,7 @@ struct KnownBrowsers: Sendable {
     /// The cookie for a browser that signed in to the account with `email` now.
     func cookie(for email: String, now: Date = Date()) -> HTTPCookies.Value {
         let issued = Int64(now.timeIntervalSince1970.rounded(.down))
-        return HTTPCookies.Value(string: "\(issued).\(Self.base64URL(mac(email: email, issued: issued)))",
+        return HTTPCookies.Value(string: "\(issued).\(Secrets.base64URL(mac(email: email, issued: issued)))",
                                  expires: now.addingTimeInterval(Self.lifetime), maxAge: nil, domain: nil, path: "/",
                                  isSecure: secureCookies, isHTTPOnly: true, sameSite: .strict)
     }
@@ -73,11 +73,6 @@ struct KnownBrowsers: Sendable {
 
     private static func message(email: String, issued: Int64) -> Data {
         Data("\(email)\n\(issued)".utf8)
-    }
-
-    private static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     /// The 32 bytes of an unpadded base64url HMAC; nil for any other text.

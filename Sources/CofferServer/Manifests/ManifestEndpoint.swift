@@ -21,18 +21,11 @@ struct ManifestEndpoint: Sendable {
         let address: String
     }
 
-    /// A byte a collection identifier may hold (``CollectionController/validateIdentifier(_:)``).
-    static func isIdentifierByte(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
-            || byte == UInt8(ascii: "-")
-    }
-
     /// Reads the request's parts; 400 for a path that names no possible collection (before
     /// anything is looked up or audited: the identifier goes into the team's audit log when the
     /// app is not bound to it), 401 without usable HTTP Basic credentials, 400 for bad attributes.
     static func parse(headers: HTTPHeaders, query: String?, identifier: String, address: String) throws -> Request {
-        guard (1...100).contains(identifier.utf8.count), identifier.utf8.allSatisfy(Self.isIdentifierByte) else {
+        guard (1...100).contains(identifier.utf8.count), identifier.utf8.allSatisfy(CollectionController.isIdentifierByte) else {
             throw APIError.invalid("a collection identifier is 1 to 100 ASCII letters, digits, '.', '_' or '-'")
         }
         guard let (username, password) = basicCredentials(headers.first(name: .authorization)), let appID = UUID(hexText: username) else {

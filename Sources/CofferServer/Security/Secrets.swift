@@ -6,11 +6,24 @@ import Foundation
 enum Secrets {
     /// A new secret with a readable prefix, e.g. `cft_…` for tokens, `cfa_…` for app credentials.
     static func make(prefix: String) -> String {
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        return prefix + bytes.base64EncodedString()
+        prefix + base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+    }
+
+    /// `data` in unpadded base64url (RFC 4648 §5).
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Whether two byte sequences of one length are equal, in time that does not depend on where
+    /// they differ (sequences of different lengths are unequal at once: lengths are not secret).
+    static func constantTimeEqual(_ left: some Collection<UInt8>, _ right: some Collection<UInt8>) -> Bool {
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(left, right) { difference |= a ^ b }
+        return difference == 0
     }
 
     /// The lowercase hex SHA-256 of a secret: what the database keeps.
@@ -40,9 +53,6 @@ enum Secrets {
     /// Whether two presented secrets (CSRF tokens, say) are equal, in time that does not depend on
     /// where they differ: both are hashed first, so only equal-length digests are compared.
     static func equal(_ first: String, _ second: String) -> Bool {
-        let left = Array(SHA256.hash(data: Data(first.utf8))), right = Array(SHA256.hash(data: Data(second.utf8)))
-        var difference: UInt8 = 0
-        for index in left.indices { difference |= left[index] ^ right[index] }
-        return difference == 0
+        constantTimeEqual(Array(SHA256.hash(data: Data(first.utf8))), Array(SHA256.hash(data: Data(second.utf8))))
     }
 }
