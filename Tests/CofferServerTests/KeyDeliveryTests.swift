@@ -154,15 +154,19 @@ struct TeamTests {
         let app = try await world.app(in: "Victim")
         let key = try await world.key(in: "Victim")
         try await world.release(key, in: "Victim", to: [app.id])
-        for index in 0..<RefusalLog().maximumRowsPerTeamPerMinute {
-            let asking = try await world.app(in: "Crowd", name: "crowd-\(index)")
+        var crowd: [(id: String, credential: String)] = []
+        for index in 0..<RefusalLog().maximumRowsPerTeamPerMinute { crowd.append(try await world.app(in: "Crowd", name: "crowd-\(index)")) }
+        // Refusals are grouped per clock minute: the requests may straddle one on a loaded machine.
+        let firstMinute = Int(Date().timeIntervalSince1970 / 60)
+        for asking in crowd {
             #expect(try await Device().request(key.id, app: asking, on: server).errorCode == "other_team")
         }
+        let minutes = Int(Date().timeIntervalSince1970 / 60) - firstMinute + 1
         // The victim's own refusal (a credential rotated away) still has its row.
         #expect(try await world.admin.call("POST", "/v1/teams/Victim/apps/\(app.id)/credential").status == 200)
         #expect(try await Device().request(key.id, app: app, on: server).errorCode == "credential_revoked")
         let rows = try await AuditRecord.query(on: server.app.db).filter(\.$action == "key.deliver").all()
-        #expect(rows.filter { $0.reason == "other_team" }.count == 1, "\(rows.map { $0.reason ?? "" })")
+        #expect((1...minutes).contains(rows.filter { $0.reason == "other_team" }.count), "\(minutes) minute(s): \(rows.map { $0.reason ?? "" })")
         #expect(rows.contains { $0.reason == "credential_revoked" }, "\(rows.map { $0.reason ?? "" })")
         #expect(!(try await AuditRecord.query(on: server.app.db).all()).contains { $0.action == "audit.suppressed" })
     }
