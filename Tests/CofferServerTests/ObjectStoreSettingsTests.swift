@@ -44,6 +44,7 @@ struct ObjectStoreSettingsTests {
             ["AWS_REGION": "EU West"], ["AWS_ENDPOINT_URL_S3": "127.0.0.1:7480"], ["AWS_ENDPOINT_URL": "ftp://store"],
             ["COFFER_S3_ADDRESSING": "host"], ["COFFER_S3_PRESIGN": "sometimes"], ["COFFER_BLOB_DIR": "/srv/blobs"],
             ["COFFER_S3_UPLOAD_MEMORY": "41943039"], ["COFFER_S3_UPLOAD_MEMORY": "1GiB"], ["COFFER_S3_UPLOAD_MEMORY": "99999999999999999999"],
+            ["COFFER_MAX_BLOB_SIZE": "83886080001"],
           ])
     func refused(_ change: [String: String]) {
         let environment = Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models"]) { $1 }.merging(change) { $1 }
@@ -55,6 +56,15 @@ struct ObjectStoreSettingsTests {
             return change.keys.contains(error.setting) && !line.contains("\n") && !line.contains("wJalrXUtnFEMI")
                 && change.values.allSatisfy { $0.isEmpty || !line.contains($0) || error.accepts.contains($0) }
         }
+    }
+
+    @Test("a bucket takes blobs up to 10,000 parts: COFFER_MAX_BLOB_SIZE up to that is accepted, one byte more refused at the start")
+    func largestBlob() throws {
+        #expect(S3Upload.largestBlob == 83_886_080_000)
+        let environment = Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models", "COFFER_MAX_BLOB_SIZE": "83886080000"]) { $1 }
+        #expect(try ServerConfiguration.fromEnvironment(environment).maximumBlobSize == S3Upload.largestBlob)
+        // Without a bucket the folder store has no part limit.
+        #expect(try ServerConfiguration.fromEnvironment(["COFFER_MAX_BLOB_SIZE": "83886080001"]).maximumBlobSize == 83_886_080_001)
     }
 
     @Test("presigning, addressing or an upload budget without a bucket is refused, not ignored",

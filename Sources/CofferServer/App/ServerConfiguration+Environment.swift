@@ -43,6 +43,11 @@ extension ServerConfiguration {
             }
         }
         if let value = try settings.value("COFFER_MAX_BLOB_SIZE", .bytes) { configuration.maximumBlobSize = value }
+        if configuration.objectStore != nil, configuration.maximumBlobSize > S3Upload.largestBlob {
+            // A bucket takes a blob in at most 10,000 parts: refused at the start, not at part 10,001.
+            throw SettingError(setting: "COFFER_MAX_BLOB_SIZE",
+                               accepts: "at most \(S3Upload.largestBlob) bytes with COFFER_BLOB_STORE (10,000 parts of \(S3Upload.partSize) bytes)")
+        }
         if let value = try settings.value("COFFER_BLOB_GRACE_HOURS", .duration("hours", of: 3600, zero: "remove at once")) {
             configuration.blobGracePeriod = value
         }

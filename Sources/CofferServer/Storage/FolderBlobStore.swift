@@ -43,6 +43,8 @@ struct FolderBlobStore: BlobStore {
             if !FileManager.default.fileExists(atPath: path(of: address)) { throw IOFailure(operation: .rename, path: address, errno: code) }
         }
         try DurableSync.synchronizeFolder(folder)
+        // The `ab/` folder may be new: its name in the root must outlive a power cut too.
+        try DurableSync.synchronizeFolder(root)
     }
 
     /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster
@@ -100,7 +102,10 @@ struct FolderBlobStore: BlobStore {
         guard let aside = blob.aside else { return }
         // An upload may have put the same bytes back meanwhile: the rename replaces them with themselves.
         try? FileManager.default.createDirectory(atPath: root + "/" + blob.address.prefix(2), withIntermediateDirectories: true)
-        _ = rename(aside, path(of: blob.address))
+        if rename(aside, path(of: blob.address)) == 0 {
+            try? DurableSync.synchronizeFolder(root + "/" + blob.address.prefix(2))
+            try? DurableSync.synchronizeFolder(root)
+        }
     }
 
     func remove(_ blob: WithdrawnBlob) async throws {
