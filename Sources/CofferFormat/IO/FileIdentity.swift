@@ -8,8 +8,9 @@ import Darwin
 
 /// Which file a path named when it was looked at: its device and inode. A file read or blamed
 /// later must still be that one (a packed folder swapped for a link while it is sealed, a cached
-/// model an update replaced while it was opened).
-package struct FileIdentity: Equatable, Sendable {
+/// model an update replaced while it was opened), and a folder is the same folder however its
+/// path is spelled (the SDK's models in use, by cache folder).
+package struct FileIdentity: Hashable, Sendable {
     package let device: UInt64
     package let inode: UInt64
 
