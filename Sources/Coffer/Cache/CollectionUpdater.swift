@@ -17,8 +17,9 @@ struct CollectionUpdater: Sendable {
     let api: DeviceAPI
     let cache: CollectionCache
     let deviceID: String
-    /// SHA-256s of models in use by this process (accessed and not ended); never removed.
-    let inUse: @Sendable () async -> Set<String>
+    /// SHA-256s of models of the collection's folder in use by this process, through any client
+    /// (accessed and not ended: ``ModelsInUse``); never removed.
+    let inUse: @Sendable () -> Set<String>
     /// Where `downloaded` reports go; nil: none.
     var reporter: Reporter? = nil
     /// Hears of a fallback a crash had interrupted and this update finished (the state switched to).
@@ -74,7 +75,7 @@ struct CollectionUpdater: Sendable {
         if let state = current, let failed {
             // A fallback a crash interrupted is finished first (LastKnownGood).
             let lastKnownGood = LastKnownGood(cache: cache, publicKey: configuration.publicKey)
-            if let previous = try? lastKnownGood.finish(state, failed: failed, inUse: await inUse()) {
+            if let previous = try? lastKnownGood.finish(state, failed: failed, inUse: inUse()) {
                 current = previous
                 finishedFallback?(previous)
             }
@@ -101,7 +102,7 @@ struct CollectionUpdater: Sendable {
                 throw failure
             }
             // Still current: whatever an interrupted update left behind is not needed.
-            cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()), resumable: Set(current.blobs.keys))
+            cache.removeUnused(keeping: Set(current.blobs.keys).union(inUse()), resumable: Set(current.blobs.keys))
             return .unchanged(current)
         }
         let manifest: Manifest
@@ -118,7 +119,7 @@ struct CollectionUpdater: Sendable {
         if let bad = failed?.failedModel(in: manifest) {
             // The last known good stays; whatever an interrupted fallback or update left is not needed.
             try await repair(current, lock: lock, progress: progress)
-            if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(await inUse()), resumable: Set(current.blobs.keys)) }
+            if let current { cache.removeUnused(keeping: Set(current.blobs.keys).union(inUse()), resumable: Set(current.blobs.keys)) }
             throw .lastKnownGood(name: bad.model, reason: bad.reason)
         }
         CrashPoint.reach("manifest-verified")
@@ -184,7 +185,7 @@ struct CollectionUpdater: Sendable {
                 throw .cache("\(error)")
             }
         }
-        cache.removeUnused(keeping: Set(next.blobs.keys).union(await inUse()))
+        cache.removeUnused(keeping: Set(next.blobs.keys).union(inUse()))
         for sha in cache.damagedModels() where next.blobs[sha] == nil { cache.clearDamaged(sha) }
         if let current, current.manifest.models == manifest.models, current.manifest.deploymentID == manifest.deploymentID {
             return .unchanged(next)

@@ -97,7 +97,7 @@ extension CofferClient {
               let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: source.collection, teamID: configuration.teamID),
               let lock = try? await cache.lock()
         else { return nil }
-        let inUse = await hub.models(inUseBy: source.collection)
+        let inUse = ModelsInUse.models(in: cache)
         let outcome = try? LastKnownGood(cache: cache, publicKey: configuration.publicKey)
             .fallBack(model: entry.modelName, sha256: sha, reason: reason, inUse: inUse)
         lock.release()

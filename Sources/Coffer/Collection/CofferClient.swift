@@ -17,12 +17,16 @@ import Foundation
 /// ```
 ///
 /// Several clients may share a cache folder, even in several processes: updates of a collection
-/// take a file lock.
+/// take a file lock. Within a process, no client's update, fallback or ``endAccessing(identifier:)``
+/// removes a model that an access through another client on the folder still uses; another
+/// process does not know of this one's accesses (docs/SDK.md, "The cache").
 public final class CofferClient: Sendable {
     /// The configuration this client was made with.
     public let configuration: CofferConfiguration
     let api: DeviceAPI
     let hub = CollectionHub()
+    /// This client's accesses, in the table of models in use that every client of the process shares.
+    let modelsInUse = ModelsInUse()
     let listeners = Listeners<ModelCollection>()
     let failureListeners = Listeners<UnavailableCause>()
     let keys: ModelKeys
@@ -109,7 +113,7 @@ public final class CofferClient: Sendable {
         default:
             collection = try await latest(cache, progress: progress, following: follower)
         }
-        await hub.retain(collection)
+        modelsInUse.retain(collection, in: cache)
         return collection
     }
 
@@ -131,17 +135,18 @@ public final class CofferClient: Sendable {
         return progress
     }
 
-    /// Ends the accesses to `identifier`: models that an update replaced meanwhile are removed
-    /// (after an update in flight, if any, has switched).
+    /// Ends the accesses to `identifier` through this client: models that an update replaced
+    /// meanwhile are removed (after an update in flight, if any, has switched), unless an access
+    /// through another client of this process on the same cache folder still uses them.
     public func endAccessing(identifier: String) async {
-        await hub.releaseAll(identifier)
+        modelsInUse.release(identifier)
         guard let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID),
               let lock = try? await cache.lock()
         else { return }
         defer { lock.release() }
         guard let current = cache.loadState(publicKey: configuration.publicKey) else { return }
         let partial = Set(CollectionCache.names(in: cache.stagingFolder).map { String($0.prefix { $0 != "." }) })
-        cache.removeUnused(keeping: Set(current.blobs.keys).union(await hub.models(inUseBy: identifier)), resumable: partial)
+        cache.removeUnused(keeping: Set(current.blobs.keys).union(ModelsInUse.models(in: cache)), resumable: partial)
     }
 
     /// The collections `identifier` switches to from now on (after updates in the background or
@@ -209,7 +214,8 @@ public final class CofferClient: Sendable {
     /// a crash interrupted after recording the failure (``LastKnownGood``) is finished here, as the
     /// next update would finish it, under the collection's lock, and announced on
     /// ``updates(identifier:)``. The failed version's models stay (an access of this process may
-    /// use them) until the next update or ``endAccessing(identifier:)``. When another client holds
+    /// use them) until the next update or ``endAccessing(identifier:)``, and so do models of older
+    /// versions that accesses of this process still use. When another client holds
     /// the lock — an update, which finishes the fallback first, or a fallback — this one does not
     /// wait for it: the state is read again.
     private func finishingInterruptedFallback(_ cache: CollectionCache, loaded: CacheState?) -> CacheState? {
@@ -219,7 +225,7 @@ public final class CofferClient: Sendable {
         // Read again under the lock: another client may have finished it meanwhile.
         guard let current = cache.loadState(publicKey: configuration.publicKey), let failed = try? cache.loadFailed(),
               let previous = try? LastKnownGood(cache: cache, publicKey: configuration.publicKey)
-                  .finish(current, failed: failed, inUse: Set(current.blobs.keys))
+                  .finish(current, failed: failed, inUse: Set(current.blobs.keys).union(ModelsInUse.models(in: cache)))
         else { return cache.loadState(publicKey: configuration.publicKey) }
         listeners.announce(collection(previous, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
         return previous
@@ -249,9 +255,8 @@ public final class CofferClient: Sendable {
         } catch {
             throw .cache("\(error)")
         }
-        let hub = self.hub
         let updater = CollectionUpdater(configuration: configuration, api: api, cache: cache, deviceID: deviceID,
-                                        inUse: { await hub.models(inUseBy: cache.identifier) }, reporter: reporter,
+                                        inUse: { ModelsInUse.models(in: cache) }, reporter: reporter,
                                         finishedFallback: { [self] in
                                             listeners.announce(collection($0, cache: cache, origin: .cache(staleBecause: nil)), to: cache.identifier)
                                         }, follower: follower)

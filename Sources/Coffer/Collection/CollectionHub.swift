@@ -1,7 +1,8 @@
 import Foundation
 
 /// What one ``CofferClient`` shares between callers: the update in flight per collection (so
-/// concurrent `beginAccessing` calls share one download) and the models in use.
+/// concurrent `beginAccessing` calls share one download). The models in use are the process's,
+/// shared by every client on a cache folder (``ModelsInUse``).
 actor CollectionHub {
     private struct Flight {
         let task: Task<CollectionUpdater.Outcome, any Error>
@@ -15,7 +16,6 @@ actor CollectionHub {
     }
 
     private var flights: [String: Flight] = [:]
-    private var inUse: [String: [String: Int]] = [:]
 
     /// The work of one update: the client's updater, which also announces a switch.
     typealias Work = @Sendable (DownloadProgress) async throws(SyncFailure) -> CollectionUpdater.Outcome
@@ -90,24 +90,5 @@ actor CollectionHub {
     private func land(_ identifier: String, _ result: Result<CollectionUpdater.Outcome, any Error>) {
         guard let flight = flights.removeValue(forKey: identifier) else { return }
         for continuation in flight.waiters.values { continuation.resume(with: result) }
-    }
-
-    // MARK: models in use
-
-    /// Marks the models of `collection` as in use until ``release(_:)``.
-    func retain(_ collection: ModelCollection) {
-        for entry in collection.entries.values {
-            if let sha = entry.sha256 { inUse[collection.identifier, default: [:]][sha, default: 0] += 1 }
-        }
-    }
-
-    /// Ends the use of every model of `identifier` (``ModelCollection/endAccessing(identifier:)``).
-    func releaseAll(_ identifier: String) {
-        inUse[identifier] = nil
-    }
-
-    /// The SHA-256s of models of `identifier` in use.
-    func models(inUseBy identifier: String) -> Set<String> {
-        Set((inUse[identifier] ?? [:]).filter { $0.value > 0 }.keys)
     }
 }
