@@ -296,9 +296,11 @@ paths = {
     "/v1/tokens": {
         "get": op("listTokens", "The caller's API tokens", ok("tokens", array(ref("Token")))),
         "post": op("createToken", "Create an API token (its value is returned once)", ok("created", ref("CreatedToken"), "201"),
-                   body(obj(["name"], name=NAME), {"name": "ci"})),
+                   body(obj(["name"], name=NAME), {"name": "ci"}), errors=["409"],
+                   description="The new token hangs on the one that asked: revoking that one revokes this one. "
+                               "409 `too_many_tokens` when the account holds 100 unrevoked tokens; 401 when the asking token was revoked meanwhile."),
     },
-    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens", {"204": {"description": "revoked"}})},
+    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens, and every unrevoked token made with it", {"204": {"description": "revoked"}})},
     "/v1/teams/{team}/members": {
         "get": op("listMembers", "Members (viewer)", ok("members", array(ref("Member")))),
         "post": op("addMember", "Change a member's role (200), or invite a name that is not a member (201: the invitation's code, shown once) (owner)",

@@ -1,4 +1,5 @@
 import Fluent
+import SQLKit
 import Vapor
 
 /// `/v1/tokens`: the caller's personal API tokens. A token's value is returned once, at creation.
@@ -24,14 +25,24 @@ struct TokenController: RouteCollection {
         return try await Self.create(name: body.name, for: user, parent: user.tokenID, on: req.db).encodeResponse(status: .created, for: req)
     }
 
+    /// The most unrevoked tokens an account holds: a leaked token minting without end would make
+    /// its own revocation (which revokes what it made) ever longer.
+    static let maximumLiveTokens = 100
+
     /// Makes a named token for `user`; the answer carries its value, the only time it is shown.
-    /// `parent`: the API token that asked for it (revoking that one revokes this one); nil when
-    /// the user's password did (the dashboard).
+    /// `parent`: the API token that asked for it (revoking that one revokes this one), or the one
+    /// that chose the password the dashboard asked for; nil for a password chosen otherwise.
     static func create(name: String, for user: AuthenticatedUser, parent: UUID?, on db: any Database) async throws -> CreatedToken {
         try Names.validate(name, what: "token name")
         // The token and its audit row are one transaction: no token exists that was not audited
-        // and shown.
-        let (record, secret) = try await db.transaction { db in
+        // and shown. A write transaction, the parent held: a revocation running now either ends
+        // before the parent is checked (refused) or finds this token among its children.
+        let (record, secret) = try await db.writeTransaction { db in
+            if let parent, try await !holdLive(parent, of: user.userID, on: db) { throw APIError.unauthorized("the token that asked was revoked") }
+            let live = try await TokenRecord.query(on: db).filter(\.$user.$id == user.userID).filter(\.$revokedAt == nil).count()
+            guard live < maximumLiveTokens else {
+                throw APIError(.conflict, "too_many_tokens", "an account holds at most \(maximumLiveTokens) unrevoked tokens: revoke one first")
+            }
             let issued = try await Self.issue(for: user.userID, name: name, parent: parent, on: db)
             try await Audit.record(on: db, teamID: nil, action: "token.create", actor: user.name, target: name, outcome: "ok")
             return issued
@@ -48,6 +59,17 @@ struct TokenController: RouteCollection {
         return (record, secret)
     }
 
+    /// Whether token `id` of `userID` is unrevoked, held until the transaction ends (PostgreSQL:
+    /// `FOR SHARE`, which a revocation's update waits for; SQLite: the write lock is held already).
+    private static func holdLive(_ id: UUID, of userID: UUID, on tx: any Database) async throws -> Bool {
+        let sql = try tx.sql()
+        let lock: SQLQueryString = sql.dialect.name == "postgresql" ? " FOR SHARE" : ""
+        let rows = try await sql.raw("""
+            SELECT id FROM \(unsafeRaw: TokenRecord.schema) WHERE id = \(bind: id) AND user_id = \(bind: userID) AND revoked_at IS NULL\(lock)
+            """).all()
+        return !rows.isEmpty
+    }
+
     func list(req: Request) async throws -> [TokenView] {
         let user = try req.user()
         return try await TokenRecord.query(on: req.db).filter(\.$user.$id == user.userID).sort(\.$createdAt).all().map {
@@ -61,7 +83,7 @@ struct TokenController: RouteCollection {
         guard let id = req.parameters.get("token", as: UUID.self),
               let token = try await TokenRecord.query(on: req.db).filter(\.$id == id).filter(\.$user.$id == user.userID).first()
         else { throw APIError.notFound("token") }
-        try await req.db.transaction { db in
+        try await req.db.writeTransaction { db in
             if token.revokedAt == nil { try await Self.markRevoked(token, userID: user.userID, actor: user.name, on: db) }
             try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: user.name, target: token.name, outcome: "ok")
             try await Self.revokeDescendants(of: try token.requireID(), userID: user.userID, actor: user.name, on: db)
@@ -79,17 +101,21 @@ struct TokenController: RouteCollection {
     /// Revokes the tokens `tokenID` made through `POST /v1/tokens`, and those they made, each as
     /// its own revocation (a password one of them chose is cleared too), audited. A leaked token
     /// could otherwise leave behind tokens of its own that outlive its revocation.
+    ///
+    /// Only unrevoked tokens are followed: a token revoked earlier had its own revoked with it, and
+    /// none is made under a revoked one (``create(name:for:parent:on:)``), so the walk is bounded by
+    /// ``maximumLiveTokens``, however many tokens were made and revoked under this one before.
     static func revokeDescendants(of tokenID: UUID, userID: UUID, actor: String, on db: any Database) async throws {
         var parents = [tokenID]
         var seen: Set<UUID> = [tokenID]
         while !parents.isEmpty {
-            let children = try await TokenRecord.query(on: db).filter(\.$user.$id == userID).filter(\.$parentTokenID ~~ parents).all()
+            let children = try await TokenRecord.query(on: db).filter(\.$user.$id == userID).filter(\.$revokedAt == nil)
+                .filter(\.$parentTokenID ~~ parents).all()
             parents = []
             for child in children {
                 let id = try child.requireID()
                 guard seen.insert(id).inserted else { continue }
                 parents.append(id)
-                guard child.revokedAt == nil else { continue }
                 try await markRevoked(child, userID: userID, actor: actor, on: db)
                 try await Audit.record(on: db, teamID: nil, action: "token.revoke", actor: actor, target: child.name, outcome: "ok",
                                        reason: "made by a token revoked with it")

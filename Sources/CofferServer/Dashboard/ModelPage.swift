@@ -22,20 +22,33 @@ struct ModelPage: Encodable, Sendable {
         let collectionID = try collection.requireID()
         let rows = try await ModelVersionRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .filter(\.$modelName == model).sort(\.$createdAt, .descending).all()
-        let facts = try await DeploymentView.facts(of: Set(rows.map(\.blobID)), team: try team.requireID(), on: req.db)
+        let reports = try await DeploymentView.facts(of: Set(rows.map(\.blobID)), team: try team.requireID(), on: req.db)
         let deployments = try await DeploymentRecord.query(on: req.db).filter(\.$collection.$id == collectionID)
             .sort(\.$createdAt, .descending).all()
-        // Headers are read from the stored containers (a version 2 header holds its chunk table).
-        var headers: [ContainerHeader?] = []
-        for row in rows { headers.append((try? await store.header(of: row.blobID))?.header) }
+        // What the headers say, each read once a while (``BlobStore/facts(of:)``); the chunk tables
+        // of two neighbours are read whole only the first time their sharing is asked.
+        var facts: [HeaderFacts?] = []
+        for row in rows { facts.append(try? await store.facts(of: row.blobID)) }
+        var sharings: [(shared: Int, total: Int)?] = []
+        for (index, row) in rows.enumerated() {
+            guard index + 1 < rows.count, ChunkSharing.comparable(facts[index], facts[index + 1]) else {
+                sharings.append(nil)
+                continue
+            }
+            let older = rows[index + 1].blobID
+            sharings.append(try? await store.headerFacts.sharing(of: row.blobID, with: older) {
+                guard let newer = try await store.header(of: row.blobID)?.header, let old = try await store.header(of: older)?.header else { return nil }
+                return ChunkSharing.shared(newer, with: old)
+            })
+        }
         let versions = try rows.enumerated().map { index, row in
             let id = try row.requireID()
             var version = DeploymentPage.version(model, DeploymentView.Version(
-                versionID: id, sha256: row.blobID, size: row.size, keyID: row.keyID, facts: facts[row.blobID]))
+                versionID: id, sha256: row.blobID, size: row.size, keyID: row.keyID, facts: reports[row.blobID]))
             version.note = "Uploaded \(CollectionPage.date(row.createdAt)) by \(row.createdBy). " + Self.uses(of: id, model: model, in: deployments, activeID: collection.activeDeploymentID)
             let previous = index + 1 < rows.count ? rows[index + 1] : nil
             version.chunks = ChunkSharing.describe(
-                headers[index], previous: index + 1 < rows.count ? headers[index + 1] : nil,
+                facts[index], previous: index + 1 < rows.count ? facts[index + 1] : nil, sharing: sharings[index],
                 previousLabel: previous.map { "the previous version (\($0.blobID.prefix(12))…, \(CollectionPage.date($0.createdAt)))" } ?? "")
             return version
         }

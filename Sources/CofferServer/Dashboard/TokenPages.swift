@@ -50,7 +50,10 @@ struct TokenPages: RouteCollection {
             return try await page(req, name: name, shown: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
-            let created = try await TokenController.create(name: name, for: user, parent: nil, on: req.db)
+            // A password chosen with an API token is only as good as that token: what it makes
+            // hangs on that token and goes when it is revoked (``PasswordToken``).
+            let chosenBy = try await UserRecord.find(user.userID, on: req.db)?.passwordTokenID
+            let created = try await TokenController.create(name: name, for: user, parent: chosenBy, on: req.db)
             try await req.renewCSRF()
             return try await page(req, name: "", shown: Shown(name: created.name, token: created.token), error: nil)
         } catch let error as APIError where error.status != .forbidden {

@@ -34,16 +34,16 @@ struct ModelVersions {
             try await markUsed(address, name: name)
             return try existing.requireID()
         }
-        let found: (header: ContainerHeader, size: Int64)?
+        let found: HeaderFacts?
         do {
-            found = try await store.header(of: address)
+            found = try await store.facts(of: address)
         } catch let error as ContainerError {
             throw APIError(.unprocessableEntity, "not_a_container", "\(name): the blob \(address.prefix(12))… is not a valid Coffer container: \(error)")
         }
         guard let found, try await BlobRecord.find(address, on: database) != nil else {
             throw APIError(.unprocessableEntity, "unknown_blob", "\(name): the server has no blob \(address.prefix(12))…; upload it first")
         }
-        guard let keyID = found.header.keyID else {
+        guard let keyID = found.keyID else {
             throw APIError(.unprocessableEntity, "passphrase_container",
                            "\(name) is sealed with a passphrase; devices can only get model keys: seal it with a model key of this team")
         }

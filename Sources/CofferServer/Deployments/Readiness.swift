@@ -20,22 +20,31 @@ enum Readiness {
         let keyIDs = Set(versions.values.map(\.keyID))
         let keys = keyIDs.isEmpty ? [] : try await KeyRecord.query(on: db).filter(\.$id ~~ Array(keyIDs)).all()
         let live = Set(keys.filter { $0.revokedAt == nil && $0.$team.id == collection.$team.id }.compactMap(\.id))
+        // Each blob once, however many names and rules name it (``BlobStore/facts(of:)``).
+        var found: [String: String?] = [:]
         for id in spec.versionIDs.sorted(by: { $0.uuidString < $1.uuidString }) {
             guard let version = versions[id] else {
                 problems.append("model version \(id) does not exist")
                 continue
             }
-            do {
-                if try await store.header(of: version.blobID) == nil {
-                    problems.append("\(version.modelName): blob \(version.blobID.prefix(12))… is missing from the server")
-                }
-            } catch {
-                problems.append("\(version.modelName): blob \(version.blobID.prefix(12))… is not a valid Coffer container (\(error))")
-            }
+            if found[version.blobID] == nil { found[version.blobID] = try await Self.problem(of: version.blobID, in: store) }
+            if let problem = found[version.blobID] ?? nil { problems.append("\(version.modelName): \(problem)") }
             if !live.contains(version.keyID) {
                 problems.append("\(version.modelName): key \(version.keyID) is revoked or not a key of this team")
             }
         }
         return problems
+    }
+
+    /// What is wrong with blob `address` in `store`, nil when nothing. What an object store
+    /// answered (its endpoint, its bucket) is not for a team's page.
+    private static func problem(of address: String, in store: any BlobStore) async throws -> String? {
+        do {
+            return try await store.facts(of: address) == nil ? "blob \(address.prefix(12))… is missing from the server" : nil
+        } catch let error as ContainerError {
+            return "blob \(address.prefix(12))… is not a valid Coffer container (\(error))"
+        } catch {
+            return "the blob store did not answer for blob \(address.prefix(12))…; look again later"
+        }
     }
 }

@@ -4955,6 +4955,7 @@ enum OpenAPIDocument {
     "summary": "The caller's API tokens"
    },
    "post": {
+    "description": "The new token hangs on the one that asked: revoking that one revokes this one. 409 `too_many_tokens` when the account holds 100 unrevoked tokens; 401 when the asking token was revoked meanwhile.",
     "operationId": "createToken",
     "requestBody": {
      "content": {
@@ -5006,6 +5007,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Error"
      },
      "404": {
+      "$ref": "#/components/responses/Error"
+     },
+     "409": {
       "$ref": "#/components/responses/Error"
      },
      "413": {
@@ -5061,7 +5065,7 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/RetryLater"
      }
     },
-    "summary": "Revoke one of the caller's tokens"
+    "summary": "Revoke one of the caller's tokens, and every unrevoked token made with it"
    }
   }
  },

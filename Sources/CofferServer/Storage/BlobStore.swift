@@ -17,6 +17,9 @@ protocol BlobStore: Sendable {
     /// ``ContainerError`` when it is not a valid container.
     func header(of address: String) async throws -> (header: ContainerHeader, size: Int64)?
 
+    /// What ``facts(of:)`` found in this store's headers lately.
+    var headerFacts: HeaderFactsCache { get }
+
     /// A new upload, which no reader sees until ``BlobUpload/publish(as:)``. `address`, when the
     /// uploader stated it in advance, lets a store write straight to its final place; `uploader` is
     /// the account sending it (a store that bounds what uploads hold bounds each account's share).

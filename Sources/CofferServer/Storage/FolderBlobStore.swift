@@ -16,6 +16,7 @@ import Darwin
 /// instances can share one folder.
 struct FolderBlobStore: BlobStore {
     let root: String
+    let headerFacts = HeaderFactsCache()
 
     init(root: String) throws {
         self.root = root

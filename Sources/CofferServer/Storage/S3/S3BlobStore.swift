@@ -20,6 +20,7 @@ struct S3BlobStore: BlobStore {
     /// The memory uploads in progress may hold, shared by every team (COFFER_S3_UPLOAD_MEMORY), a
     /// quarter of it at most for one account's.
     var uploadMemory = UploadMemory(limit: UploadMemory.defaultLimit)
+    let headerFacts = HeaderFactsCache()
 
     /// How many bytes of a streamed download are passed to the client at once (``S3DownloadRelay``).
     static let coalesced = 1 << 20
