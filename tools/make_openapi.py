@@ -351,7 +351,8 @@ paths = {
         "post": op("createKey", "Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
                    body(obj(["name"], name=NAME), {"name": "vision-2026"})),
     },
-    "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}})},
+    "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}},
+                                    description="404 `not_found` for an unknown key and for a key of a team the caller is not a member of (the answer names no team).")},
     "/v1/teams/{team}/audit": {
         "get": op("listAuditEvents", "Audit log, newest first (viewer)", ok("events", array(ref("AuditEvent"))),
                   query=[query("since", DATE)]),

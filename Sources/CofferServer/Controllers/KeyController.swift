@@ -59,7 +59,13 @@ struct KeyController: RouteCollection {
               let key = try await KeyRecord.query(on: req.db).filter(\.$id == id).with(\.$team).first()
         else { throw APIError.notFound("key") }
         req.parameters.set("team", to: key.team.name)
-        _ = try await req.team(requiring: .developer)
+        do {
+            _ = try await req.team(requiring: .developer)
+        } catch let error as APIError where error.code == "not_a_member" {
+            // Key IDs are in every sealed model's header: to anyone outside the team, a key is
+            // unknown, not a key of a team named here.
+            throw APIError.notFound("key")
+        }
         try await req.db.transaction { db in
             if key.revokedAt == nil {
                 key.revokedAt = Date()

@@ -48,11 +48,16 @@ struct TeamController: RouteCollection {
 
 /// Rules for names people choose (teams, users, apps, keys).
 enum Names {
+    /// The most bytes a name may take: 100 characters of 4 bytes. Counted in characters alone, one
+    /// letter carrying thousands of combining marks is one character (a megabyte-long name in
+    /// every page, audit row and index entry that shows it).
+    static let maximumBytes = 400
+
     static func validate(_ name: String, what: String) throws {
         let allowed = name.unicodeScalars.allSatisfy {
             CharacterSet.alphanumerics.contains($0) || "-_. @+".unicodeScalars.contains($0)
         }
-        guard (1...100).contains(name.count), allowed, !name.hasPrefix(" "), !name.hasSuffix(" "), name != ".", name != ".." else {
+        guard name.utf8.count <= maximumBytes, (1...100).contains(name.count), allowed, !name.hasPrefix(" "), !name.hasSuffix(" "), name != ".", name != ".." else {
             throw APIError.invalid("\(what) must be 1 to 100 letters, digits, spaces or - _ . @ +")
         }
     }

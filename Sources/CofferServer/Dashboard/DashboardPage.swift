@@ -52,14 +52,16 @@ struct FormFields {
     /// The field's value, trimmed; "" when absent. Refuses one longer than `limit` characters.
     func text(_ name: String, label: String, limit: Int = 200) throws -> String {
         let value = (try? request.content.get(String.self, at: name)) ?? ""
-        guard value.count <= limit else { throw DashboardError.invalidForm("\(label) is limited to \(limit) characters.") }
+        // Bytes too: one character may carry any number of combining marks.
+        guard value.count <= limit, value.utf8.count <= limit * 4 else { throw DashboardError.invalidForm("\(label) is limited to \(limit) characters.") }
         return value.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The field's value exactly as sent (passwords are not trimmed).
     func raw(_ name: String, label: String, limit: Int) throws -> String {
         let value = (try? request.content.get(String.self, at: name)) ?? ""
-        guard value.count <= limit else { throw DashboardError.invalidForm("\(label) is limited to \(limit) characters.") }
+        // Bytes too: one character may carry any number of combining marks.
+        guard value.count <= limit, value.utf8.count <= limit * 4 else { throw DashboardError.invalidForm("\(label) is limited to \(limit) characters.") }
         return value
     }
 }

@@ -2472,6 +2472,7 @@ enum OpenAPIDocument {
   },
   "/v1/keys/{key}": {
    "delete": {
+    "description": "404 `not_found` for an unknown key and for a key of a team the caller is not a member of (the answer names no team).",
     "operationId": "revokeKey",
     "parameters": [
      {
