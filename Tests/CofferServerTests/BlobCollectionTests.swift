@@ -122,9 +122,9 @@ struct BlobCollectionTests {
         #expect(aside.isEmpty, "\(aside)")
     }
 
-    @Test("on PostgreSQL, a deployment saved while its unused blob is collected keeps the blob: the collection waits for it and sees it used",
-          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
-    func deploymentSavedDuringCollection() async throws {
+    @Test("on PostgreSQL, a deployment saved while its unused blob is collected keeps the blob: the collection waits for it and sees it used (a day's grace, and none)",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"), arguments: [86_400.0, 0])
+    func deploymentSavedDuringCollection(grace: TimeInterval) async throws {
         let server = try await TestServer.start(postgres: true) { $0.blobCollectionInterval = 0 }
         // The collection runs on a second instance sharing the database and folder (its own
         // connections: this instance's pool would make it wait for the transaction below).
@@ -149,7 +149,9 @@ struct BlobCollectionTests {
         let collection = CollectionRecord(teamID: try team.requireID(), identifier: "C", description: "", modelNames: ["m"])
         try await collection.create(on: server.app.db)
         let store = try #require(server.app.blobStore)
-        let collector = BlobCollector(store: try #require(second.app.blobStore), grace: 86_400)
+        // With no grace, the mark the deployment sets (its own clock, before the collection's)
+        // is past the cutoff too: only the reference, committed meanwhile, keeps the blob.
+        let collector = BlobCollector(store: try #require(second.app.blobStore), grace: grace)
         let collecting = try await server.app.db.transaction { tx -> Task<[String], any Error> in
             // What saving a deployment does: resolve the version, then reference its blob; the
             // collection runs in between, before the reference is committed.
@@ -164,7 +166,8 @@ struct BlobCollectionTests {
             while Date() < deadline {
                 try await own.raw("SELECT pg_stat_clear_snapshot()").run()
                 let waiting = try await own.raw("""
-                    SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM blobs%'
+                    SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+                    AND (query LIKE 'DELETE FROM blobs%' OR query LIKE 'SELECT id FROM blobs WHERE id = % FOR UPDATE')
                     """).first()?.decode(column: "n", as: Int.self) ?? 0
                 if waiting > 0 { break }
                 try await Task.sleep(for: .milliseconds(50))

@@ -142,14 +142,15 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 /// is a table, and each numbered migration runs once.
 func configureDatabase(_ app: Application, _ configuration: ServerConfiguration) async throws {
     // The data folder holds the master key, the bootstrap token and the database: owner only.
-    try FileManager.default.createDirectory(
-        atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try DataFolder.prepare(configuration.dataDirectory)
     // Each migration's "Starting prepare" and "Finished prepare" is for debugging, not for every start.
     app.fluent.migrationLogLevel = .debug
+    // SQL statements are logged with their values (password and token hashes, device IDs): at
+    // trace, not at the debug level operators turn on to look at a problem.
     if let url = configuration.databaseURL {
-        app.databases.use(try .postgres(url: url), as: .psql)
+        app.databases.use(try .postgres(url: url, sqlLogLevel: .trace), as: .psql)
     } else {
-        app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite")), as: .sqlite)
+        app.databases.use(.sqlite(.file(configuration.dataDirectory + "/coffer.sqlite"), sqlLogLevel: .trace), as: .sqlite)
     }
     app.migrations.add(CreateAccounts())
     app.migrations.add(CreateAppsKeysBlobs())

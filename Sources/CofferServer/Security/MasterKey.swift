@@ -94,7 +94,9 @@ struct MasterKey: Sendable {
 enum SecretFile {
     static func create(at path: String, contents: Data) throws {
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        if !folder.isEmpty {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServerSetupError("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }

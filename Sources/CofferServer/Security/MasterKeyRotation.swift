@@ -49,6 +49,7 @@ extension Server {
     /// COFFER_MASTER_KEY the operator sets the new value before restarting.
     public static func rotateMasterKey(_ configuration: ServerConfiguration, newKeyBase64: String) async throws -> String {
         let path = configuration.dataDirectory + "/master.key"
+        try DataFolder.prepare(configuration.dataDirectory)
         let old = try MasterKey.load(base64: configuration.masterKeyBase64, path: path)
         let new = try MasterKey(base64: newKeyBase64)
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))

@@ -5,6 +5,7 @@ extension Server {
     /// pin, made on the spot if the server has never started. Needs the master key and database
     /// the server uses.
     public static func signingPublicKey(_ configuration: ServerConfiguration) async throws -> (keyID: String, publicKey: String) {
+        try DataFolder.prepare(configuration.dataDirectory)
         let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         do {

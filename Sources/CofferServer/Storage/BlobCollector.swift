@@ -35,17 +35,26 @@ struct BlobCollector: Sendable {
         for blob in candidates {
             guard let address = blob.id, try await !isNeeded(address, on: sql, now: now) else { continue }
             // The row goes only if nothing references the blob, no upload holds a lease on it, and
-            // it is still past its grace period: a deployment saved meanwhile on PostgreSQL marks
-            // the row (ModelVersions) before its reference commits, and this statement, waiting on
-            // that row, sees the new time once it may go on.
+            // it is still past its grace period. A deployment saved meanwhile on PostgreSQL marks
+            // the row (ModelVersions) before its reference commits: the row is locked first, which
+            // waits for that deployment, and the DELETE, a statement of its own, then sees its
+            // reference. (A DELETE that waited on the row itself would re-check only the row: its
+            // subqueries keep the snapshot taken before the reference existed, and with a grace
+            // period shorter than the deployment's transaction the row would go.)
             let removable = try await remove(address, on: database, now: now) {
-                try await !sql.raw("""
-                    DELETE FROM blobs WHERE id = \(bind: address)
-                    AND COALESCE(last_uploaded_at, created_at) < \(bind: cutoff)
-                    AND NOT EXISTS (SELECT 1 FROM blob_references WHERE blob_id = \(bind: address))
-                    AND NOT EXISTS (SELECT 1 FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now))
-                    RETURNING id
-                    """).all().isEmpty
+                try await database.transaction { tx in
+                    let sql = try tx.sql()
+                    if sql.dialect.name == "postgresql" {
+                        try await sql.raw("SELECT id FROM blobs WHERE id = \(bind: address) FOR UPDATE").run()
+                    }
+                    return try await !sql.raw("""
+                        DELETE FROM blobs WHERE id = \(bind: address)
+                        AND COALESCE(last_uploaded_at, created_at) < \(bind: cutoff)
+                        AND NOT EXISTS (SELECT 1 FROM blob_references WHERE blob_id = \(bind: address))
+                        AND NOT EXISTS (SELECT 1 FROM upload_leases WHERE blob_id = \(bind: address) AND expires_at > \(bind: now))
+                        RETURNING id
+                        """).all().isEmpty
+                }
             }
             if removable { removed.append(address) }
         }
