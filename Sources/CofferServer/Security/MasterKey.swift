@@ -90,8 +90,11 @@ struct MasterKey: Sendable {
     }
 }
 
-/// Files that hold secrets: created exclusively with mode 0600.
+/// Files that hold secrets: created exclusively with mode 0600, and durably.
 enum SecretFile {
+    /// Creates the file at `path` holding `contents`, or fails when anything is there. Once it
+    /// returns, the contents and the file's name survive a power cut (the database may come to
+    /// rely on them: a bootstrap token, a master key); when it throws, no file it made is left.
     static func create(at path: String, contents: Data) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -99,11 +102,17 @@ enum SecretFile {
         }
         let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServerSetupError("cannot create \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        try contents.withUnsafeBytes { bytes in
-            guard write(fd, bytes.baseAddress, bytes.count) == bytes.count, fsync(fd) == 0 else {
-                throw ServerSetupError("cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            defer { close(fd) }
+            try contents.withUnsafeBytes { bytes in
+                guard write(fd, bytes.baseAddress, bytes.count) == bytes.count, fsync(fd) == 0 else {
+                    throw ServerSetupError("cannot write \(path): \(String(cString: strerror(errno)))")
+                }
             }
+            try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
+        } catch {
+            unlink(path)
+            throw error
         }
     }
 }
