@@ -1,5 +1,6 @@
 import Fluent
 import Foundation
+import SQLKit
 import Testing
 
 @testable import CofferServer
@@ -73,5 +74,34 @@ extension RefusalLogTests {
         for team in flooded {
             #expect(rows.filter { $0.teamID == team }.count == 5, "each flooded team: 4 refusal rows and its own suppressed row")
         }
+    }
+}
+
+extension RefusalLogTests {
+    @Test("a flush that fails part-way keeps every count it did not write for the next flush, and writes none twice")
+    func failedFlushKeepsCounts() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let db = server.app.db
+        let sql = try #require(db as? any SQLDatabase)
+        let log = RefusalLog()
+        let now = Date()
+        // Three kinds: a row each, and 1, 2 and 3 repeats counted in memory.
+        for (index, reason) in ["kept_a", "refused_b", "refused_c"].enumerated() {
+            for _ in 0...(index + 1) { try await log.record(Self.refusal(team: nil, key: reason + "|app"), on: db, now: now) }
+        }
+        // Two of the three rows refuse their update: in whatever order the flush takes them, it
+        // fails at one with the other not yet written.
+        try await sql.raw("""
+            CREATE TRIGGER refuse_repeats BEFORE UPDATE ON audit_events WHEN OLD.reason IN ('refused_b', 'refused_c')
+            BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """).run()
+        await #expect(throws: (any Error).self) { try await log.flush(on: db) }
+        try await sql.raw("DROP TRIGGER refuse_repeats").run()
+        try await log.flush(on: db)
+
+        let rows = try await AuditRecord.query(on: db).filter(\.$outcome == "refused").all()
+        let counts = Dictionary(rows.map { ($0.reason ?? "", $0.repeatCount ?? 1) }, uniquingKeysWith: +)
+        #expect(counts == ["kept_a": 2, "refused_b": 3, "refused_c": 4], "\(counts)")
     }
 }

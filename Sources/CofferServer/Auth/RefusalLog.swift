@@ -127,7 +127,9 @@ final class RefusalLog: Sendable {
         }
     }
 
-    /// Adds the repeats counted so far to their rows.
+    /// Adds the repeats counted so far to their rows. Each row's count is its own statement; when
+    /// one fails, it and every count not yet written are kept for the next flush (those written
+    /// are not: they would be added twice).
     func flush(on db: any Database) async throws {
         let counts: [UUID: Int64] = state.withLockedValue { state in
             var counts = state.pending
@@ -139,12 +141,14 @@ final class RefusalLog: Sendable {
             return counts
         }
         guard !counts.isEmpty, let sql = db as? any SQLDatabase else { return }
+        var unwritten = counts
         for (id, count) in counts {
             do {
                 try await sql.raw("UPDATE audit_events SET repeat_count = COALESCE(repeat_count, 1) + \(bind: count) WHERE id = \(bind: id)").run()
+                unwritten[id] = nil
             } catch {
-                // Kept for the next flush.
-                state.withLockedValue { $0.pending[id, default: 0] += count }
+                let kept = unwritten
+                state.withLockedValue { $0.pending.merge(kept, uniquingKeysWith: +) }
                 throw error
             }
         }
