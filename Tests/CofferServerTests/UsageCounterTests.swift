@@ -1,6 +1,7 @@
 @testable import CofferServer
 import Fluent
 import Foundation
+import SQLKit
 import Testing
 
 /// The download and key-delivery counter behind the activity charts: in memory on the request
@@ -89,6 +90,30 @@ struct UsageCounterTests {
             flushed = try await Self.count(.download, blob, on: server)
         }
         #expect(flushed == 1)
+    }
+
+    @Test("a flush that fails after writing some of its statements keeps only the counts it did not write: none is added twice")
+    func partialFailure() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let sql = try #require(server.app.db as? any SQLDatabase)
+        let counter = UsageCounter()
+        // 601 subjects: two statements (500 rows a statement), the second holding the row the database refuses.
+        let subjects = (0..<600).map { "a-\(1000 + $0)" } + ["z-refused"]
+        for subject in subjects { counter.count(.download, subject) }
+        try await sql.raw("""
+            CREATE TRIGGER refuse_usage BEFORE INSERT ON usage_daily WHEN NEW.subject = 'z-refused'
+            BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """).run()
+        await #expect(throws: (any Error).self) { try await counter.flush(on: server.app.db) }
+        #expect(counter.pendingCount == 101, "the first statement's 500 counts are stored; the second's 101 are kept")
+        try await sql.raw("DROP TRIGGER refuse_usage").run()
+        try await counter.flush(on: server.app.db)
+
+        let rows = try await UsageDailyRecord.query(on: server.app.db).all()
+        #expect(rows.count == subjects.count)
+        let twice = rows.filter { $0.count != 1 }.map(\.subject)
+        #expect(twice.isEmpty, "\(twice.count) subjects not counted once, e.g. \(twice.prefix(3))")
     }
 
     static func count(_ kind: UsageKind, _ subject: String, on server: TestServer) async throws -> Int64 {
