@@ -30,10 +30,14 @@ struct CacheState: Sendable {
     }
 
     /// Whether a conditional request may be sent: more than half of the manifest's lifetime is
-    /// left (after that, ask for a new signing period without `If-None-Match`).
-    func isFresh(at now: Date) -> Bool {
+    /// left at `time` (after that, ask for a new signing period without `If-None-Match`), and the
+    /// device's clock is not behind the newest manifest the cache verified (``ManifestTime``): when
+    /// it is, how much of the lifetime is left cannot be told, and only a newly signed manifest
+    /// (never a 304) keeps the cache current.
+    func isFresh(at time: ManifestTime) -> Bool {
+        guard !time.isClockBehind else { return false }
         let lifetime = manifest.expiresAt.timeIntervalSince(manifest.issuedAt)
-        return manifest.expiresAt.timeIntervalSince(now) > lifetime / 2
+        return manifest.expiresAt.timeIntervalSince(time.now) > lifetime / 2
     }
 
     /// The distinct sealed models the manifest names, by SHA-256.

@@ -85,10 +85,12 @@ struct CollectionUpdater: Sendable {
         // manifest, no other team's and no other content under its sequence is accepted after it
         // (ManifestTrust).
         let verified = current ?? cache.loadVerifiedState(publicKey: configuration.publicKey)
-        let floor = [verified?.manifest, cache.floor(of: failed, publicKey: configuration.publicKey)]
-            .compactMap { $0 }.max { $0.sequence < $1.sequence }
-        let now = Date()
-        let etag = current.flatMap { $0.isFresh(at: now) ? $0.stored.etag : nil }
+        let failedFloor = cache.floor(of: failed, publicKey: configuration.publicKey)
+        let floor = [verified?.manifest, failedFloor].compactMap { $0 }.max { $0.sequence < $1.sequence }
+        // Expiry and freshness are judged by the device's clock, never before the newest issuedAt
+        // those manifests carry: a clock set back revives no expired manifest (ManifestTime).
+        let time = ManifestTime(deviceClock: configuration.deviceClock(), verified: [verified?.manifest, failedFloor])
+        let etag = current.flatMap { $0.isFresh(at: time) ? $0.stored.etag : nil }
         let answer = try await manifest(etag: etag)
         guard case .envelope(let envelope, let newETag) = answer else {
             // A 304 confirms only the ETag that was sent: without one (nothing cached, or a
@@ -106,10 +108,10 @@ struct CollectionUpdater: Sendable {
             return .unchanged(current)
         }
         let manifest: Manifest
-        do {
-            manifest = try SignedManifest.verify(envelope, using: configuration.publicKey, now: Date())
+        do throws(ManifestError) {
+            manifest = try SignedManifest.verify(envelope, using: configuration.publicKey, now: time.now)
         } catch {
-            throw .manifestRefused("\(error)")
+            throw .manifestRefused(Self.refusal(error, at: time))
         }
         if let refusal = ManifestTrust.refusal(of: manifest, collection: cache.identifier,
                                                configuredTeamID: configuration.teamID, trusted: floor) {
@@ -210,6 +212,15 @@ struct CollectionUpdater: Sendable {
                 }
             }
         }
+    }
+
+    /// Why a manifest was refused; for an expired one judged by a verified `issuedAt` later than
+    /// the device's clock, says so (the clock may have been set back).
+    static func refusal(_ error: ManifestError, at time: ManifestTime) -> String {
+        guard error == .expired, let issued = time.newestIssuedAt, issued > time.deviceClock else { return "\(error)" }
+        let format = ISO8601DateFormatter()
+        return "\(error); judged at \(format.string(from: issued)), when the newest manifest this cache verified was issued, "
+            + "since this device's clock says \(format.string(from: time.deviceClock)): has it been set back?"
     }
 
     /// The sum of the (non-negative) sizes a manifest gives, saturating instead of wrapping.

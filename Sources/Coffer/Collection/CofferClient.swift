@@ -279,9 +279,14 @@ public final class CofferClient: Sendable {
         }
         var collection = ModelCollection(identifier: manifest.collection, deploymentID: manifest.deploymentID, sequence: manifest.sequence,
                                          expiresAt: manifest.expiresAt, entries: entries, origin: origin)
-        if let failed = try? cache.loadFailed(), failed.failedModel(in: manifest) == nil, let last = failed.models.last {
+        let failed = try? cache.loadFailed()
+        if let failed, failed.failedModel(in: manifest) == nil, let last = failed.models.last {
             collection.fallback = ModelCollection.Fallback(last)
         }
+        // Its expiry is judged as an update judges it: never before the newest issuedAt verified
+        // (after a fallback, the failed manifest's is newer than the one served).
+        collection.newestIssuedAt = ManifestTime.newestIssuedAt(of: [manifest, cache.floor(of: failed, publicKey: configuration.publicKey)])
+        collection.deviceClock = configuration.deviceClock
         return collection
     }
 

@@ -35,7 +35,15 @@ public struct ModelCollection: Sendable {
     /// server has not sent a newer one in time — the device was offline, or someone in between
     /// held back the server's answers (a freeze attack). The cache keeps serving these models;
     /// the app decides whether to use them. False for bundled models.
-    public var isExpired: Bool { expiresAt.map { $0 <= Date() } ?? false }
+    ///
+    /// The device's clock is trusted only forwards: ``expiresAt`` is compared with it or with the
+    /// newest issue time of a manifest the cache verified, whichever is later, and while the
+    /// clock is more than 10 minutes behind that issue time (set back, perhaps by whoever answers
+    /// the device's time requests) the manifest counts as expired, since when it really expires
+    /// cannot be told.
+    public var isExpired: Bool {
+        expiresAt.map { ManifestTime(deviceClock: deviceClock(), newestIssuedAt: newestIssuedAt).hasPassed($0) } ?? false
+    }
     /// The models by name.
     public let entries: [String: Entry]
     /// Where this collection came from.
@@ -46,6 +54,10 @@ public struct ModelCollection: Sendable {
     /// the cache refuses that model, until a deployment naming another model for it is adopted.
     /// The ``CofferClient/updates(identifier:)`` stream announces the switch with it set.
     public internal(set) var fallback: Fallback? = nil
+    /// The newest `issuedAt` of a manifest the cache had verified for the collection when this was
+    /// served, and the device's clock: what ``isExpired`` judges by (``ManifestTime``).
+    var newestIssuedAt: Date? = nil
+    var deviceClock: @Sendable () -> Date = { Date() }
 
     /// Accesses `identifier` through ``CofferClient/shared``; see ``CofferClient/beginAccessing(identifier:progress:)``.
     public static func beginAccessing(identifier: String) async throws -> ModelCollection {

@@ -63,6 +63,9 @@ public struct CofferConfiguration: Sendable {
     /// Keeps the app running while an update holds the cache's lock (``BackgroundActivity``);
     /// tests set a double, since only Apple's platforms suspend apps.
     var backgroundActivity: any BackgroundActivity = SystemBackgroundActivity()
+    /// The device's clock, which manifests' expiry and freshness are judged by (never earlier than
+    /// the newest manifest verified: ``ManifestTime``); tests set one that was set back.
+    var deviceClock: @Sendable () -> Date = { Date() }
 
     /// A configuration with the defaults: detected attributes, the platform's cache folder and key
     /// store, ``UpdatePolicy/useCachedAndUpdateInBackground``.
