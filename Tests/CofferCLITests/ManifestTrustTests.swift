@@ -1,4 +1,5 @@
 import CofferFormat
+import Crypto
 import Foundation
 import Testing
 @testable import Coffer
@@ -30,6 +31,39 @@ struct ManifestTrustTests {
         #expect(Self.refusal(Self.manifest(team: Self.other), trusted: nil, configured: Self.team)?.contains("configured") == true)
         #expect(Self.refusal(Self.manifest(team: Self.other, sequence: 9), trusted: Self.manifest())?.contains("first trusted") == true)
         #expect(Self.refusal(Self.manifest(collection: "Other"), trusted: nil)?.contains("collection") == true)
+    }
+
+    @Test("a manifest of a foreign payload type is refused; the app's refusal carries no control or format character of it")
+    func foreignPayloadType() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-payload-type-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = ScriptedManifests()
+        var configuration = CofferConfiguration(serverURL: URL(string: "http://127.0.0.1:9")!, appID: UUID().uuidString,
+                                                credential: "c", publicKey: ManifestTimeTests.key.publicKey, cacheDirectory: folder)
+        configuration.transport = server
+        configuration.updatePolicy = .waitForLatest
+        configuration.deviceID = "device-1"
+        // Unsigned: the payload type is read, and refused, before any signature is checked. Written
+        // into an app's log as it was, it would clear the screen and forge a line of its own.
+        let hostile = "text/plain\u{1B}[2J\r\n2026-01-01 INFO model verified\u{202E}\u{85}\u{2028}" + String(repeating: "x", count: 200)
+        let envelope = try JSONSerialization.data(withJSONObject: [
+            "payloadType": hostile, "payload": Data("{}".utf8).base64EncodedString(), "signatures": [[String: String]](),
+        ])
+        server.answer(.envelope(envelope, etag: "\"e\""))
+        let client = try CofferClient(configuration: configuration)
+        let error = await #expect(throws: CofferError.self) { try await client.beginAccessing(identifier: "FlowerModels") }
+        guard case .collectionUnavailable(_, .manifestRefused(let reason)) = error else {
+            Issue.record("expected a refused manifest, got \(String(describing: error))")
+            return
+        }
+        let shown = "text/plain[2J2026-01-01 INFO model verified"
+        #expect(reason.contains("payload type " + shown + String(repeating: "x", count: 80 - shown.unicodeScalars.count) + " is not a Coffer manifest"),
+                "\(reason.debugDescription)")
+        let unprintable = reason.unicodeScalars.contains { scalar in
+            let value: UInt32 = scalar.value
+            return value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x202E || value == 0x2028
+        }
+        #expect(!unprintable, "\(reason.debugDescription)")
     }
 
     @Test("the same sequence: re-signed, another URL or another target of the same deployment are accepted; other content is refused")

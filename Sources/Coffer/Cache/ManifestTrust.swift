@@ -13,11 +13,11 @@ enum ManifestTrust {
     /// this cache verified, if any).
     static func refusal(of manifest: Manifest, collection: String, configuredTeamID: String?, trusted: Manifest?) -> String? {
         guard manifest.collection == collection else {
-            return "it is for collection \(DeviceAPI.printable(manifest.collection, limit: 100)), not \(collection)"
+            return "it is for collection \(PrintableText.sanitized(manifest.collection, limit: 100)), not \(collection)"
         }
         if let team = configuredTeamID ?? trusted?.teamID, team.lowercased() != manifest.teamID.lowercased() {
             let how = configuredTeamID != nil ? "the team this app is configured for" : "the team this cache first trusted"
-            return "it is signed for team \(DeviceAPI.printable(manifest.teamID, limit: 100)), not \(team), \(how)"
+            return "it is signed for team \(PrintableText.sanitized(manifest.teamID, limit: 100)), not \(team), \(how)"
         }
         guard let trusted else { return nil }
         if manifest.sequence < trusted.sequence {

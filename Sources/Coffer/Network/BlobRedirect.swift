@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -78,7 +79,7 @@ package enum BlobRedirect {
         }
         let scheme = target.scheme?.lowercased() ?? ""
         guard scheme == "https" || scheme == "http" else {
-            throw Refusal(status: status, reason: "a redirect to a \(DeviceAPI.printable(scheme, limit: 16)): URL")
+            throw Refusal(status: status, reason: "a redirect to a \(PrintableText.sanitized(scheme, limit: 16)): URL")
         }
         guard let host = target.host, !host.isEmpty else {
             throw Refusal(status: status, reason: "a redirect to an unusable Location")

@@ -100,7 +100,7 @@ struct DeviceAPI: Sendable {
     /// definite `app_transport_security` answer naming the host and the two ways out.
     static func networkFailure(_ error: any Error, url: URL?) -> ServerFailure {
         if let error = error as? URLError, error.code == .appTransportSecurityRequiresSecureConnection {
-            let host = printable(url?.host ?? "the server", limit: 100)
+            let host = PrintableText.sanitized(url?.host ?? "the server", limit: 100)
             return .answer(status: 0, code: "app_transport_security",
                            reason: "App Transport Security refused plain http to \(host): serve it over https, or add an ATS exception for that host to the app's Info.plist")
         }
@@ -111,16 +111,12 @@ struct DeviceAPI: Sendable {
     static func failure(_ response: HTTPURLResponse, _ body: Data) -> ServerFailure {
         struct Problem: Decodable { let error: String?; let reason: String? }
         let problem = try? JSONDecoder().decode(Problem.self, from: body)
-        let code = printable(problem?.error ?? "http_\(response.statusCode)", limit: 64)
-        let reason = printable(problem?.reason ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode), limit: 200)
+        let code = PrintableText.sanitized(problem?.error ?? "http_\(response.statusCode)", limit: 64)
+        let reason = PrintableText.sanitized(problem?.reason ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode), limit: 200)
         if response.statusCode >= 500 || response.statusCode == 429 {
             return .unavailable(status: response.statusCode, reason: reason)
         }
         return .answer(status: response.statusCode, code: code, reason: reason)
-    }
-
-    static func printable(_ text: String, limit: Int) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(limit).map(Character.init))
     }
 
     static func describe(_ error: any Error) -> String {
@@ -136,7 +132,7 @@ struct DeviceAPI: Sendable {
             default: return "URL error \(error.code.rawValue)"
             }
         }
-        return printable(String(describing: error), limit: 120)
+        return PrintableText.sanitized(String(describing: error), limit: 120)
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

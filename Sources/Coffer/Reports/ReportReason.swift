@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// Makes a failure reason fit to leave the device: the error's type and a short description, at
@@ -24,11 +25,7 @@ enum ReportReason {
 
     /// `text` made safe: what ``describe(_:)`` promises.
     static func sanitize(_ text: String) -> String {
-        let scalars = text.unicodeScalars.map { scalar -> Character in
-            let category = scalar.properties.generalCategory
-            return category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator
-                ? " " : Character(scalar)
-        }
+        let scalars = text.unicodeScalars.map { scalar -> Character in PrintableText.isUnprintable(scalar) ? " " : Character(scalar) }
         let words = String(scalars).split(whereSeparator: { $0 == " " }).map { word -> String in
             if word.contains("/") || word.contains("\\") { return "<path>" }
             if isOpaque(word) { return "<redacted>" }

@@ -94,9 +94,9 @@ extension Manifest {
         guard manifest.models.count <= maximumModels else { throw .malformed("more than \(maximumModels) models") }
         for (name, entry) in manifest.models {
             guard Hex.isSHA256(entry.sha256) else {
-                throw .malformed("the sha256 of model \(name) is not 64 lowercase hex digits")
+                throw .malformed("the sha256 of model \(PrintableText.sanitized(name, limit: 100)) is not 64 lowercase hex digits")
             }
-            guard entry.size >= 0 else { throw .malformed("model \(name) has a negative size") }
+            guard entry.size >= 0 else { throw .malformed("model \(PrintableText.sanitized(name, limit: 100)) has a negative size") }
         }
         return manifest
     }

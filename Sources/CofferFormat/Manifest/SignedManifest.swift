@@ -67,7 +67,10 @@ public enum SignedManifest {
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: envelopeBytes) else {
             throw .malformed("not a signed envelope")
         }
-        guard envelope.payloadType == payloadType else { throw .malformed("payload type \(envelope.payloadType.prefix(80)) is not a Coffer manifest") }
+        guard envelope.payloadType == payloadType else {
+            // Not yet verified, and headed for messages apps log: no control or format characters.
+            throw .malformed("payload type \(PrintableText.sanitized(envelope.payloadType, limit: 80)) is not a Coffer manifest")
+        }
         guard let payload = Data(base64Encoded: envelope.payload) else { throw .malformed("the payload is not base64") }
         guard envelope.signatures.count <= 16 else { throw .malformed("more than 16 signatures") }
         let signed = preAuthenticationEncoding(payloadType: envelope.payloadType, payload: payload)

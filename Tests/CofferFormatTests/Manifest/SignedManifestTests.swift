@@ -89,6 +89,32 @@ struct SignedManifestTests {
         }
     }
 
+    /// Whether `text` holds a control character (C0, DEL, C1), a line separator, or a format
+    /// character these tests use.
+    static func hasUnprintable(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            let value: UInt32 = scalar.value
+            return value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x200B || value == 0x202E || value == 0x2028
+        }
+    }
+
+    @Test("a foreign payload type, read before the signature is checked, is named without control or format characters, 80 at most")
+    func foreignPayloadTypeIsPrintable() throws {
+        let shown = "text/plain[31mINFO model verified"
+        let hostile = "text/plain\u{1B}[31m\r\nINFO model verified\u{202E}\u{85}\u{2028}\u{200B}" + String(repeating: "y", count: 200)
+        let envelope = try Self.envelope(payload: try Self.manifest().canonicalPayload(), type: hostile)
+        do {
+            _ = try SignedManifest.verify(envelope, using: Self.key.publicKey, now: Self.now)
+            Issue.record("a foreign payload type was accepted")
+        } catch {
+            let text = error.description
+            #expect(text.hasPrefix("the manifest is malformed: payload type " + shown), "\(text.debugDescription)")
+            #expect(!Self.hasUnprintable(text), "\(text.debugDescription)")
+            // 80 scalars of what remains once they are removed.
+            #expect(text.hasSuffix(shown + String(repeating: "y", count: 80 - shown.unicodeScalars.count) + " is not a Coffer manifest"))
+        }
+    }
+
     @Test("mutations of a valid envelope never crash and are refused unless unchanged")
     func mutations() throws {
         let envelope = [UInt8](try SignedManifest.sign(Self.manifest(), with: Self.key))
