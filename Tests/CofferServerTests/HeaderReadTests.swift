@@ -21,6 +21,7 @@ struct HeaderReadTests {
             let made = try await flowers.deployment("d\(index)", models: models, rules: rules)
             ids.append(try #require(made.id, "\(made.reply.text)"))
         }
+        let started = Date()
         let browser = try await DashboardTests.ownerBrowser(server)
         for _ in 0..<3 {
             #expect(try await flowers.admin.call("GET", Flowers.base + "/deployments").status == 200)
@@ -28,8 +29,10 @@ struct HeaderReadTests {
             #expect(try await browser.get("/dashboard/teams/T/collections/FlowerModels").status == 200)
             #expect(try await browser.get("/dashboard/teams/T/collections/FlowerModels/models/FlowerClassifier").status == 200)
         }
-        // Before: 2 names × 6 places × 10 deployments per list, every time.
-        #expect(store.headerFacts.reads == 1, "\(store.headerFacts.reads) reads")
+        // Before: 2 names × 6 places × 10 deployments per list, every time (78 reads here). Now
+        // once, and once more for every lifetime a loaded machine took over these requests.
+        let lifetimes = Int(Date().timeIntervalSince(started) / HeaderFactsCache.lifetime)
+        #expect(store.headerFacts.reads <= 2 + lifetimes, "\(store.headerFacts.reads) reads in \(lifetimes + 1) lifetimes")
     }
 
     @Test("only what was found is kept, and only for a while: a blob missing or damaged is looked at again")

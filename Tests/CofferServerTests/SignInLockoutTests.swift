@@ -10,45 +10,55 @@ import Testing
 struct SignInLockoutTests {
     @Test("wrong passwords from anywhere do not keep a known browser out; forged cookies count as unknown")
     func knownBrowserStillSignsIn() async throws {
-        let server = try await TestServer.start { $0.signInAttemptsPerMinute = 3; $0.trustedProxies = "127.0.0.1, ::1" }
-        defer { Task { try? await server.stop() } }
-        let owner = try await DashboardTests.ownerBrowser(server)
-        let known = try #require(owner.cookies["coffer_known"], "the set-up's sign-in leaves the known-browser cookie")
-        #expect(try await owner.post("/dashboard/sign-out", [:]).status == 303)
+        // The budgets are per minute: on a loaded CI machine the sequence once took longer than
+        // that minute and a budget filled again mid-way. Such a run is repeated (at most three
+        // runs), and only one that fits its minute is judged.
+        for run in 1...3 {
+            let server = try await TestServer.start { $0.signInAttemptsPerMinute = 3; $0.trustedProxies = "127.0.0.1, ::1" }
+            defer { Task { try? await server.stop() } }
+            let started = Date()
+            let owner = try await DashboardTests.ownerBrowser(server)
+            let known = try #require(owner.cookies["coffer_known"], "the set-up's sign-in leaves the known-browser cookie")
+            #expect(try await owner.post("/dashboard/sign-out", [:]).status == 303)
 
-        // The attacker: a new address for every try, so only the email address's budget counts.
-        var attacker: [Int] = []
-        for index in 1...4 {
-            let browser = Browser(base: server.base)
-            browser.headers["X-Forwarded-For"] = "203.0.113.\(index)"
-            attacker.append(try await browser.signIn(DashboardTests.ownerEmail, "a wrong password \(index)").status)
+            // The attacker: a new address for every try, so only the email address's budget counts.
+            var attacker: [Int] = []
+            for index in 1...4 {
+                let browser = Browser(base: server.base)
+                browser.headers["X-Forwarded-For"] = "203.0.113.\(index)"
+                attacker.append(try await browser.signIn(DashboardTests.ownerEmail, "a wrong password \(index)").status)
+            }
+
+            // A browser the account has not seen is kept out, even with the right password, and so is
+            // one presenting a forged or altered cookie.
+            let stranger = Browser(base: server.base)
+            stranger.headers["X-Forwarded-For"] = "198.51.100.1"
+            var outsiders = [try await stranger.signIn(DashboardTests.ownerEmail, DashboardTests.password).status]
+            var altered = Array(known.utf8)
+            altered[altered.count - 2] = altered[altered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            for forged in [String(decoding: altered, as: UTF8.self), "1.\(known.split(separator: ".")[1])", known + "x", "0.abc", ""] {
+                let browser = Browser(base: server.base)
+                browser.headers["X-Forwarded-For"] = "198.51.100.2"
+                browser.setCookie("coffer_known", forged)
+                outsiders.append(try await browser.signIn(DashboardTests.ownerEmail, DashboardTests.password).status)
+            }
+
+            // The member's own browser signs in.
+            owner.headers["X-Forwarded-For"] = "192.0.2.7"
+            let own = try await owner.signIn(DashboardTests.ownerEmail, DashboardTests.password).status
+            let page = try await owner.get("/dashboard").status
+
+            // Its cookie is no master key: wrong passwords through it spend its own budget.
+            let signedOut = try await owner.post("/dashboard/sign-out", [:]).status
+            var guesses: [Int] = []
+            for index in 1...3 { guesses.append(try await owner.signIn(DashboardTests.ownerEmail, "guess \(index) is wrong").status) }
+            guard Date().timeIntervalSince(started) < 55 || run == 3 else { continue }
+            #expect(attacker == [401, 401, 401, 429], "\(attacker)")
+            #expect(outsiders == Array(repeating: 429, count: 6), "the stranger, then each forged cookie: \(outsiders)")
+            #expect(own == 303 && page == 200 && signedOut == 303)
+            #expect(guesses == [401, 401, 429], "one of three used by the sign-in above: \(guesses)")
+            return
         }
-        #expect(attacker == [401, 401, 401, 429], "\(attacker)")
-
-        // A browser the account has not seen is kept out, even with the right password, and so is
-        // one presenting a forged or altered cookie.
-        let stranger = Browser(base: server.base)
-        stranger.headers["X-Forwarded-For"] = "198.51.100.1"
-        #expect(try await stranger.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 429)
-        var altered = Array(known.utf8)
-        altered[altered.count - 2] = altered[altered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        for forged in [String(decoding: altered, as: UTF8.self), "1.\(known.split(separator: ".")[1])", known + "x", "0.abc", ""] {
-            let browser = Browser(base: server.base)
-            browser.headers["X-Forwarded-For"] = "198.51.100.2"
-            browser.setCookie("coffer_known", forged)
-            #expect(try await browser.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 429, "cookie \(forged.count) bytes")
-        }
-
-        // The member's own browser signs in.
-        owner.headers["X-Forwarded-For"] = "192.0.2.7"
-        #expect(try await owner.signIn(DashboardTests.ownerEmail, DashboardTests.password).status == 303)
-        #expect(try await owner.get("/dashboard").status == 200)
-
-        // Its cookie is no master key: wrong passwords through it spend its own budget.
-        #expect(try await owner.post("/dashboard/sign-out", [:]).status == 303)
-        var guesses: [Int] = []
-        for index in 1...3 { guesses.append(try await owner.signIn(DashboardTests.ownerEmail, "guess \(index) is wrong").status) }
-        #expect(guesses == [401, 401, 429], "one of three used by the sign-in above: \(guesses)")
     }
 
     @Test("a cookie counts only for its email address, within its lifetime, unaltered")

@@ -81,34 +81,54 @@ struct CollectionController: RouteCollection {
     }
 
     func addModel(req: Request) async throws -> CollectionView {
-        let (team, collection) = try await req.collection(requiring: .developer)
+        let (team, found) = try await req.collection(requiring: .developer)
         let body = try req.content.decode(AddModel.self)
         try Names.validate(body.name, what: "model name")
-        guard !collection.modelNames.contains(body.name) else { throw APIError.conflict("\(collection.identifier) already has a model \(body.name)") }
-        guard collection.modelNames.count < Self.maximumModels else { throw APIError.invalid("a collection holds at most \(Self.maximumModels) model names") }
-        collection.modelNames.append(body.name)
-        try await collection.update(on: req.db)
-        try await Audit.record(on: req.db, teamID: team.id, action: "collection.add-model", actor: try req.user().name,
-                               target: "\(collection.identifier)/\(body.name)", outcome: "ok")
+        let actor = try req.user().name, collectionID = try found.requireID(), teamID = team.id
+        // Read, changed and written under the collection's lock: two additions at once both land.
+        let collection = try await req.db.writeTransaction { tx in
+            let collection = try await Self.locked(collectionID, on: tx)
+            guard !collection.modelNames.contains(body.name) else { throw APIError.conflict("\(collection.identifier) already has a model \(body.name)") }
+            guard collection.modelNames.count < Self.maximumModels else { throw APIError.invalid("a collection holds at most \(Self.maximumModels) model names") }
+            collection.modelNames.append(body.name)
+            try await collection.update(on: tx)
+            try await Audit.record(on: tx, teamID: teamID, action: "collection.add-model", actor: actor,
+                                   target: "\(collection.identifier)/\(body.name)", outcome: "ok")
+            return collection
+        }
         return Self.view(collection, team: team)
     }
 
     func removeModel(req: Request) async throws -> CollectionView {
-        let (team, collection) = try await req.collection(requiring: .developer)
+        let (team, found) = try await req.collection(requiring: .developer)
         let name = req.parameters.get("model") ?? ""
-        guard collection.modelNames.contains(name) else { throw APIError.notFound("model name") }
-        if let activeID = collection.activeDeploymentID, let active = try await DeploymentRecord.find(activeID, on: req.db) {
-            let used = Set(active.spec.defaults.keys).union(active.spec.rules.flatMap(\.models.keys))
-            if used.contains(name) {
-                throw APIError.conflict("the active deployment \(active.name) uses \(name); activate one without it first")
+        let actor = try req.user().name, collectionID = try found.requireID(), teamID = team.id
+        // Under the lock activations take: a deployment using the name cannot be activated
+        // between the check and the removal.
+        let collection = try await req.db.writeTransaction { tx in
+            let collection = try await Self.locked(collectionID, on: tx)
+            guard collection.modelNames.contains(name) else { throw APIError.notFound("model name") }
+            if let activeID = collection.activeDeploymentID, let active = try await DeploymentRecord.find(activeID, on: tx) {
+                let used = Set(active.spec.defaults.keys).union(active.spec.rules.flatMap(\.models.keys))
+                if used.contains(name) {
+                    throw APIError.conflict("the active deployment \(active.name) uses \(name); activate one without it first")
+                }
             }
+            guard collection.modelNames.count > 1 else { throw APIError.conflict("a collection keeps at least one model name") }
+            collection.modelNames.removeAll { $0 == name }
+            try await collection.update(on: tx)
+            try await Audit.record(on: tx, teamID: teamID, action: "collection.remove-model", actor: actor,
+                                   target: "\(collection.identifier)/\(name)", outcome: "ok")
+            return collection
         }
-        guard collection.modelNames.count > 1 else { throw APIError.conflict("a collection keeps at least one model name") }
-        collection.modelNames.removeAll { $0 == name }
-        try await collection.update(on: req.db)
-        try await Audit.record(on: req.db, teamID: team.id, action: "collection.remove-model", actor: try req.user().name,
-                               target: "\(collection.identifier)/\(name)", outcome: "ok")
         return Self.view(collection, team: team)
+    }
+
+    /// The collection `id`, read after taking its lock (``Rollouts/activeDeployment(of:lockingOn:)``).
+    private static func locked(_ id: UUID, on tx: any Database) async throws -> CollectionRecord {
+        _ = try await Rollouts.activeDeployment(of: id, lockingOn: tx)
+        guard let collection = try await CollectionRecord.find(id, on: tx) else { throw APIError.notFound("collection") }
+        return collection
     }
 
     /// A byte a collection identifier may hold: an ASCII letter or digit, `.`, `_` or `-`.

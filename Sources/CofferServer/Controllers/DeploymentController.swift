@@ -196,7 +196,7 @@ struct DeploymentController: RouteCollection {
 
     private func activate(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord, kind: String) async throws -> DeploymentView {
         let user = try req.user()
-        let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+        let before = try await DeploymentView.make(deployment, in: collection, store: store, fresh: true, on: req.db)
         if deployment.status == .active, collection.activeDeploymentID == deployment.id,
            try await Rollouts.running(try deployment.requireID(), on: req.db) == nil {
             return before  // already what every device gets: no new sequence number, no history entry
@@ -221,7 +221,7 @@ struct DeploymentController: RouteCollection {
     private func stage(_ req: Request, team: TeamRecord, collection: CollectionRecord, deployment: DeploymentRecord,
                        plan: RolloutPlan) async throws -> DeploymentView {
         let user = try req.user()
-        let before = try await DeploymentView.make(deployment, in: collection, store: store, on: req.db)
+        let before = try await DeploymentView.make(deployment, in: collection, store: store, fresh: true, on: req.db)
         guard before.problems.isEmpty else {
             throw APIError(.conflict, "not_ready", "deployment \(deployment.name) cannot be activated: \(before.problems.joined(separator: "; "))")
         }

@@ -22,8 +22,10 @@ struct DeploymentView: Content {
     /// The deployment's newest staged rollout, if it had one.
     let rollout: RolloutView?
 
-    /// Loads the versions a deployment names and checks its readiness.
-    static func make(_ deployment: DeploymentRecord, in collection: CollectionRecord, store: any BlobStore, on db: any Database) async throws -> DeploymentView {
+    /// Loads the versions a deployment names and checks its readiness (`fresh`: every blob read
+    /// now, for an activation; else what a read within the last minute found).
+    static func make(_ deployment: DeploymentRecord, in collection: CollectionRecord, store: any BlobStore, fresh: Bool = false,
+                     on db: any Database) async throws -> DeploymentView {
         let versions = try await Self.versions(deployment.spec.versionIDs, on: db)
         let facts = try await Self.facts(of: Set(versions.values.map(\.blobID)), team: collection.$team.id, on: db)
         func view(_ models: [String: UUID]) -> [String: Version] {
@@ -31,7 +33,7 @@ struct DeploymentView: Content {
                 versions[id].map { Version(versionID: id, sha256: $0.blobID, size: $0.size, keyID: $0.keyID, facts: facts[$0.blobID]) }
             }
         }
-        let problems = try await Readiness.problems(of: deployment.spec, in: collection, versions: versions, store: store, on: db)
+        let problems = try await Readiness.problems(of: deployment.spec, in: collection, versions: versions, store: store, fresh: fresh, on: db)
         return DeploymentView(
             id: try deployment.requireID(), collection: collection.identifier, name: deployment.name, status: deployment.status.rawValue,
             models: view(deployment.spec.defaults), rules: deployment.spec.rules.map { Rule(condition: $0.condition, models: view($0.models)) },

@@ -7,7 +7,8 @@ import Foundation
 /// live key of the team. Each problem is one sentence.
 enum Readiness {
     static func problems(
-        of spec: DeploymentSpec, in collection: CollectionRecord, versions: [UUID: ModelVersionRecord], store: any BlobStore, on db: any Database
+        of spec: DeploymentSpec, in collection: CollectionRecord, versions: [UUID: ModelVersionRecord], store: any BlobStore,
+        fresh: Bool = false, on db: any Database
     ) async throws -> [String] {
         var problems: [String] = []
         for name in collection.modelNames where spec.defaults[name] == nil {
@@ -27,7 +28,7 @@ enum Readiness {
                 problems.append("model version \(id) does not exist")
                 continue
             }
-            if found[version.blobID] == nil { found[version.blobID] = try await Self.problem(of: version.blobID, in: store) }
+            if found[version.blobID] == nil { found[version.blobID] = try await Self.problem(of: version.blobID, in: store, fresh: fresh) }
             if let problem = found[version.blobID] ?? nil { problems.append("\(version.modelName): \(problem)") }
             if !live.contains(version.keyID) {
                 problems.append("\(version.modelName): key \(version.keyID) is revoked or not a key of this team")
@@ -36,11 +37,13 @@ enum Readiness {
         return problems
     }
 
-    /// What is wrong with blob `address` in `store`, nil when nothing. What an object store
-    /// answered (its endpoint, its bucket) is not for a team's page.
-    private static func problem(of address: String, in store: any BlobStore) async throws -> String? {
+    /// What is wrong with blob `address` in `store`, nil when nothing; `fresh`: read now, not what
+    /// a read within the last minute found (an activation decides on the blob as it is). What an
+    /// object store answered (its endpoint, its bucket) is not for a team's page.
+    private static func problem(of address: String, in store: any BlobStore, fresh: Bool) async throws -> String? {
         do {
-            return try await store.facts(of: address) == nil ? "blob \(address.prefix(12))… is missing from the server" : nil
+            let stored = fresh ? try await store.header(of: address) != nil : try await store.facts(of: address) != nil
+            return stored ? nil : "blob \(address.prefix(12))… is missing from the server"
         } catch let error as ContainerError {
             return "blob \(address.prefix(12))… is not a valid Coffer container (\(error))"
         } catch {
