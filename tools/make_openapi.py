@@ -362,6 +362,8 @@ paths = {
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
                      errors=["411", "422", "503"], retry_after=["429", "503"],
                      description="503 `blob_being_collected` while blob collection decides about these bytes (send again), "
+                                 "`upload_lease_lapsed` when the upload's lease (its quota reservation) lapsed or could not be "
+                                 "renewed while its body arrived (send again), "
                                  "`blob_store_unavailable` when the object store did not answer, `uploads_busy` (with "
                                  "`Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take "
                                  "(COFFER_S3_UPLOAD_MEMORY); 429 `too_many_uploads` (with `Retry-After`) when the "

@@ -75,6 +75,12 @@ public struct ServerConfiguration: Sendable {
     /// set their own authority here; no setting or flag reaches it.
     var attestationRoots: DeviceAttestation.Roots?
 
+    /// How long an upload's lease (its quota reservation, its hold against blob collection) lasts
+    /// after it was taken or last renewed; renewed while the upload's body keeps arriving
+    /// (``LeaseKeeper``). An hour, always outside tests: tests shorten it to see renewals without
+    /// waiting an hour; no setting or flag reaches it.
+    var uploadLeaseLifetime = UploadLeaseRecord.lifetime
+
     /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES, a whole number of bytes,
     /// at least 1). nil, the default: no limit.
     public var teamQuotaBytes: Int64?

@@ -81,7 +81,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
                                        challenges: challenges)))
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
                                metrics: metrics, usage: usage, misses: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
-                               lookups: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute))
+                               lookups: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
+                               leaseLifetime: configuration.uploadLeaseLifetime)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
     let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)
     try app.register(collection: InvitationController.PublicRoutes(controller: invitations))

@@ -27,6 +27,8 @@ struct BlobController: Sendable {
     let lookups: RateLimiter
     /// The sizes blobs were registered with, to refuse serving a damaged one.
     var registeredSizes = RegisteredBlobSizes()
+    /// How long an upload's lease lasts after it was taken or last renewed (``LeaseKeeper``).
+    var leaseLifetime = UploadLeaseRecord.lifetime
 
     func upload(req: Request) async throws -> Response {
         do {
@@ -57,7 +59,7 @@ struct BlobController: Sendable {
         }
         // The lease comes before looking for the blob: blob collection never removes a leased blob,
         // and one being collected now is gone once its hold is released.
-        let lease = UploadLeaseRecord.forUpload(of: address)
+        let lease = UploadLeaseRecord.forUpload(of: address, lifetime: leaseLifetime)
         try await lease.create(on: req.db)
         do {
             try await CollectionHold.waitUntilReleased(address, on: req.db)
@@ -66,7 +68,8 @@ struct BlobController: Sendable {
             if let teamQuota {
                 try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
             }
-            let response = try await save(req, address: address, size: size, team: team)
+            let keeper = try LeaseKeeper(lease, lifetime: leaseLifetime, on: req.db, logger: req.logger)
+            let response = try await save(req, address: address, size: size, team: team, keeping: keeper)
             try await lease.delete(on: req.db)
             return response
         } catch {
@@ -75,7 +78,7 @@ struct BlobController: Sendable {
         }
     }
 
-    private func save(_ req: Request, address: String, size: Int64, team: TeamRecord) async throws -> Response {
+    private func save(_ req: Request, address: String, size: Int64, team: TeamRecord, keeping lease: LeaseKeeper) async throws -> Response {
         let stored = try await store.size(of: address)
         if stored == size {
             // The bytes were not sent: the grace period is not restarted (anyone who knows an address
@@ -89,7 +92,7 @@ struct BlobController: Sendable {
         if let stored { req.logger.warning("blob \(address) is stored with \(stored) bytes, not \(size); replacing it with the upload once it checks") }
         let upload = try await store.beginUpload(for: address, by: try req.user().userID)
         do {
-            try await receive(req, into: upload, size: size, address: address)
+            try await receive(req, into: upload, size: size, address: address, keeping: lease)
             try await upload.publish(as: address)
         } catch {
             await upload.discard()
@@ -100,10 +103,11 @@ struct BlobController: Sendable {
         return try await BlobView(sha256: address, size: size, created: true).encodeResponse(status: .created, for: req)
     }
 
-    /// Streams the body into `upload`, hashing and checking it on the way.
-    private func receive(_ req: Request, into upload: any BlobUpload, size: Int64, address: String) async throws {
+    /// Streams the body into `upload`, hashing and checking it on the way, and keeps the upload's
+    /// lease, with the quota it reserved, for as long as the body keeps arriving.
+    private func receive(_ req: Request, into upload: any BlobUpload, size: Int64, address: String, keeping lease: LeaseKeeper) async throws {
         var intake = BlobIntake(size: size)
-        try await intake.receive(req.body, into: upload)
+        try await intake.receive(req.body, into: upload, keeping: lease)
         guard try intake.finish() == address else {
             throw APIError(.unprocessableEntity, "digest_mismatch", "the body's SHA-256 differs from the address it was sent to")
         }

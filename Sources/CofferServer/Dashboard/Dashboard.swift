@@ -62,6 +62,7 @@ enum Dashboard {
         pages.get("dashboard", "**") { _ -> Response in throw Abort(.notFound) }
         let uploads = app.grouped(securityHeaders, DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions),
                                   CSRFMiddleware(sessions: sessions, streamedForms: true))
-        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes))
+        try uploads.register(collection: ModelUploadPage(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
+                                                                leaseLifetime: configuration.uploadLeaseLifetime))
     }
 }

@@ -24,6 +24,8 @@ struct ModelUploadPage: RouteCollection {
     let maximumSize: Int64
     /// The team storage quota (nil: unlimited), checked before an upload is kept.
     var teamQuota: Int64? = nil
+    /// How long the lease taken once an upload's body is in lasts (``UploadLeaseRecord/lifetime``).
+    var leaseLifetime = UploadLeaseRecord.lifetime
 
     func boot(routes: any RoutesBuilder) throws {
         routes.on(.POST, "dashboard", "teams", ":team", "collections", ":collection", "models", ":model", body: .stream, use: upload)
@@ -137,8 +139,12 @@ struct ModelUploadPage: RouteCollection {
 
     /// Moves a checked upload into the store under a lease: blob collection never removes a leased
     /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
+    ///
+    /// The lease is taken, and the quota checked, only once the body is in (its address is known
+    /// only then), so there is nothing to renew while it streams (``LeaseKeeper``, which the API's
+    /// upload needs): this lease lasts from here to the blob's registration, moments.
     private func publish(_ upload: any BlobUpload, as address: String, size: Int64, req: Request) async throws {
-        let lease = UploadLeaseRecord.forUpload(of: address)
+        let lease = UploadLeaseRecord.forUpload(of: address, lifetime: leaseLifetime)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease
         do {

@@ -38,8 +38,12 @@ final class UploadLeaseRecord: Model, @unchecked Sendable {
         self.expiresAt = expiresAt
     }
 
-    /// The lease an upload takes for its blob: an hour, longer than any upload should take.
-    static func forUpload(of blobID: String) -> UploadLeaseRecord {
-        UploadLeaseRecord(blobID: blobID, expiresAt: Date().addingTimeInterval(3600))
+    /// How long an upload's lease lasts unless renewed: ``LeaseKeeper`` renews it while the
+    /// upload's body keeps arriving, so only an upload that stopped sending loses it.
+    static let lifetime: TimeInterval = 3600
+
+    /// The lease an upload takes for its blob, until `lifetime` after `now`.
+    static func forUpload(of blobID: String, lifetime: TimeInterval = UploadLeaseRecord.lifetime, now: Date = Date()) -> UploadLeaseRecord {
+        UploadLeaseRecord(blobID: blobID, expiresAt: now.addingTimeInterval(lifetime))
     }
 }

@@ -6,7 +6,7 @@ import Vapor
 /// by (the API's `PUT …/blobs/:sha256`, the dashboard's upload): a bounded length, a valid Coffer
 /// container header whose stated length is the upload's, and the SHA-256 that names it.
 ///
-/// Fed chunk by chunk (``receive(_:into:pieces:)`` streams a request body to a file through it);
+/// Fed chunk by chunk (``receive(_:into:keeping:pieces:)`` streams a request body to a file through it);
 /// keeps no more than one container header in memory.
 struct BlobIntake {
     private var hasher = SHA256()

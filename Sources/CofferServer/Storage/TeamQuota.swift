@@ -6,9 +6,10 @@ import Vapor
 ///
 /// Checked when an upload starts, before a byte is written: a blob the store already holds costs
 /// nothing more. An admitted upload reserves its size on its lease until the lease is deleted
-/// (the upload ended: its blob, if stored, counts instead) or expires (an hour), and the check
-/// runs under the team's lock (``TeamLock``), so uploads started at the same moment cannot
-/// together pass the quota.
+/// (the upload ended: its blob, if stored, counts instead) or expires (an hour after it was taken
+/// or last renewed: ``LeaseKeeper`` renews it while the body keeps arriving, so an upload kept
+/// alive for hours still holds its reservation), and the check runs under the team's lock
+/// (``TeamLock``), so uploads started at the same moment cannot together pass the quota.
 struct TeamQuota {
     let limit: Int64
 
