@@ -300,34 +300,44 @@ paths = {
                    description="The new token hangs on the one that asked: revoking that one revokes this one. "
                                "409 `too_many_tokens` when the account holds 100 unrevoked tokens; 401 when the asking token was revoked meanwhile."),
     },
-    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens, and every unrevoked token made with it", {"204": {"description": "revoked"}})},
+    "/v1/tokens/{token}": {"delete": op("revokeToken", "Revoke one of the caller's tokens, and every unrevoked token made with it", {"204": {"description": "revoked"}},
+                                        description="The unused invitations made with any token it revokes are revoked too, each audited.")},
     "/v1/teams/{team}/members": {
         "get": op("listMembers", "Members (viewer)", ok("members", array(ref("Member")))),
         "post": op("addMember", "Change a member's role (200), or invite a name that is not a member (201: the invitation's code, shown once) (owner)",
                    {**ok("role changed", ref("Member")), **ok("invited", ref("Member"), "201")},
-                   body(obj(["name", "role"], name=NAME, role=ROLE), {"name": "ada", "role": "developer"}), errors=["409"]),
+                   body(obj(["name", "role"], name=NAME, role=ROLE), {"name": "ada", "role": "developer"}), errors=["409"],
+                   description="An owner given a lower role loses the unused invitations they made to the team. "
+                               "An invitation made here hangs on the caller and the token: see createInvitation."),
     },
     "/v1/teams/{team}/invitations": {
         "get": op("listInvitations", "Invitations and their state, never their codes (owner)", ok("invitations", array(ref("Invitation")))),
         "post": op("createInvitation", "Make an invitation; its code is returned once (owner)", ok("created", ref("CreatedInvitation"), "201"),
                    body(obj(["role"], role=ROLE, note=NAME, days={"type": "number", "exclusiveMinimum": 0, "maximum": 365}),
-                        {"role": "viewer", "note": "ada", "days": 7})),
+                        {"role": "viewer", "note": "ada", "days": 7}),
+                   description="The invitation hangs on the caller and the token that asked: it is revoked when the caller is "
+                               "removed from the team or given a lower role, or when that token (or one it was made with) is revoked."),
     },
     "/v1/teams/{team}/invitations/{invitation}": {
         "delete": op("revokeInvitation", "Revoke a pending invitation (owner)", {"204": {"description": "revoked"}}, errors=["409"]),
     },
     "/v1/invitations/accept": {
         "post": op("acceptInvitation", "Join the invitation's team with the caller's account", ok("joined", ref("Joined")),
-                   body(obj(["code"], code=CODE), {"code": "cfi_example"}), errors=["409", "410"]),
+                   body(obj(["code"], code=CODE), {"code": "cfi_example"}), errors=["409", "410"],
+                   description="410 `invitation_revoked` also when the owner who made it is no longer an owner of the team, "
+                               "or the token that made it was revoked."),
     },
     "/v1/invitations/redeem": {
         "post": op("redeemInvitation", "Make one's own account with an invitation; its first API token is returned once",
                    ok("account made", ref("Redeemed"), "201"),
                    body(obj(["code", "name"], code=CODE, name=NAME, email={"type": "string", "maxLength": 254},
                             password={"type": "string", "minLength": 12, "maxLength": 72}), {"code": "cfi_example", "name": "ada"}),
-                   auth="none", errors=["409", "410", "429"]),
+                   auth="none", errors=["409", "410", "429"],
+                   description="410 `invitation_used`, `invitation_revoked` or `invitation_expired`; `invitation_revoked` also when "
+                               "the owner who made it is no longer an owner of the team, or the token that made it was revoked."),
     },
-    "/v1/teams/{team}/members/{member}": {"delete": op("removeMember", "Remove a member (owner)", {"204": {"description": "removed"}}, errors=["409"])},
+    "/v1/teams/{team}/members/{member}": {"delete": op("removeMember", "Remove a member (owner)", {"204": {"description": "removed"}}, errors=["409"],
+                                                       description="The unused invitations the member made to the team are revoked too, each audited.")},
     "/v1/teams/{team}/apps": {
         "get": op("listApps", "Apps (viewer)", ok("apps", array(ref("App")))),
         "post": op("createApp", "Register an app; its credential is returned once (developer)", ok("created", ref("App"), "201"),

@@ -42,20 +42,26 @@ enum Invitations {
     /// The longest an invitation may be valid: a year.
     static let longestLifetime: TimeInterval = 365 * 24 * 3600
 
-    /// Makes an invitation to `team` with `role`, valid for `lifetime`, audited.
-    static func create(in team: TeamRecord, role: Role, note: String, lifetime: TimeInterval, actor: String,
+    /// Makes an invitation to `team` with `role`, valid for `lifetime`, audited. It records its
+    /// `issuer`, and goes when the issuer stops being an owner of the team or its token is revoked.
+    static func create(in team: TeamRecord, role: Role, note: String, lifetime: TimeInterval, by issuer: InvitationIssuer,
                        on db: any Database) async throws -> Created {
         if !note.isEmpty { try Names.validate(note, what: "invitation note") }
         guard lifetime > 0, lifetime <= longestLifetime else { throw APIError.invalid("an invitation is valid for 1 to 365 days") }
-        let code = Secrets.make(prefix: "cfi_")
-        let record = InvitationRecord(teamID: try team.requireID(), role: role, note: note, codeHash: Secrets.hash(code),
-                                      createdBy: actor, expiresAt: Date().addingTimeInterval(lifetime))
+        let teamID = try team.requireID()
+        let code = Secrets.make(prefix: "cfi_"), expiresAt = Date().addingTimeInterval(lifetime)
         // The invitation and its audit row are one transaction: no invitation exists that was not
-        // audited and shown.
-        try await db.transaction { db in
-            try await record.create(on: db)
-            try await Audit.record(on: db, teamID: team.id, action: "invitation.create", actor: actor,
-                                   target: "\(try record.requireID()) as \(role.rawValue)\(note.isEmpty ? "" : " for \(note)")", outcome: "ok")
+        // audited and shown. A write transaction holding the team and the issuer's token: a removal,
+        // a role change or a revocation running now either ends before the issuer is checked
+        // (refused) or finds this invitation and revokes it.
+        let record = try await db.writeTransaction { db in
+            try await issuer.ensureEntitled(in: teamID, on: db)
+            let invitation = InvitationRecord(teamID: teamID, role: role, note: note, codeHash: Secrets.hash(code), createdBy: issuer.name,
+                                              expiresAt: expiresAt, creatorID: issuer.userID, tokenID: issuer.tokenID)
+            try await invitation.create(on: db)
+            try await Audit.record(on: db, teamID: teamID, action: "invitation.create", actor: issuer.name,
+                                   target: "\(try invitation.requireID()) as \(role.rawValue)\(note.isEmpty ? "" : " for \(note)")", outcome: "ok")
+            return invitation
         }
         return Created(id: try record.requireID(), team: team.name, role: role, note: note, expiresAt: record.expiresAt, code: code)
     }
@@ -70,24 +76,6 @@ enum Invitations {
         View(id: try record.requireID(), role: Role(rawValue: record.role) ?? .viewer, note: record.note, createdBy: record.createdBy,
              createdAt: record.createdAt, expiresAt: record.expiresAt, state: record.state(), acceptedBy: record.acceptedBy,
              acceptedAt: record.acceptedAt, revokedAt: record.revokedAt)
-    }
-
-    /// Revokes a pending invitation of `team`; one already accepted stays accepted (409).
-    static func revoke(_ id: UUID, in team: TeamRecord, actor: String, on db: any Database) async throws {
-        let teamID = try team.requireID()
-        try await db.writeTransaction { db in
-            guard let record = try await InvitationRecord.query(on: db).filter(\.$id == id).filter(\.$team.$id == teamID).first() else {
-                throw APIError.notFound("invitation")
-            }
-            guard record.acceptedAt == nil else {
-                throw APIError.conflict("this invitation was already accepted by \(record.acceptedBy ?? "someone"); remove the member instead")
-            }
-            if record.revokedAt == nil {
-                record.revokedAt = Date()
-                try await record.update(on: db)
-            }
-            try await Audit.record(on: db, teamID: teamID, action: "invitation.revoke", actor: actor, target: "\(id)", outcome: "ok")
-        }
     }
 
     /// Redeems `code` for the existing account `userID`: it joins the invitation's team.
@@ -149,16 +137,21 @@ enum Invitations {
     }
 
     /// The pending invitation `code` names; 404 for an unknown code, 410 for a used, revoked or
-    /// expired one.
+    /// expired one, and 410 as for a revoked one when its maker is no longer an owner of the team
+    /// or its token was revoked (``InvitationIssuer``), whatever revoked it or not. Called again in
+    /// the redemption's transaction.
     static func usable(_ code: String, on db: any Database) async throws -> InvitationRecord {
         guard code.utf8.count <= 200, let record = try await InvitationRecord.query(on: db).filter(\.$codeHash == Secrets.hash(code)).first() else {
             throw APIError(.notFound, "invalid_invitation", "no invitation has this code; ask the team's owner for a new one")
         }
+        let revoked = APIError(.gone, "invitation_revoked", "this invitation was revoked; ask the team's owner for a new one")
         switch record.state() {
         case "accepted": throw APIError(.gone, "invitation_used", "this invitation was already used; ask the team's owner for a new one")
-        case "revoked": throw APIError(.gone, "invitation_revoked", "this invitation was revoked; ask the team's owner for a new one")
+        case "revoked": throw revoked
         case "expired": throw APIError(.gone, "invitation_expired", "this invitation has expired; ask the team's owner for a new one")
-        default: return record
+        default:
+            guard try await InvitationIssuer.standsBehind(record, on: db) else { throw revoked }
+            return record
         }
     }
 

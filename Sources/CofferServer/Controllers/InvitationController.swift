@@ -4,6 +4,7 @@ import Vapor
 /// Invitations over the API (``Invitations``).
 ///
 /// - `POST /v1/teams/:team/invitations` (owner): a new invitation; its code is in the answer, once.
+///   It hangs on the owner and the token that made it (``InvitationIssuer``).
 /// - `GET /v1/teams/:team/invitations` (owner): the team's invitations and their state.
 /// - `DELETE /v1/teams/:team/invitations/:invitation` (owner): revokes a pending one.
 /// - `POST /v1/invitations/accept` (an API token): the token's account joins the team.
@@ -66,7 +67,8 @@ struct InvitationController {
             guard value.isFinite, value > 0, value <= 365 else { throw APIError.invalid("days must be more than 0 and at most 365") }
             days = value * 86_400
         }
-        return try await Invitations.create(in: team, role: body.role, note: body.note ?? "", lifetime: days, actor: try req.user().name, on: req.db)
+        let issuer = try InvitationIssuer.api(req)
+        return try await Invitations.create(in: team, role: body.role, note: body.note ?? "", lifetime: days, by: issuer, on: req.db)
             .encodeResponse(status: .created, for: req)
     }
 

@@ -35,7 +35,8 @@ struct MemberController: RouteCollection {
     func add(req: Request) async throws -> Response {
         let (team, _) = try await req.team(requiring: .owner)
         let body = try req.content.decode(AddMember.self)
-        let member = try await Self.add(body, to: team, actor: try req.user().name, invitationLifetime: invitationLifetime, on: req.db)
+        let issuer = try InvitationIssuer.api(req)
+        let member = try await Self.add(body, to: team, by: issuer, invitationLifetime: invitationLifetime, on: req.db)
         guard member.invitation != nil else { return try await member.encodeResponse(status: .ok, for: req) }
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
@@ -43,19 +44,20 @@ struct MemberController: RouteCollection {
     }
 
     /// The API's and the dashboard's `member add`: a member's name gets `role`; any other name an
-    /// invitation (in the answer, its code shown once).
-    static func add(_ body: AddMember, to team: TeamRecord, actor: String, invitationLifetime: TimeInterval,
+    /// invitation from `issuer` (in the answer, its code shown once).
+    static func add(_ body: AddMember, to team: TeamRecord, by issuer: InvitationIssuer, invitationLifetime: TimeInterval,
                     on db: any Database) async throws -> MemberView {
         try Names.validate(body.name, what: "member name")
         if try await membership(of: body.name, in: team, on: db) != nil {
-            try await changeRole(of: body.name, to: body.role, in: team, actor: actor, on: db)
+            try await changeRole(of: body.name, to: body.role, in: team, actor: issuer.name, on: db)
             return MemberView(name: body.name, role: body.role, invitation: nil)
         }
-        let invitation = try await Invitations.create(in: team, role: body.role, note: body.name, lifetime: invitationLifetime, actor: actor, on: db)
+        let invitation = try await Invitations.create(in: team, role: body.role, note: body.name, lifetime: invitationLifetime, by: issuer, on: db)
         return MemberView(name: body.name, role: body.role, invitation: invitation)
     }
 
     /// Changes a member's role (never demoting the last owner); 404 for a name that is not a member.
+    /// A member no longer an owner loses the invitations they made to the team and nobody used.
     static func changeRole(of name: String, to role: Role, in team: TeamRecord, actor: String, on database: any Database) async throws {
         let teamID = try team.requireID()
         try await database.writeTransaction { db in
@@ -68,6 +70,10 @@ struct MemberController: RouteCollection {
             membership.role = role
             try await membership.update(on: db)
             try await Audit.record(on: db, teamID: teamID, action: "member.role", actor: actor, target: "\(name) as \(role.rawValue)", outcome: "ok")
+            if role < .owner {
+                try await Invitations.revokePending(madeBy: membership.$user.id, in: teamID, actor: actor,
+                                                    reason: "\(name), who made it, is no longer an owner", on: db)
+            }
         }
     }
 
@@ -90,8 +96,11 @@ struct MemberController: RouteCollection {
                 let owners = try await MembershipRecord.query(on: db).filter(\.$team.$id == teamID).filter(\.$role == .owner).count()
                 guard owners > 1 else { throw APIError.conflict("the last owner of a team cannot be removed") }
             }
+            let userID = membership.$user.id
             try await membership.delete(on: db)
             try await Audit.record(on: db, teamID: teamID, action: "member.remove", actor: actor.name, target: name, outcome: "ok")
+            try await Invitations.revokePending(madeBy: userID, in: teamID, actor: actor.name,
+                                                reason: "\(name), who made it, was removed from the team", on: db)
         }
         return .noContent
     }

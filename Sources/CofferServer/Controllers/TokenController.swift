@@ -61,7 +61,8 @@ struct TokenController: RouteCollection {
 
     /// Whether token `id` of `userID` is unrevoked, held until the transaction ends (PostgreSQL:
     /// `FOR SHARE`, which a revocation's update waits for; SQLite: the write lock is held already).
-    private static func holdLive(_ id: UUID, of userID: UUID, on tx: any Database) async throws -> Bool {
+    /// What is made with a token (a token, an invitation) is made only while it is.
+    static func holdLive(_ id: UUID, of userID: UUID, on tx: any Database) async throws -> Bool {
         let sql = try tx.sql()
         let lock: SQLQueryString = sql.dialect.name == "postgresql" ? " FOR SHARE" : ""
         let rows = try await sql.raw("""
@@ -91,16 +92,21 @@ struct TokenController: RouteCollection {
         return .noContent
     }
 
-    /// Marks `token` of `userID` revoked; a password it chose is cleared (``PasswordToken``).
+    /// Marks `token` of `userID` revoked; a password it chose is cleared (``PasswordToken``), and
+    /// the invitations made with it that nobody used are revoked (``InvitationIssuer``). Every
+    /// revoked token passes here, those revoked with the one asked for too.
     private static func markRevoked(_ token: TokenRecord, userID: UUID, actor: String, on db: any Database) async throws {
         token.revokedAt = Date()
         try await token.update(on: db)
-        try await PasswordToken.tokenRevoked(try token.requireID(), of: userID, actor: actor, on: db)
+        let tokenID = try token.requireID()
+        try await PasswordToken.tokenRevoked(tokenID, of: userID, actor: actor, on: db)
+        try await Invitations.revokePending(madeWith: tokenID, actor: actor, on: db)
     }
 
     /// Revokes the tokens `tokenID` made through `POST /v1/tokens`, and those they made, each as
-    /// its own revocation (a password one of them chose is cleared too), audited. A leaked token
-    /// could otherwise leave behind tokens of its own that outlive its revocation.
+    /// its own revocation (a password one of them chose is cleared too, invitations one of them
+    /// made are revoked), audited. A leaked token could otherwise leave behind tokens of its own
+    /// that outlive its revocation.
     ///
     /// Only unrevoked tokens are followed: a token revoked earlier had its own revoked with it, and
     /// none is made under a revoked one (``create(name:for:parent:on:)``), so the walk is bounded by

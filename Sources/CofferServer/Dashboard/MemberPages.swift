@@ -82,7 +82,9 @@ struct MemberPages: RouteCollection {
             return try await page(req, name: name, role: roleText, shown: nil, notice: nil, error: refusal.sentence, status: refusal.status)
         }
         do {
-            let member = try await MemberController.add(.init(name: name, role: role), to: team, actor: try req.user().name,
+            // The password was asked: the invitation hangs on the token that chose it, if one did.
+            let issuer = try await InvitationIssuer.dashboard(req)
+            let member = try await MemberController.add(.init(name: name, role: role), to: team, by: issuer,
                                                         invitationLifetime: invitationLifetime, on: req.db)
             guard let invitation = member.invitation else {
                 return try await page(req, name: "", role: Role.developer.rawValue, shown: nil,

@@ -19,16 +19,24 @@ final class InvitationRecord: Model, @unchecked Sendable {
     /// The account name that redeemed it.
     @OptionalField(key: "accepted_by") var acceptedBy: String?
     @OptionalField(key: "revoked_at") var revokedAt: Date?
+    /// The account that made it (``InvitationIssuer``; migration 014); nil for invitations from before.
+    @OptionalField(key: "creator_id") var creatorID: UUID?
+    /// The API token that made it, or for one made on the dashboard the token that chose the
+    /// password it asked for (``InvitationIssuer``; migration 014); nil when none did, and before 014.
+    @OptionalField(key: "token_id") var tokenID: UUID?
 
     init() {}
 
-    init(teamID: UUID, role: Role, note: String, codeHash: String, createdBy: String, expiresAt: Date) {
+    init(teamID: UUID, role: Role, note: String, codeHash: String, createdBy: String, expiresAt: Date,
+         creatorID: UUID? = nil, tokenID: UUID? = nil) {
         self.$team.id = teamID
         self.role = role.rawValue
         self.note = note
         self.codeHash = codeHash
         self.createdBy = createdBy
         self.expiresAt = expiresAt
+        self.creatorID = creatorID
+        self.tokenID = tokenID
     }
 
     /// pending, accepted, revoked or expired, as of `now`.
