@@ -2318,6 +2318,7 @@ enum OpenAPIDocument {
   },
   "/v1/invitations/accept": {
    "post": {
+    "description": "410 `invitation_revoked` also when the owner who made it is no longer an owner of the team, or the token that made it was revoked.",
     "operationId": "acceptInvitation",
     "requestBody": {
      "content": {
@@ -2389,6 +2390,7 @@ enum OpenAPIDocument {
   },
   "/v1/invitations/redeem": {
    "post": {
+    "description": "410 `invitation_used`, `invitation_revoked` or `invitation_expired`; `invitation_revoked` also when the owner who made it is no longer an owner of the team, or the token that made it was revoked.",
     "operationId": "redeemInvitation",
     "requestBody": {
      "content": {
@@ -4474,6 +4476,7 @@ enum OpenAPIDocument {
     "summary": "Invitations and their state, never their codes (owner)"
    },
    "post": {
+    "description": "The invitation hangs on the caller and the token that asked: it is revoked when the caller is removed from the team or given a lower role, or when that token (or one it was made with) is revoked.",
     "operationId": "createInvitation",
     "parameters": [
      {
@@ -4774,6 +4777,7 @@ enum OpenAPIDocument {
     "summary": "Members (viewer)"
    },
    "post": {
+    "description": "An owner given a lower role loses the unused invitations they made to the team. An invitation made here hangs on the caller and the token: see createInvitation.",
     "operationId": "addMember",
     "parameters": [
      {
@@ -4873,6 +4877,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/members/{member}": {
    "delete": {
+    "description": "The unused invitations the member made to the team are revoked too, each audited.",
     "operationId": "removeMember",
     "parameters": [
      {
@@ -5031,6 +5036,7 @@ enum OpenAPIDocument {
   },
   "/v1/tokens/{token}": {
    "delete": {
+    "description": "The unused invitations made with any token it revokes are revoked too, each audited.",
     "operationId": "revokeToken",
     "parameters": [
      {
