@@ -215,6 +215,7 @@ struct AndroidAttestationHTTPTests {
         let form = try await owner.post("/dashboard/teams/T/apps/\(fixture.app.id)/attestation", [
             "policy": "android-key-attestation", "packageName": AndroidTestKeyDescription.packageName,
             "digests": AndroidTestKeyDescription.signingDigest.hexString, "securityLevel": "tee", "allowUnlocked": "on",
+            "password": DashboardTests.password,
         ])
         #expect(form.status == 303, "\(form.html)")
         let row = try #require(try await AppRecord.find(UUID(uuidString: fixture.app.id), on: fixture.server.app.db))

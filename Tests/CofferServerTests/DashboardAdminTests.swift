@@ -1,4 +1,6 @@
 import CofferFormat
+@testable import CofferServer
+import Fluent
 import Foundation
 import Testing
 
@@ -96,11 +98,12 @@ struct DashboardAdminTests {
         #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).status == 200)
         let page = try await browser.get("/dashboard/teams/T/apps")
         #expect(page.html.contains("Flower App") && page.html.contains(id) && page.html.contains(released))
-        // Its collections change on the page: bound to none, its devices get no key.
-        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": ""]).status == 303)
+        // Its collections change on the page (with the password, "appBindingsAskThePassword"):
+        // bound to none, its devices get no key.
+        let password = DashboardTests.password
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": "", "password": password]).status == 303)
         #expect(try await device.request(flowers.key.id, app: (id, credential), on: server).errorCode == "not_in_app_collections")
-        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": "Nope"]).status == 400)
-        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": released]).status == 303)
+        #expect(try await browser.post("/dashboard/teams/T/apps/\(id)/collections", ["collections": released, "password": password]).status == 303)
         #expect(!page.html.contains(credential), "the credential is shown again")
 
         let refusedRotation = try await browser.post("/dashboard/teams/T/apps/\(id)/rotate", ["password": "not my password"])
@@ -225,6 +228,29 @@ struct DashboardAdminTests {
         #expect(names.contains("ci-release") && !names.contains("stolen") && !names.contains(""))
         #expect(try await browser.post("/dashboard/tokens/\(id.lowercased())/revoke", [:]).status == 303)
         #expect(try await api.call("GET", "/v1/tokens").status == 401)
+    }
+
+    @Test("an app's bound collections and attestation policy change only with the current password: a stolen session cannot widen what the shipped credential fetches")
+    func appBindingsAskThePassword() async throws {
+        let server = try await TestServer.start()
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        _ = try await flowers.activatedDeployment()
+        let browser = try await DashboardTests.ownerBrowser(server)
+        let device = Device()
+        let app = flowers.app
+        #expect(try await device.request(flowers.key.id, app: app, on: server).status == 200)
+        let path = "/dashboard/teams/T/apps/\(app.id)"
+        let bare = try await browser.post(path + "/collections", ["collections": ""])
+        #expect(bare.status == 400, "\(bare.status)")
+        #expect(try await browser.post(path + "/collections", ["collections": "", "password": "not my password"]).status == 400)
+        #expect(try await browser.post(path + "/attestation", ["policy": "apple-app-attest", "appleTeamID": "ABCDE12345"]).status == 400)
+        // Nothing changed: still bound, still policy none.
+        #expect(try await device.request(flowers.key.id, app: app, on: server).status == 200)
+        let row = try #require(try await AppRecord.find(UUID(uuidString: app.id), on: server.app.db))
+        #expect(try AttestationSettings.stored(row.attestation).policy == AttestationSettings.Policy.none)
+        #expect(try await browser.post(path + "/collections", ["collections": "", "password": DashboardTests.password]).status == 303)
+        #expect(try await device.request(flowers.key.id, app: app, on: server).errorCode == "not_in_app_collections")
     }
 
     @Test("guesses of the current password share one budget across the token and password forms")

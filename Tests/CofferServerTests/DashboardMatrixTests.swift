@@ -120,10 +120,11 @@ extension AuthorizationMatrixTests {
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/attestation", access: .developer, success: 303) { s in
             ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "attest-me").id)/attestation",
-             ["policy": "apple-app-attest", "appleTeamID": "ABCDE12345", "appleEnvironment": "production", "securityLevel": "tee"])
+             ["policy": "apple-app-attest", "appleTeamID": "ABCDE12345", "appleEnvironment": "production", "securityLevel": "tee",
+              "password": "a password long enough"])
         },
         DashboardRoute(method: "POST", path: "/dashboard/teams/{team}/apps/{app}/collections", access: .developer, success: 303) { s in
-            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "bind-me").id)/collections", ["collections": "C, N"])
+            ("/dashboard/teams/M/apps/\(try await s.world.app(in: "M", name: "bind-me").id)/collections", ["collections": "C, N", "password": "a password long enough"])
         },
         DashboardRoute(method: "GET", path: "/dashboard/join", access: .everyone, success: 200) { _ in ("/dashboard/join", nil) },
         DashboardRoute(method: "POST", path: "/dashboard/join", access: .everyone, success: 404) { _ in

@@ -67,11 +67,13 @@ struct LeaseRenewalTests {
     @Test("the same on PostgreSQL", .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
     func loopPostgres() async throws { try await Self.loop(.postgres) }
 
-    /// Through HTTP, with leases of six seconds: an admitted upload whose body trickles in for
+    /// Through HTTP, with leases of twenty seconds: an admitted upload whose body trickles in for
     /// longer than that still holds its reservation, so the team's second upload past the quota is
     /// refused; the first is stored when it ends, and the team holds no more than its quota.
     static func trickle(_ backend: Backend) async throws {
-        let lifetime: TimeInterval = 6
+        // Twenty seconds: long enough that a loaded CI machine pausing the trickle for seconds
+        // does not let the lease lapse between renewals (every 1/12 of it).
+        let lifetime: TimeInterval = 20
         let quota: Int64 = 10_000_000
         let server = try await TestServer.start(postgres: backend.isPostgres) {
             $0.teamQuotaBytes = quota
@@ -93,7 +95,7 @@ struct LeaseRenewalTests {
         let head = 1 << 20
         try await connection.send(bytes: first.prefix(head))
         var admitted: UploadLeaseRecord?
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(60)
         while admitted == nil, Date() < deadline {
             admitted = try await UploadLeaseRecord.query(on: db).filter(\.$size == Int64(first.count)).first()
             if admitted == nil { try await Task.sleep(for: .milliseconds(50)) }

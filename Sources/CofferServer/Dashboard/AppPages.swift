@@ -118,6 +118,10 @@ struct AppPages: RouteCollection {
     func bind(req: Request) async throws -> Response {
         let (team, app) = try await AppController.app(req, requiring: .developer)
         let text = try FormFields(request: req).text("collections", label: "The collections", limit: 10_000)
+        // Asked again: what the app's credential (which ships in the app) may fetch outlives the session.
+        if let refusal = try await check.refusal(req) {
+            return try await page(req, form: .empty, shown: nil, error: refusal.sentence, status: refusal.status)
+        }
         do {
             _ = try await AppController.update(app, in: team, collections: Self.collectionList(text), actor: try req.user().name,
                                                on: req.db, credentials: apps.credentials)
@@ -130,6 +134,10 @@ struct AppPages: RouteCollection {
     /// Sets an app's attestation policy from the form on its row.
     func attest(req: Request) async throws -> Response {
         let (team, app) = try await AppController.app(req, requiring: .developer)
+        // Asked again: a policy of none lets the extracted credential alone fetch keys, for good.
+        if let refusal = try await check.refusal(req) {
+            return try await page(req, form: .empty, shown: nil, error: refusal.sentence, status: refusal.status)
+        }
         let fields = FormFields(request: req)
         let optional = { (name: String, label: String) throws -> String? in
             let text = try fields.text(name, label: label, limit: 200).trimmingCharacters(in: .whitespaces)

@@ -126,6 +126,9 @@ extension SecretFile {
             unlink(temporary)
             throw ServerSetupError("cannot replace \(path): \(String(cString: strerror(errno)))")
         }
+        // The rename itself must outlive a power cut: the database may already rely on the new key.
+        let folder = (path as NSString).deletingLastPathComponent
+        try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
     }
 }
 
