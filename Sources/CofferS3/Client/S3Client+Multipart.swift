@@ -3,6 +3,9 @@ import AsyncHTTPClient
 import NIOCore
 
 extension S3Client {
+    /// The part numbers a multipart upload may use: S3 takes at most 10,000 parts.
+    public static let partNumbers = 1...10_000
+
     /// Starts a multipart upload of `key` and returns its upload ID.
     public func createMultipartUpload(key: String) async throws -> String {
         let path = try location.encodedPath(forKey: key)
@@ -25,7 +28,7 @@ extension S3Client {
     /// 8 MiB here, against the network's tens, and it lets the store refuse a part damaged between
     /// the server and the store, which matters most on the plain-HTTP endpoints of self-hosted stores.
     public func uploadPart(key: String, uploadID: String, partNumber: Int, body: ByteBuffer) async throws -> String {
-        guard (1...10_000).contains(partNumber) else {
+        guard Self.partNumbers.contains(partNumber) else {
             throw S3Error.invalidArgument("a part number must be 1…10000, not \(partNumber)")
         }
         let path = try location.encodedPath(forKey: key)
@@ -46,7 +49,7 @@ extension S3Client {
     /// returned). A 200 answer whose body is an `<Error>` (S3 sends the status before assembling) is
     /// a failure: ``S3Error/unexpectedResponse(operation:status:code:)`` with status 200.
     public func completeMultipartUpload(key: String, uploadID: String, parts: [(number: Int, etag: String)]) async throws {
-        guard !parts.isEmpty, parts.allSatisfy({ (1...10_000).contains($0.number) }),
+        guard !parts.isEmpty, parts.allSatisfy({ Self.partNumbers.contains($0.number) }),
               zip(parts, parts.dropFirst()).allSatisfy({ $0.number < $1.number })
         else {
             throw S3Error.invalidArgument("a multipart upload completes with 1…10000 parts in increasing order")

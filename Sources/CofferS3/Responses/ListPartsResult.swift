@@ -21,7 +21,7 @@ struct ListPartsResult: Equatable {
         }
         lastModified = newest
         if try ListMultipartUploadsResult.truncated(root) {
-            guard let marker = root.text(of: "NextPartNumberMarker").flatMap({ Int($0) }), (1...10_000).contains(marker) else {
+            guard let marker = root.text(of: "NextPartNumberMarker").flatMap({ Int($0) }), S3Client.partNumbers.contains(marker) else {
                 throw .init(reason: "a truncated page without a NextPartNumberMarker of 1 to 10000")
             }
             next = marker

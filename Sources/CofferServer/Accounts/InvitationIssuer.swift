@@ -29,8 +29,7 @@ struct InvitationIssuer: Sendable {
     /// tokens the Tokens page makes do (``TokenPages``).
     static func dashboard(_ req: Request) async throws -> InvitationIssuer {
         let user = try req.user()
-        let chosenBy = try await UserRecord.find(user.userID, on: req.db)?.passwordTokenID
-        return InvitationIssuer(userID: user.userID, name: user.name, tokenID: chosenBy)
+        return InvitationIssuer(userID: user.userID, name: user.name, tokenID: try await PasswordToken.chosenBy(user.userID, on: req.db))
     }
 
     /// Refuses unless the issuer is an owner of `teamID` and its token unrevoked, and holds both

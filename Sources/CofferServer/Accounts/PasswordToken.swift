@@ -6,6 +6,12 @@ import Foundation
 /// revoking the token — the owner's remedy — must take the password back too. Otherwise a token
 /// that was revoked would live on as a password and a session.
 enum PasswordToken {
+    /// The token that chose `userID`'s dashboard password; nil when none did (chosen on joining,
+    /// or no password). What that password makes (a token, an invitation) hangs on it.
+    static func chosenBy(_ userID: UUID, on db: any Database) async throws -> UUID? {
+        try await UserRecord.find(userID, on: db)?.passwordTokenID
+    }
+
     /// Revoking `tokenID` of `userID`: when that token chose the user's password, the password is
     /// cleared and every session of the user ends (audited); the user chooses a new one on the
     /// welcome page with another token. Runs in the revocation's transaction.

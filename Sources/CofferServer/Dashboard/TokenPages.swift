@@ -52,8 +52,8 @@ struct TokenPages: RouteCollection {
         do {
             // A password chosen with an API token is only as good as that token: what it makes
             // hangs on that token and goes when it is revoked (``PasswordToken``).
-            let chosenBy = try await UserRecord.find(user.userID, on: req.db)?.passwordTokenID
-            let created = try await TokenController.create(name: name, for: user, parent: chosenBy, on: req.db)
+            let created = try await TokenController.create(name: name, for: user, parent: try await PasswordToken.chosenBy(user.userID, on: req.db),
+                                                           on: req.db)
             try await req.renewCSRF()
             return try await page(req, name: "", shown: Shown(name: created.name, token: created.token), error: nil)
         } catch let error as APIError where error.status != .forbidden {

@@ -109,11 +109,17 @@ enum SecretFile {
                     throw ServerSetupError("cannot write \(path): \(String(cString: strerror(errno)))")
                 }
             }
-            try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
+            try synchronizeFolder(of: path)
         } catch {
             unlink(path)
             throw error
         }
+    }
+
+    /// Flushes the folder holding `path`, so that the name just made there outlives a power cut.
+    fileprivate static func synchronizeFolder(of path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
     }
 }
 
@@ -127,8 +133,7 @@ extension SecretFile {
             throw ServerSetupError("cannot replace \(path): \(String(cString: strerror(errno)))")
         }
         // The rename itself must outlive a power cut: the database may already rely on the new key.
-        let folder = (path as NSString).deletingLastPathComponent
-        try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
+        try synchronizeFolder(of: path)
     }
 }
 

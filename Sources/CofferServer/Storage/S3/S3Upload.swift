@@ -10,10 +10,8 @@ final class S3Upload: BlobUpload {
     /// 8 MiB: within S3's 5 MiB–5 GiB part sizes, 2,048 parts for a 16 GiB blob (S3 allows 10,000).
     static let partSize = 8 << 20
     static let partsInFlight = 4
-    /// The largest blob one upload takes: S3's 10,000 parts of ``partSize``.
-    static let largestBlob = Int64(partSize) * Int64(maximumParts)
-    /// S3's largest part number.
-    static let maximumParts = 10_000
+    /// The largest blob one upload takes: S3's 10,000 parts (``S3Client/partNumbers``) of ``partSize``.
+    static let largestBlob = Int64(partSize) * Int64(S3Client.partNumbers.upperBound)
     /// What one upload may hold: the part being filled and the parts in flight.
     static let reservedBytes = Int64(partSize * (partsInFlight + 1))
 
@@ -60,7 +58,7 @@ final class S3Upload: BlobUpload {
     /// Sends the buffered bytes as the next part; waits for the oldest part when enough are in flight.
     private func send() async throws {
         // Refused before the part travels (a configuration that bypassed the start's check).
-        guard nextPart <= Self.maximumParts else { throw BlobTooLargeForStore(limit: Self.largestBlob) }
+        guard S3Client.partNumbers.contains(nextPart) else { throw BlobTooLargeForStore(limit: Self.largestBlob) }
         let part = buffer, number = nextPart, client = store.client, key = key, uploadID = uploadID
         buffer = ByteBuffer()
         nextPart += 1
