@@ -81,6 +81,11 @@ public struct ServerConfiguration: Sendable {
     /// waiting an hour; no setting or flag reaches it.
     var uploadLeaseLifetime = UploadLeaseRecord.lifetime
 
+    /// Seconds added to this process's clock where it is compared with the database's
+    /// (``ClockSkew``). 0, always outside tests: tests set it to play an instance whose clock is
+    /// wrong; no setting or flag reaches it.
+    var clockOffset: TimeInterval = 0
+
     /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES, a whole number of bytes,
     /// at least 1). nil, the default: no limit.
     public var teamQuotaBytes: Int64?

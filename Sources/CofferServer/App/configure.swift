@@ -23,6 +23,9 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let bucket = try await configuration.objectStore.asyncMap { try await S3BlobStore.open($0, app: app) }
 
     try await configureDatabase(app, configuration)
+    let clockOffset = configuration.clockOffset
+    let clock: @Sendable () -> Date = { Date().addingTimeInterval(clockOffset) }
+    try await ClockSkew.check(on: app.db, clock: clock)
 
     let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
     try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
@@ -36,6 +39,11 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.refusals = refusals
     app.lifecycle.use(PeriodicWork(every: 10, failure: "refusal counts not written; kept for the next try",
                                    atShutdown: { db, _ in try await refusals.flush(on: db) }) { db, _ in try await refusals.flush(on: db) })
+    app.lifecycle.use(PeriodicWork(every: 300, firstRunAfter: 0, failure: "clock not compared with the database's; trying again") { db, logger in
+        guard let measured = try await ClockSkew.measure(on: db, clock: clock) else { return }
+        metrics.clockSkew(measured.skew)
+        if measured.exceeds(ClockSkew.limit) { logger.warning("\(measured.description): synchronise this host's clock (NTP)") }
+    })
     let authFailures = RateLimiter(perMinute: configuration.authFailuresPerAddressPerMinute)
     // Usage counts are flushed periodically and at shutdown; what is not flushed stays for the next try.
     app.lifecycle.use(PeriodicWork(every: configuration.usageFlushInterval, failure: "usage counts not flushed; kept for the next try",

@@ -61,6 +61,14 @@ final class ServerMetrics: Sendable {
         (status == 304 ? manifestCounters.notModified : manifestCounters.ok).increment()
     }
 
+    /// The last measured difference between the database's clock and this process's
+    /// (`coffer_clock_skew_seconds`, PostgreSQL only; see ``ClockSkew``).
+    func clockSkew(_ seconds: Double) {
+        registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "coffer", metricName: "clock_skew", unitName: "seconds",
+            helpText: "The database's clock minus this server's, last measured (PostgreSQL)")).set(seconds)
+    }
+
     func bytesServed(_ count: Int) {
         registry.makeCounter(descriptor: Self.counter("blob_bytes_served", help: "Blob bytes sent to clients")).increment(by: Int64(count))
     }

@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+import Testing
+@testable import CofferServer
+
+/// Instances sharing one PostgreSQL database judge each other's leases and timers by their own
+/// clocks: one whose clock is far off must not start, and a running one shows the difference.
+@Suite("Clock skew against the database")
+struct ClockSkewTests {
+    @Test("SQLite: nothing to compare with, the server starts whatever its clock says")
+    func sqliteIsNotMeasured() async throws {
+        let server = try await TestServer.start { $0.clockOffset = 3600 }
+        #expect(try await ClockSkew.measure(on: server.app.db) == nil)
+        try await server.stop()
+    }
+
+    @Test("PostgreSQL: a clock an hour off either way stops the start with one line; a right one starts and is measured",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
+    func postgresRefusesAFarClock() async throws {
+        let databaseURL = try await PostgresDatabases.create()
+        defer { PostgresDatabases.drop(databaseURL) }
+        for (offset, words) in [(3600.0, "ahead of"), (-3600.0, "behind")] {
+            do {
+                let server = try await TestServer.start(postgres: true, databaseURL: databaseURL) { $0.clockOffset = offset }
+                try await server.stop()
+                Issue.record("a server \(offset) s off started")
+            } catch {
+                let line = String(describing: error)
+                #expect(line.contains("clock is 3600 s \(words) the database's"), "\(line)")
+                #expect(!line.contains("\n"))
+            }
+        }
+
+        let server = try await TestServer.start(postgres: true, databaseURL: databaseURL) { $0.clockOffset = 5 }
+        try await server.app.asyncBoot()  // starts the periodic comparison
+        let measured = try #require(try await ClockSkew.measure(on: server.app.db))
+        // The database runs on this host: the same clock, to within the query's round trip.
+        #expect(abs(measured.skew) < 2 + measured.uncertainty, "\(measured)")
+        let offset = try #require(try await ClockSkew.measure(on: server.app.db, clock: { Date().addingTimeInterval(-120) }))
+        #expect(offset.exceeds(ClockSkew.limit) && offset.skew > 100, "\(offset)")
+        // The periodic comparison runs once at start: the 5 s the test put on this server's clock shows.
+        var shown: Double?
+        for _ in 0..<50 where shown == nil {
+            let metrics = String(decoding: try await HTTP(base: server.base).call("GET", "/metrics").body, as: UTF8.self)
+            shown = metrics.split(separator: "\n").first { $0.hasPrefix("coffer_clock_skew_seconds ") }
+                .flatMap { Double($0.split(separator: " ")[1]) }
+            if shown == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let seconds = try #require(shown, "no coffer_clock_skew_seconds in /metrics")
+        #expect(seconds < -4 && seconds > -7, "\(seconds)")
+        try await server.stop(removingData: true)
+    }
+}
