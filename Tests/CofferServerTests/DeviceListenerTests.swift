@@ -49,6 +49,25 @@ struct DeviceListenerTests {
         #expect(closed)
     }
 
+    @Test("a head of a thousand fields is refused with 400 and closed; one of 90 fields and a long query is answered")
+    func headLimits() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        func send(fields: Int, query: String) async throws -> (text: String, closed: Bool) {
+            let connection = try await RawConnection.connect(port: port)
+            defer { Task { await connection.close() } }
+            let extra = (0..<fields).map { "x-\($0): 1\r\n" }.joined()
+            let text = request(Self.manifest + "a" + query, "HTTP/1.1").replacingOccurrences(of: "Host: 127.0.0.1\r\n", with: "Host: 127.0.0.1\r\n" + extra)
+            try await connection.send(text)
+            return try await connection.wait(seconds: 20) { RawConnection.statuses($0).count == 1 && $0.contains("\r\n\r\n") && fields < 1000 }
+        }
+        let refused = try await send(fields: 1000, query: "")
+        #expect(RawConnection.statuses(refused.text) == [400], "\(refused.text.prefix(200))")
+        #expect(refused.closed)
+        let answered = try await send(fields: 90, query: (0..<30).map { "&custom.p\($0)=" + String(repeating: "b", count: 190) }.joined())
+        #expect(RawConnection.statuses(answered.text) == [200], "\(answered.text.prefix(300))")
+    }
+
     @Test("HTTP/1.0 is answered with connection: close, and the connection closes")
     func http10() async throws {
         let (server, port, request) = try await Self.start()

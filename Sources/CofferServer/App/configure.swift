@@ -61,6 +61,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
 
     app.middleware = Middlewares()
     app.middleware.use(MetricsMiddleware(metrics: metrics))
+    app.middleware.use(ProtocolSwitch.Middleware())
     app.middleware.use(APIErrorMiddleware(routes: app.routes))
     app.middleware.use(NonJSONBodies())
 

@@ -77,6 +77,12 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             var received = Received(head: head)
+            // The parser reads nothing after a request to switch protocols: it is answered, then closed.
+            if ProtocolSwitch.isAsked(method: head.method, headers: head.headers) {
+                finish(received, context: context)
+                stopReading = true
+                return
+            }
             if Self.isReport(head) {
                 // Refused from its Content-Length before a byte of the body is kept.
                 let length = head.headers.first(name: "content-length").flatMap { Int($0) }
@@ -142,6 +148,10 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func handle(_ received: Received, context: ChannelHandlerContext) {
         let head = received.head
         let keepAlive = head.isKeepAlive && head.version == .http1_1
+        if ProtocolSwitch.isAsked(method: head.method, headers: head.headers) {
+            answering = (.unknown, .now())
+            return write(error: ProtocolSwitch.refusal, keepAlive: false, context: context)
+        }
         if Self.isReport(head) {
             answering = (.reports, .now())
             return handleReport(received, keepAlive: keepAlive, context: context)

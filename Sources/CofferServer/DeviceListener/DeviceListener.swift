@@ -54,7 +54,13 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
                     }
                     // NIO's request decoder and one handler that writes whole responses as bytes
                     // (no response encoder, no pipelining handler: the handler keeps the order).
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    // Bytes the parser cannot use yet (a head being received) stay under
+                    // `unparsedLimit`: past it (a client sending behind a request to switch
+                    // protocols, after which NIO's parser keeps everything) the connection closes.
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(
+                        HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop,
+                                           limitConfiguration: DeviceListener.headLimits),
+                        maximumBufferSize: DeviceListener.unparsedLimit))
                     try channel.pipeline.syncOperations.addHandler(DeviceHTTPHandler(endpoint: manifests, reports: reports, metrics: metrics,
                                                                                   trustedProxies: trustedProxies, database: database, logger: logger))
                 }
@@ -65,6 +71,20 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
         app.lifecycle.use(listener)
         app.logger.debug("device listener on \(hostname):\(listener.port ?? port) (manifests and reports)")
     }
+
+    /// A device request's head: a manifest's query (at most 8 KiB) and a few headers. NIO's
+    /// defaults (80 KiB, 65 534 fields) let one head cost megabytes once parsed, and up to
+    /// ``DeviceHTTPHandler/maximumWaiting`` heads are kept per connection.
+    static let headLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 16 * 1024
+        limits.maxHeaderListSize = 32 * 1024
+        limits.maxHeaderFieldCount = 100
+        return limits
+    }()
+
+    /// The most bytes kept unparsed per connection.
+    static let unparsedLimit = 256 * 1024
 
     /// Stops accepting, lets every request in flight be answered (then its connection closes) and
     /// closes idle connections at once; returns when all are closed, or after `timeout` (a client
