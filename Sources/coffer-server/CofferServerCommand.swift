@@ -90,11 +90,14 @@ struct Serve: AsyncParsableCommand {
 /// `coffer-server check`: verifies a configuration without changing anything.
 struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the configuration serve would use: settings, data and blob folders, keys, database.",
+        abstract: "Check the configuration serve would use: settings, listening address, data and blob folders, keys, database.",
         discussion: """
-            Reads the same flags and COFFER_* variables as serve and changes nothing. Prints one line \
-            per problem on stderr and exits with 78 (a setting it cannot use also exits with 78), or \
-            prints a short summary and exits with 0. Never prints a key, token or password.
+            Reads the same flags and COFFER_* variables as serve and changes nothing. Reports what \
+            would stop serve at start (the address, the data folder, the bucket, the master key, a \
+            bootstrap-token file left from another database), with serve's own line where serve has \
+            one. Prints one line per problem on stderr and exits with 78 (a setting it cannot use \
+            also exits with 78), or prints a short summary and exits with 0. Never prints a key, \
+            token or password.
             """
     )
 

@@ -182,12 +182,25 @@ struct ServerOperatorTests {
 
     /// `coffer-server check` with the data folder `data` and `environment`.
     static func check(data: String, _ environment: [String: String] = [:], arguments: [String] = []) async throws -> CLI.Result {
+        try await server(["check"] + arguments, data: data, environment, within: 60)
+    }
+
+    /// `coffer-server ARGUMENTS` run to its end (killed after `seconds`) with the data folder
+    /// `data` and only `environment`'s settings.
+    static func server(_ arguments: [String], data: String, _ environment: [String: String] = [:], within seconds: Double) async throws -> CLI.Result {
         let cli = CLI()
         defer { cli.cleanUp() }
         var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") || $0.key.hasPrefix("LOG_") }.mapValues { _ in "" }
         clean.merge(environment) { $1 }
         clean["COFFER_DATA_DIR"] = data
-        return try await cli.run(["check"] + arguments, environment: clean, binary: AdminServer.binary, terminateAfter: 60)
+        return try await cli.run(arguments, environment: clean, binary: AdminServer.binary, terminateAfter: seconds)
+    }
+
+    /// The line check printed after its `coffer-server: ` (its only one), to find in serve's output.
+    static func onlyLine(_ result: CLI.Result) -> String? {
+        let lines = result.stderr.split(separator: "\n")
+        guard lines.count == 1, lines[0].hasPrefix("coffer-server: ") else { return nil }
+        return String(lines[0].dropFirst("coffer-server: ".count))
     }
 
     @Test("check: 0 and a short OK for a fresh folder and for a server's own folder; nothing is created")
@@ -284,6 +297,102 @@ struct ServerOperatorTests {
                 #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a secret in check's output")
             }
         }
+    }
+
+    @Test("check: a data folder serve refuses (others may write into it, another account's) is reported with serve's own line; nothing is changed")
+    func checkDataFolderRefusals() async throws {
+        guard Self.binaryExists() else { return }
+        var cases: [(name: String, prepare: (String) throws -> Void, says: String)] = [
+            ("group-writable", { data in
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+                chmod(data, 0o770)
+            }, "other accounts can write into the data folder"),
+        ]
+        // Another account's folder (root's is accepted): as root, a private folder given to nobody.
+        if geteuid() == 0 {
+            cases.append(("another account's", { data in
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+                chmod(data, 0o700)
+                chown(data, 65534, 65534)
+            }, "belongs to another account"))
+        }
+        for (name, prepare, says) in cases {
+            let run = try Run(prepare: prepare)
+            defer { run.cleanUp() }
+            #expect(await run.exitStatus(within: 90) == 1, "\(name): serve did not stop: \(run.output)")
+            let before = try FileManager.default.attributesOfItem(atPath: run.data)
+            let result = try await Self.check(data: run.data)
+            #expect(result.status == 78, "\(name): \(result.stdout) \(result.stderr)")
+            let line = Self.onlyLine(result)
+            #expect(line?.contains(says) == true && line?.contains(run.data) == true, "\(name): \(result.stderr)")
+            #expect(line.map { run.output.contains($0) } == true, "\(name): not serve's line; serve said: \(run.output)")
+            let after = try FileManager.default.attributesOfItem(atPath: run.data)
+            #expect(after[.posixPermissions] as? Int == before[.posixPermissions] as? Int, "\(name): check changed the mode")
+            #expect(after[.ownerAccountID] as? Int == before[.ownerAccountID] as? Int, "\(name): check changed the owner")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: run.data).isEmpty, "\(name): something was written into the folder")
+        }
+    }
+
+    @Test("check: a bootstrap-token file beside a database with no account stops serve, and check says so with serve's line (not with COFFER_BOOTSTRAP_TOKEN); no token is printed")
+    func checkStaleBootstrapToken() async throws {
+        guard Self.binaryExists() else { return }
+        let stale = "cft_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        // A data folder kept from an earlier database (moved to a new PostgreSQL, or emptied): its
+        // token file, and no database.
+        let plant: (String) throws -> Void = { data in
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            #expect(FileManager.default.createFile(atPath: data + "/bootstrap-token", contents: Data((stale + "\n").utf8),
+                                                   attributes: [.posixPermissions: 0o600]))
+        }
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: kept) }
+        try plant(kept)
+        let refused = try await Self.check(data: kept)
+        #expect(refused.status == 78, "\(refused.stdout) \(refused.stderr)")
+        let line = Self.onlyLine(refused)
+        #expect(line?.contains(kept + "/bootstrap-token") == true && line?.contains("COFFER_BOOTSTRAP_TOKEN") == true, "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept) == ["bootstrap-token"], "check created something")
+
+        // With COFFER_BOOTSTRAP_TOKEN a first start makes admin with that token and leaves the file alone.
+        let chosen = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let given = try await Self.check(data: kept, ["COFFER_BOOTSTRAP_TOKEN": chosen])
+        #expect(given.status == 0 && given.stdout.hasPrefix("OK: "), "\(given.stdout) \(given.stderr)")
+
+        // serve stops there, after making its tables; check, finding them without an account, says what serve said.
+        let run = try Run(prepare: plant)
+        defer { run.cleanUp() }
+        #expect(await run.exitStatus(within: 90) == 1, "serve did not stop: \(run.output)")
+        let after = try await Self.check(data: run.data)
+        #expect(after.status == 78, "\(after.stdout) \(after.stderr)")
+        let served = Self.onlyLine(after)
+        #expect(served?.contains("bootstrap-token") == true, "\(after.stderr)")
+        #expect(served.map { run.output.contains($0) } == true, "not serve's line: \(after.stderr); serve said: \(run.output)")
+        for result in [refused, given, after] {
+            for secret in [stale, chosen] {
+                #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a token in check's output")
+            }
+        }
+        #expect(!run.output.contains(stale))
+    }
+
+    @Test("check: a COFFER_HOSTNAME that is no address of this machine is refused, as serve's listener refuses it")
+    func checkListenAddress() async throws {
+        guard Self.binaryExists() else { return }
+        // 192.0.2.1 (TEST-NET-1, RFC 5737) is no machine's own address, unless non-local binds are allowed.
+        let nonlocal = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_nonlocal_bind", encoding: .utf8))?.hasPrefix("1") == true
+        guard !nonlocal else { return }
+        let reason = String(cString: strerror(EADDRNOTAVAIL))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let result = try await Self.check(data: data, arguments: ["--hostname", "192.0.2.1", "--port", "0"])
+        #expect(result.status == 78, "\(result.stdout) \(result.stderr)")
+        let line = Self.onlyLine(result)
+        #expect(line?.contains("cannot listen on 192.0.2.1:0") == true && line?.contains("COFFER_HOSTNAME") == true
+                && line?.contains(reason) == true, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: data), "check created the data folder")
+
+        let served = try await Self.server(["serve", "--hostname", "192.0.2.1", "--port", "0"], data: data, within: 120)
+        #expect(served.status == 1 && served.stderr.contains("cannot start") && served.stderr.contains(reason), "\(served.stderr)")
     }
 
     @Test("check over PostgreSQL: reachable before and after the first start; a wrong password is named by the server's message, never shown",

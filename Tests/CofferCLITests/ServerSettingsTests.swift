@@ -51,6 +51,16 @@ struct ServerSettingsTests {
         try await Self.expectRefused(["serve"], ["COFFER_BOOTSTRAP_TOKEN": "cft_hunter2hunter2"], naming: "COFFER_BOOTSTRAP_TOKEN")
     }
 
+    @Test("COFFER_MAX_BLOB_SIZE over a bucket's 10,000 parts stops serve and check alike, in one line, before anything is made")
+    func blobSizeOverBucketParts() async throws {
+        // Refused while the settings are read (SettingSource), which serve and check share: no bucket is asked.
+        let environment = ["COFFER_BLOB_STORE": "s3://models", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+                           "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY", "COFFER_MAX_BLOB_SIZE": "83886080001"]
+        for command in ["serve", "check"] {
+            try await Self.expectRefused([command], environment, naming: "COFFER_MAX_BLOB_SIZE")
+        }
+    }
+
     @Test("other subcommands read the settings the same way")
     func otherSubcommands() async throws {
         try await Self.expectRefused(["public-key"], ["COFFER_MASTER_KEY": "not-a-key"], naming: "COFFER_MASTER_KEY")

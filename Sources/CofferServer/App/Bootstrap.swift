@@ -48,13 +48,12 @@ enum Bootstrap {
             }
             return .createdFromEnvironment
         }
-        let path = configuration.dataDirectory + "/bootstrap-token"
-        if entryExists(at: path) {
+        let path = tokenFile(of: configuration)
+        if let refusal = staleFileRefusal(configuration) {
             // Another instance sharing this folder may be between writing its file and committing.
             try await Task.sleep(for: .seconds(1))
             guard try await UserRecord.query(on: app.db).count() == 0 else { return .existing }
-            throw ServerSetupError("the database has no users but \(path) exists: it holds a token of an earlier database, "
-                                   + "which this one would refuse; remove it (a new one is written) or set COFFER_BOOTSTRAP_TOKEN, and start again")
+            throw refusal
         }
         let secret = Secrets.make(prefix: "cft_")
         try SecretFile.create(at: path, contents: Data((secret + "\n").utf8))
@@ -72,6 +71,22 @@ enum Bootstrap {
             throw error
         }
         return .createdWithFile(path: path)
+    }
+
+    /// Where a first start without COFFER_BOOTSTRAP_TOKEN writes the token.
+    static func tokenFile(of configuration: ServerConfiguration) -> String {
+        configuration.dataDirectory + "/bootstrap-token"
+    }
+
+    /// Why a start that finds no user in the database stops before writing anything, or nil when
+    /// it may create `admin`: without COFFER_BOOTSTRAP_TOKEN, anything already at the token file's
+    /// path holds a token of an earlier database, which this one would refuse. `coffer-server
+    /// check` reports the same line; neither names the token.
+    static func staleFileRefusal(_ configuration: ServerConfiguration) -> ServerSetupError? {
+        let path = tokenFile(of: configuration)
+        guard configuration.bootstrapToken == nil, entryExists(at: path) else { return nil }
+        return ServerSetupError("the database has no users but \(path) exists: it holds a token of an earlier database, "
+                                + "which this one would refuse; remove it (a new one is written) or set COFFER_BOOTSTRAP_TOKEN, and start again")
     }
 
     /// Creates `admin` and its owner token `secret` in one transaction.

@@ -5,9 +5,14 @@ import Foundation
 import Vapor
 
 /// `coffer-server check`: what `serve` would need, verified without changing anything (no folder,
-/// file, key or table is created): the data and blob folders (or the bucket of COFFER_BLOB_STORE),
-/// the master key, the bootstrap token file, the database and that the master key opens what it holds. The settings themselves were
-/// checked when they were read.
+/// file, key or table is created): the addresses it listens on, the data and blob folders (or the
+/// bucket of COFFER_BLOB_STORE), the master key, the bootstrap token file, the database and that the
+/// master key opens what it holds. The settings themselves were checked when they were read.
+///
+/// Where `serve` refuses to start, `check` asks the function `serve` asks and reports its line:
+/// the data folder (``DataFolder/check(_:)``), a stale bootstrap token file
+/// (``Bootstrap/staleFileRefusal(_:)``), the stored keys' master key
+/// (``MasterKeyRotation/checkMatches(_:on:)``), the bucket (``S3BlobStore/checkedClient(_:http:)``).
 ///
 /// Each problem is one line that names the file, folder or setting and what to do; none carries
 /// a secret (no key, token or password: a database is named by host, port and name only).
@@ -21,8 +26,8 @@ public struct ConfigurationCheck: Sendable {
     public static func run(_ configuration: ServerConfiguration) async -> ConfigurationCheck {
         var check = ConfigurationCheck()
         check.checkPorts(configuration)
-        let dataFolder = configuration.dataDirectory
-        check.checkFolder(dataFolder, what: "the data folder (COFFER_DATA_DIR)", private: true)
+        await check.checkListening(configuration)
+        check.checkDataFolder(configuration.dataDirectory)
         if let objectStore = configuration.objectStore {
             await check.checkObjectStore(objectStore)
         } else if configuration.blobDirectory != nil {
@@ -31,8 +36,12 @@ public struct ConfigurationCheck: Sendable {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)
         }
         let masterKey = check.checkMasterKey(configuration)
-        check.checkSecretFile(dataFolder + "/bootstrap-token", what: "the bootstrap token file")
-        await check.checkDatabase(configuration, masterKey: masterKey)
+        check.checkSecretFile(Bootstrap.tokenFile(of: configuration), what: "the bootstrap token file")
+        let accounts = await check.checkDatabase(configuration, masterKey: masterKey)
+        // A start that finds no account writes a bootstrap token file: one already there stops it.
+        if accounts == 0, let refusal = Bootstrap.staleFileRefusal(configuration) {
+            check.problems.append(refusal.description)
+        }
         return check
     }
 
@@ -42,6 +51,17 @@ public struct ConfigurationCheck: Sendable {
         }
         facts.append("listens on \(configuration.hostname):\(configuration.port)"
                      + (configuration.devicePort.map { ", devices also on port \($0)" } ?? ""))
+    }
+
+    /// The data folder as `serve` judges it (``DataFolder/check(_:)``, whose refusal is reported
+    /// word for word), then as any folder: writable, private (0700), or possible to create.
+    private mutating func checkDataFolder(_ path: String) {
+        do {
+            _ = try DataFolder.check(path)
+        } catch {
+            return problems.append(String(describing: error))
+        }
+        checkFolder(path, what: "the data folder (COFFER_DATA_DIR)", private: true)
     }
 
     /// An existing folder must be a folder the server can write (and, for the data folder, that
@@ -120,8 +140,9 @@ public struct ConfigurationCheck: Sendable {
     }
 
     /// Connects (an SQLite file only if it exists: opening would create it), asks `SELECT 1`, and
-    /// checks that the master key wrapped the stored keys.
-    private mutating func checkDatabase(_ configuration: ServerConfiguration, masterKey: MasterKey?) async {
+    /// checks that the master key wrapped the stored keys. Returns how many accounts the database
+    /// holds: 0 when it has no file or no tables yet, nil when that could not be learned.
+    private mutating func checkDatabase(_ configuration: ServerConfiguration, masterKey: MasterKey?) async -> Int? {
         let name: String
         if let url = configuration.databaseURL {
             let components = URLComponents(string: url)
@@ -129,22 +150,30 @@ public struct ConfigurationCheck: Sendable {
         } else {
             let file = configuration.dataDirectory + "/coffer.sqlite"
             guard FileManager.default.fileExists(atPath: file) else {
-                return facts.append("no database yet: SQLite \(file) will be created on first start")
+                facts.append("no database yet: SQLite \(file) will be created on first start")
+                return 0
             }
-            guard access(file, R_OK | W_OK) == 0 else { return problems.append("the SQLite database \(file) is not writable by this user") }
+            guard access(file, R_OK | W_OK) == 0 else {
+                problems.append("the SQLite database \(file) is not writable by this user")
+                return nil
+            }
             name = "SQLite \(file)"
         }
         let app: Application
         do {
             app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         } catch {
-            return problems.append("cannot check the database: \(type(of: error))")
+            problems.append("cannot check the database: \(type(of: error))")
+            return nil
         }
-        await inspectDatabase(app, name: name, configuration: configuration, masterKey: masterKey)
+        let accounts = await inspectDatabase(app, name: name, configuration: configuration, masterKey: masterKey)
         try? await app.asyncShutdown()
+        return accounts
     }
 
-    private mutating func inspectDatabase(_ app: Application, name: String, configuration: ServerConfiguration, masterKey: MasterKey?) async {
+    /// The checks of ``checkDatabase(_:masterKey:)`` on a connected application; returns its
+    /// number of accounts as that does.
+    private mutating func inspectDatabase(_ app: Application, name: String, configuration: ServerConfiguration, masterKey: MasterKey?) async -> Int? {
         do {
             if let url = configuration.databaseURL {
                 app.databases.use(try .postgres(url: url), as: .psql)
@@ -154,10 +183,14 @@ public struct ConfigurationCheck: Sendable {
             let sql = try app.db.sql()
             try await sql.raw("SELECT 1").run()
         } catch {
-            return problems.append("cannot use the database (\(name)): \(Self.describe(error))")
+            problems.append("cannot use the database (\(name)): \(Self.describe(error))")
+            return nil
         }
         let migrated = (try? await app.db.sql().raw("SELECT COUNT(*) AS n FROM _fluent_migrations").first()) != nil
-        guard migrated else { return facts.append("\(name) reachable; its tables are created on first start") }
+        guard migrated else {
+            facts.append("\(name) reachable; its tables are created on first start")
+            return 0
+        }
         if let masterKey {
             do {
                 try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
@@ -173,6 +206,7 @@ public struct ConfigurationCheck: Sendable {
                             + "restore the file or set COFFER_MASTER_KEY (a new key would not open them)")
         }
         facts.append("\(name) reachable and migrated")
+        return try? await UserRecord.query(on: app.db).count()
     }
 
     /// A database error without what might hold a secret: PostgreSQL's own message (such as

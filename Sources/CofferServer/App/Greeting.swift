@@ -27,7 +27,7 @@ enum Greeting {
             (listening, listeningMetadata),
             ("Dashboard: \(dashboard)", ["dashboard": .string(dashboard)]),
         ]
-        let tokenFile = configuration.dataDirectory + "/bootstrap-token"
+        let tokenFile = Bootstrap.tokenFile(of: configuration)
         switch app.storage[Bootstrap.OutcomeKey.self] {
         case .createdFromEnvironment:
             lines.append(("First start: created user admin; its API token is the one given in COFFER_BOOTSTRAP_TOKEN", [:]))
