@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 import Testing
 
@@ -37,6 +38,47 @@ struct InspectTests {
         let refused = try await cli.run("encrypt", "model.gguf", "--key", "k.modelkey", "--chunk-size-exponent", "16", "--output", "x.coffer")
         #expect(refused.status == 64 && refused.stderr.contains("--chunk-size-exponent applies to --format-version 1 only"), "\(refused.stderr)")
         #expect(try await cli.run("encrypt", "model.gguf", "--key", "k.modelkey", "--format-version", "3", "--output", "y.coffer").status == 64)
+    }
+
+    @Test("a version 2 file whose header claims more than SealedModel.maximumHeaderLength is refused in one line, before its table is read")
+    func hugeHeader() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        // A real container's fields, patched to claim one-byte chunks just too many for the limit;
+        // then that many valid table entries, written out (holes would read as empty chunks,
+        // refused at the first one); then holes up to the length the fields give. Without the
+        // limit, inspect read the whole table, held it several times over, and printed its facts.
+        let sealed = try SealedModel.seal(Array(repeating: 7, count: 1000), name: "m", using: .modelKey(ModelKey.generate(name: "k")))
+        let count = SealedModel.maximumHeaderLength / ChunkTable.entryLength + 1
+        var fields = Array(sealed.prefix(Int(sealed[10]) << 8 | Int(sealed[11])))  // F, bytes 10-11
+        let claimed = withUnsafeBytes(of: UInt32(count).bigEndian) { Array($0) }
+        fields.replaceSubrange(16..<24, with: [0, 0, 0, 0] + claimed)  // plaintext length: one byte a chunk
+        fields.replaceSubrange(56..<60, with: claimed)                 // chunk count
+        let preamble = try #require(try ContainerHeader.preamble(from: fields))
+        #expect(preamble.headerLength > SealedModel.maximumHeaderLength)
+        let path = cli.path("huge.coffer")
+        cli.write("huge.coffer", Data(fields))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        let entry = [UInt8](repeating: 0xA5, count: ChunkID.length) + [0, 0, 0, 1]
+        let block = Data(Array(repeatElement(entry, count: 4096).joined()))
+        var left = count
+        while left > 0 {
+            let entries = min(left, 4096)
+            try handle.write(contentsOf: block.prefix(entries * ChunkTable.entryLength))
+            left -= entries
+        }
+        try handle.close()
+        #expect(truncate(path, off_t(preamble.sealedLength)) == 0)
+
+        for arguments in [["inspect", "huge.coffer"], ["inspect", "huge.coffer", "--json"]] {
+            let result = try await cli.run(arguments)
+            #expect(result.status == 65, "\(arguments): \(result.stdout) \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].contains("header is \(preamble.headerLength) bytes")
+                    && lines[0].contains("\(SealedModel.maximumHeaderLength)"), "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(arguments): \(result.stdout)")
+        }
     }
 
     @Test("an unsealed model shows its kind, size and file tree")

@@ -20,9 +20,9 @@ import Testing
     @Test("an upload whose header announces more than 32 MiB is refused from its first bytes")
     func upload() throws {
         let (huge, preamble) = try Self.claiming(1_000_000)
-        #expect(preamble.headerLength > StoredHeader.maximumLength)
+        #expect(preamble.headerLength > SealedModel.maximumHeaderLength)
         var check = UploadHeaderCheck(declaredSize: nil)
-        #expect(throws: ContainerError.headerTooLong(length: preamble.headerLength, limit: StoredHeader.maximumLength)) {
+        #expect(throws: ContainerError.headerTooLong(length: preamble.headerLength, limit: SealedModel.maximumHeaderLength)) {
             try check.feed(huge.prefix(4096))
         }
         // Just under the limit is taken (its table is checked once stored).
@@ -44,7 +44,7 @@ import Testing
         // The real fields and first entry, then holes up to the claimed length (a sparse file).
         try Data(huge.prefix(preamble.chunkTableOffset + ChunkTable.entryLength)).write(to: URL(fileURLWithPath: path))
         #expect(truncate(path, off_t(preamble.sealedLength)) == 0)
-        await #expect(throws: ContainerError.headerTooLong(length: preamble.headerLength, limit: StoredHeader.maximumLength)) {
+        await #expect(throws: ContainerError.headerTooLong(length: preamble.headerLength, limit: SealedModel.maximumHeaderLength)) {
             _ = try await store.header(of: address)
         }
     }

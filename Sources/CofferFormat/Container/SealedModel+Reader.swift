@@ -130,8 +130,9 @@ extension SealedModel {
     ///
     /// - Parameter maximumHeaderLength: a header (version 2: fields, chunk table and MAC) longer
     ///   than this is refused from its preamble, before the table is read; nil: no limit but the
-    ///   input's own length. A server reading headers of uploads sets one, so that a blob of tiny
-    ///   chunks cannot make every read of its header cost gigabytes.
+    ///   input's own length. Readers of containers from elsewhere (the server's blobs, `coffer
+    ///   inspect`) pass ``maximumHeaderLength``, so that a file of tiny chunks cannot make every
+    ///   read of its header cost gigabytes.
     public static func readHeader(from input: some PlaintextSource, maximumHeaderLength: Int? = nil) throws -> ContainerHeader {
         var prefix = [UInt8](repeating: 0, count: Int(min(UInt64(ContainerHeader.maximumLength), input.length)))
         try prefix.withUnsafeMutableBytes { try input.read(into: $0, at: 0) }
@@ -159,6 +160,20 @@ extension SealedModel {
     /// How much of a header is read at a time.
     static let tablePiece = 1 << 20
 
+    /// The longest header (version 2: fields, chunk table and MAC) Coffer reads from a container
+    /// it did not just write: 32 MiB, a chunk table of about 930,000 chunks (a model of 57 GiB or
+    /// more at the writer's smallest chunk, 64 KiB).
+    ///
+    /// A version 2 header is mostly its chunk table, read whole and held several times over while
+    /// it is parsed, and its length is only the file's word: a valid container of one-byte chunks
+    /// would make every read of its header cost gigabytes (on the server, whenever a deployment
+    /// names the blob; over 4 GiB it trapped in NIO's buffer, ending the server for every team).
+    /// The server refuses an upload with a longer header from its first bytes and a stored blob
+    /// with one when its header is read; `coffer inspect` refuses a local file with one. Pass it
+    /// as `maximumHeaderLength`. (A delta in the SDK reads at most 16 MiB of a header, before the
+    /// container can be verified.)
+    public static let maximumHeaderLength = 32 << 20
+
     /// Checks the length of every chunk table entry that `bytes` now holds whole from `offset` on,
     /// and moves `offset` past them: an entry breaking ``ChunkTable``'s length rule (0 bytes in a
     /// non-empty plaintext, or over 4 MiB) is refused before the rest of the table is read.
@@ -173,8 +188,9 @@ extension SealedModel {
         }
     }
 
-    /// Reads the header of the container file at `path`, without a key (for `coffer inspect`).
-    public static func readHeader(path: String) throws -> ContainerHeader {
-        try readHeader(from: FileSource(path: path))
+    /// Reads the header of the container file at `path`, without a key (for `coffer inspect`);
+    /// `maximumHeaderLength` as ``readHeader(from:maximumHeaderLength:)``.
+    public static func readHeader(path: String, maximumHeaderLength: Int? = nil) throws -> ContainerHeader {
+        try readHeader(from: FileSource(path: path), maximumHeaderLength: maximumHeaderLength)
     }
 }

@@ -8,7 +8,7 @@ extension FolderBlobStore {
     /// when it is not a valid container.
     func header(of address: String) async throws -> (header: ContainerHeader, size: Int64)? {
         guard let source = try? FileSource(path: path(of: address)) else { return nil }
-        let header = try SealedModel.readHeader(from: source, maximumHeaderLength: StoredHeader.maximumLength)
+        let header = try SealedModel.readHeader(from: source, maximumHeaderLength: SealedModel.maximumHeaderLength)
         guard header.sealedLength == source.length else {
             throw ContainerError.lengthMismatch(expected: header.sealedLength, actual: source.length)
         }

@@ -2,7 +2,7 @@ import CofferFormat
 
 /// Checks an upload's first bytes: they must start a valid Coffer container whose stated total
 /// length equals the upload's size (when it is known in advance; ``BlobIntake`` checks it at the
-/// end otherwise), and whose header is at most ``StoredHeader/maximumLength``. Fed incrementally;
+/// end otherwise), and whose header is at most ``SealedModel/maximumHeaderLength``. Fed incrementally;
 /// keeps at most 4 KiB in memory (a version 2 chunk table is checked once the blob is stored, by
 /// ``BlobStore/header(of:)``).
 struct UploadHeaderCheck {
@@ -22,7 +22,7 @@ struct UploadHeaderCheck {
         if let declaredSize, UInt64(exactly: declaredSize) != parsed.sealedLength {
             throw ContainerError.lengthMismatch(expected: parsed.sealedLength, actual: UInt64(clamping: declaredSize))
         }
-        try parsed.checkHeaderLength(atMost: StoredHeader.maximumLength)
+        try parsed.checkHeaderLength(atMost: SealedModel.maximumHeaderLength)
         header = parsed
         prefix = []
     }

@@ -40,7 +40,7 @@ struct S3BlobStore: BlobStore {
             throw ContainerError.lengthMismatch(expected: preamble.sealedLength, actual: UInt64(size))
         }
         guard Int64(preamble.headerLength) <= size else { throw ContainerError.malformedHeader("header ends early") }
-        try preamble.checkHeaderLength(atMost: StoredHeader.maximumLength)
+        try preamble.checkHeaderLength(atMost: SealedModel.maximumHeaderLength)
         var bytes = Array(first.readableBytesView.prefix(preamble.headerLength))
         if bytes.count < preamble.headerLength {
             guard let whole = try await client.getBytes(key: key(of: address), range: .bytes(0..<Int64(preamble.headerLength)),
