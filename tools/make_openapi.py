@@ -359,7 +359,9 @@ paths = {
     "/v1/teams/{team}/keys": {
         "get": op("listKeys", "Model keys, without material (viewer)", ok("keys", array(ref("ModelKey")))),
         "post": op("createKey", "Create a model key; its .modelkey file is returned once (developer)", ok("created", ref("ModelKeyFile"), "201"),
-                   body(obj(["name"], name=NAME), {"name": "vision-2026"})),
+                   body(obj(["name"], name=NAME), {"name": "vision-2026"}),
+                   description="503 `master_key_rotated` (no `Retry-After`) when the master key was rotated since this server "
+                               "started: it stores no key until it is restarted with the new master key."),
     },
     "/v1/keys/{key}": {"delete": op("revokeKey", "Revoke a model key (developer of its team)", {"204": {"description": "revoked"}},
                                     description="404 `not_found` for an unknown key and for a key of a team the caller is not a member of (the answer names no team).")},

@@ -123,8 +123,11 @@ struct RotateMasterKey: AsyncParsableCommand {
         abstract: "Re-encrypt every model key under a new master key (run with the servers stopped).",
         discussion: """
             FILE holds the new 32-byte master key in base64 (make one with: openssl rand -base64 32 \
-            > new.key; chmod 600 new.key). With DATA_DIR/master.key the file is replaced; with \
-            COFFER_MASTER_KEY, set the variable to the new key before restarting. See docs/operations.md.
+            > new.key; chmod 600 new.key). With DATA_DIR/master.key the new key is written to \
+            DATA_DIR/master.key.next before the database changes and moved over master.key after; \
+            if that is interrupted, the next start (or rotation) finishes or undoes it. With \
+            COFFER_MASTER_KEY, set the variable to the new key before restarting. A server still \
+            running with the old key stores no key (503) until restarted. See docs/operations.md.
             """
     )
 

@@ -111,4 +111,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite, postgres
     var testDescription: String { rawValue }
     var isPostgres: Bool { self == .postgres }
+
+    /// SQLite always; PostgreSQL too when COFFER_TEST_DATABASE_URL is set.
+    static var available: [Backend] { TestServer.postgresURL == nil ? [.sqlite] : allCases }
 }

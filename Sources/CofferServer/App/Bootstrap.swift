@@ -84,7 +84,7 @@ enum Bootstrap {
     /// check` reports the same line; neither names the token.
     static func staleFileRefusal(_ configuration: ServerConfiguration) -> ServerSetupError? {
         let path = tokenFile(of: configuration)
-        guard configuration.bootstrapToken == nil, entryExists(at: path) else { return nil }
+        guard configuration.bootstrapToken == nil, SecretFile.entryExists(at: path) else { return nil }
         return ServerSetupError("the database has no users but \(path) exists: it holds a token of an earlier database, "
                                 + "which this one would refuse; remove it (a new one is written) or set COFFER_BOOTSTRAP_TOKEN, and start again")
     }
@@ -101,11 +101,5 @@ enum Bootstrap {
     /// Whether a token `secret` is in the database.
     private static func isStored(_ secret: String, on db: any Database) async throws -> Bool {
         try await TokenRecord.query(on: db).filter(\.$tokenHash == Secrets.hash(secret)).first() != nil
-    }
-
-    /// Whether anything is at `path`, a link to nothing included (it too would make `O_EXCL` fail).
-    private static func entryExists(at path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0
     }
 }

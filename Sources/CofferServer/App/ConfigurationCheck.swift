@@ -36,6 +36,7 @@ public struct ConfigurationCheck: Sendable {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)
         }
         let masterKey = check.checkMasterKey(configuration)
+        check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: "the pending master key file")
         check.checkSecretFile(Bootstrap.tokenFile(of: configuration), what: "the bootstrap token file")
         let accounts = await check.checkDatabase(configuration, masterKey: masterKey)
         // A start that finds no account writes a bootstrap token file: one already there stops it.
@@ -195,7 +196,14 @@ public struct ConfigurationCheck: Sendable {
             do {
                 try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
             } catch let error as ServerSetupError {
-                problems.append(error.description)
+                // A rotation that stopped after its commit: the next start moves its key into place.
+                let keyFile = configuration.dataDirectory + "/master.key", pending = PendingMasterKey.path(for: keyFile)
+                if configuration.masterKeyBase64 == nil, let next = try? MasterKey.read(at: pending),
+                   (try? await MasterKeyRotation.checkMatches(next, on: app.db)) != nil {
+                    facts.append("a master key rotation stopped after re-wrapping the stored keys: the next start moves \(pending) to \(keyFile)")
+                } else {
+                    problems.append(error.description)
+                }
             } catch {
                 problems.append("cannot read the stored keys in \(name): \(Self.describe(error))")
             }

@@ -27,8 +27,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let clock: @Sendable () -> Date = { Date().addingTimeInterval(clockOffset) }
     try await ClockSkew.check(on: app.db, clock: clock)
 
-    let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
-    try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
+    let masterKey = try await MasterKey.loadChecked(configuration, on: app.db, logger: app.logger)
     try await Bootstrap.run(app, configuration: configuration)
     let signer = try await ManifestSigner.loadOrCreate(masterKey: masterKey, on: app.db)
 
@@ -177,6 +176,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(AddAttestedPolicyDigest())
     app.migrations.add(AddTokenParents())
     app.migrations.add(AddInvitationIssuers())
+    app.migrations.add(AddCurrentMasterKey())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded. On a loaded machine the winner's migrations take seconds:
     // the loser keeps trying for about 40 s.

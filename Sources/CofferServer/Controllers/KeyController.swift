@@ -32,17 +32,27 @@ struct KeyController: RouteCollection {
     /// Makes a key of `team` named `name`, stores it wrapped under the master key, and returns it:
     /// the only time its material leaves the server in the clear (the API and the dashboard both
     /// hand it over as the `.modelkey` file and forget it).
+    ///
+    /// 503 `master_key_rotated` when the database records another master key than this server's
+    /// (rotated since it started): a key wrapped with the old one would not open once it is gone.
     func make(name: String, in team: TeamRecord, actor: String, on db: any Database) async throws -> ModelKey {
         try Names.validate(name, what: "key name")
         let key = ModelKey.generate(name: name)
         let teamID = try team.requireID()
-        let record = KeyRecord(id: key.id, teamID: teamID, name: name,
-                               wrappedKey: try masterKey.wrap(key.key, keyID: key.id, teamID: teamID), masterKeyID: masterKey.id)
+        let keyID = key.id, masterKey = self.masterKey
+        let wrapped = try masterKey.wrap(key.key, keyID: keyID, teamID: teamID)
         // The key and its audit row are one transaction: a key that exists was audited, and a
-        // failed audit leaves no key that nobody was given.
-        try await db.transaction { db in
-            try await record.create(on: db)
-            try await Audit.record(on: db, teamID: teamID, action: "key.create", actor: actor, target: key.id, outcome: "ok")
+        // failed audit leaves no key that nobody was given. It holds the record of the current
+        // master key, which a rotation waits for.
+        do {
+            try await db.writeTransaction { db in
+                try await CurrentMasterKey.require(masterKey, on: db)
+                try await KeyRecord(id: keyID, teamID: teamID, name: name, wrappedKey: wrapped, masterKeyID: masterKey.id).create(on: db)
+                try await Audit.record(on: db, teamID: teamID, action: "key.create", actor: actor, target: keyID, outcome: "ok")
+            }
+        } catch let error as StaleMasterKey {
+            db.logger.error("model key not stored: \(error)")
+            throw StaleMasterKey.refusal
         }
         return key
     }

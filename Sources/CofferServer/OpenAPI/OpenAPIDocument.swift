@@ -4656,6 +4656,7 @@ enum OpenAPIDocument {
     "summary": "Model keys, without material (viewer)"
    },
    "post": {
+    "description": "503 `master_key_rotated` (no `Retry-After`) when the master key was rotated since this server started: it stores no key until it is restarted with the new master key.",
     "operationId": "createKey",
     "parameters": [
      {

@@ -14,17 +14,21 @@ struct ManifestSigner: Sendable {
     static func binding(keyID: String) -> Data { Data("coffer signing key v1|\(keyID)".utf8) }
 
     /// The stored key, or a new one stored now. Instances racing on first start agree on one row.
+    /// A new key is stored only while the database records `masterKey` as current
+    /// (``CurrentMasterKey/require(_:on:)``): a rotation since the start's check refuses it.
     static func loadOrCreate(masterKey: MasterKey, on database: any Database) async throws -> ManifestSigner {
         if let row = try await SigningKeyRecord.find("manifest", on: database) {
             return try unwrap(row, with: masterKey)
         }
         let key = Curve25519.Signing.PrivateKey()
         let signer = ManifestSigner(privateKey: key)
-        let row = SigningKeyRecord(
-            keyID: signer.keyID, publicKey: key.publicKey.rawRepresentation,
-            wrappedKey: try masterKey.seal(key.rawRepresentation, binding: binding(keyID: signer.keyID)), masterKeyID: masterKey.id)
+        let keyID = signer.keyID, publicKey = key.publicKey.rawRepresentation
+        let wrapped = try masterKey.seal(key.rawRepresentation, binding: binding(keyID: keyID))
         do {
-            try await row.create(on: database)
+            try await database.writeTransaction { db in
+                try await CurrentMasterKey.require(masterKey, on: db)
+                try await SigningKeyRecord(keyID: keyID, publicKey: publicKey, wrappedKey: wrapped, masterKeyID: masterKey.id).create(on: db)
+            }
             return signer
         } catch {
             // Another instance stored its key first: use that one.

@@ -36,15 +36,24 @@ struct MasterKey: Sendable {
     /// error naming the file (never its contents): a new key would orphan every wrapped model key.
     static func load(base64: String?, path: String) throws -> MasterKey {
         if let base64 { return try MasterKey(base64: base64) }
-        if let bytes = try readFile(at: path) {
-            do { return try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
-                throw ServerSetupError("the master key file \(path) does not hold 32 bytes in base64")
-            }
+        if let key = try read(at: path) { return key }
+        let key = try MasterKey(key: SymmetricKey(size: .bits256))
+        try SecretFile.create(at: path, contents: key.fileContents)
+        return key
+    }
+
+    /// The key in the file at `path`, nil when there is nothing at that path; a file that cannot
+    /// be read or holds no key is an error naming the file (never its contents).
+    static func read(at path: String) throws -> MasterKey? {
+        guard let bytes = try readFile(at: path) else { return nil }
+        do { return try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
+            throw ServerSetupError("the master key file \(path) does not hold 32 bytes in base64")
         }
-        let key = SymmetricKey(size: .bits256)
-        let encoded = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
-        try SecretFile.create(at: path, contents: Data(encoded.utf8))
-        return try MasterKey(key: key)
+    }
+
+    /// What a master key file holds: the key in base64 and a line break.
+    var fileContents: Data {
+        Data((key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n").utf8)
     }
 
     /// The bytes of the master key file at `path`, nil when there is nothing at that path; at
@@ -116,24 +125,17 @@ enum SecretFile {
         }
     }
 
-    /// Flushes the folder holding `path`, so that the name just made there outlives a power cut.
-    fileprivate static func synchronizeFolder(of path: String) throws {
+    /// Flushes the folder holding `path`, so that a name just made, renamed or removed there
+    /// outlives a power cut.
+    static func synchronizeFolder(of path: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
         try DurableSync.synchronizeFolder(folder.isEmpty ? "." : folder)
     }
-}
 
-extension SecretFile {
-    /// Atomically replaces a secret file: written 0600 beside it, then renamed over it.
-    static func replace(at path: String, contents: Data) throws {
-        let temporary = path + ".new-" + UUID().uuidString.prefix(8)
-        try create(at: temporary, contents: contents)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw ServerSetupError("cannot replace \(path): \(String(cString: strerror(errno)))")
-        }
-        // The rename itself must outlive a power cut: the database may already rely on the new key.
-        try synchronizeFolder(of: path)
+    /// Whether anything is at `path`, a link to nothing included (it too would make `O_EXCL` fail).
+    static func entryExists(at path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
     }
 }
 

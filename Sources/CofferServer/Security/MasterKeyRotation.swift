@@ -1,15 +1,27 @@
 import Fluent
 import Foundation
+import SQLKit
 import Vapor
 
-/// Re-wraps every model key and the manifest-signing key from the current master key to a new one, in one transaction.
+/// Re-wraps every model key and the manifest-signing key from the current master key to a new one,
+/// and records the new one as current (``CurrentMasterKeyRecord``), in one transaction.
 ///
-/// Run with the servers stopped (`coffer-server rotate-master-key`): afterwards only the new
-/// master key opens the model keys, and a server started with the old one refuses to start.
+/// Safe with instances running: the transaction holds the tables of wrapped keys against writers
+/// (PostgreSQL `LOCK TABLE … IN EXCLUSIVE MODE`; SQLite's write lock), and a writer stores a key only
+/// while the record names the master key it wraps with (``CurrentMasterKey/require(_:on:)``), so an
+/// instance still holding the old key stores nothing the new one cannot open. It opens no key with
+/// the new master key though: restart every instance with the new key.
 enum MasterKeyRotation {
-    /// Re-wraps all rows; returns how many.
-    static func rotate(on database: any Database, from old: MasterKey, to new: MasterKey) async throws -> Int {
-        try await database.transaction { db in
+    /// Re-wraps all rows and records `new`; returns how many model keys. With `keyFile`, `new` is
+    /// written as its pending key (``PendingMasterKey``) once the rows are re-wrapped, before the
+    /// commit: the key the committed rows need is on disk whatever happens next.
+    static func rotate(on database: any Database, from old: MasterKey, to new: MasterKey, keyFile: String? = nil) async throws -> Int {
+        try await database.writeTransaction { db in
+            try await Self.holdWrappedKeys(on: db)
+            let recorded = try await CurrentMasterKey.read(on: db)
+            guard recorded == nil || recorded == old.id else {
+                throw ServerSetupError("the stored keys are wrapped by master key \(recorded ?? ""), not the current \(old.id); nothing was changed")
+            }
             let rows = try await KeyRecord.query(on: db).all()
             for row in rows {
                 guard row.masterKeyID == old.id else {
@@ -21,13 +33,31 @@ enum MasterKeyRotation {
                 try await row.update(on: db)
             }
             for row in try await SigningKeyRecord.query(on: db).all() {
+                guard row.masterKeyID == old.id else {
+                    throw ServerSetupError("the manifest-signing key is wrapped by master key \(row.masterKeyID), not the current \(old.id); nothing was changed")
+                }
                 let binding = ManifestSigner.binding(keyID: row.keyID)
                 row.wrappedKey = try new.seal(try old.open(row.wrappedKey, binding: binding), binding: binding)
                 row.masterKeyID = new.id
                 try await row.update(on: db)
             }
+            try await CurrentMasterKey.record(new, on: db)
+            if let keyFile { try PendingMasterKey.write(new, for: keyFile) }
             return rows.count
         }
+    }
+
+    /// Holds the record and the tables of wrapped keys until the transaction ends. PostgreSQL:
+    /// `EXCLUSIVE` lets reads (key deliveries) go on, waits for every transaction that writes one of
+    /// the tables or holds the record `FOR SHARE` to end, and keeps new ones waiting; SQLite:
+    /// ``Database/writeTransaction(_:)`` holds the write lock already.
+    private static func holdWrappedKeys(on tx: any Database) async throws {
+        let sql = try tx.sql()
+        guard sql.dialect.name == "postgresql" else { return }
+        try await sql.raw("""
+            LOCK TABLE \(unsafeRaw: CurrentMasterKeyRecord.schema), \(unsafeRaw: KeyRecord.schema), \(unsafeRaw: SigningKeyRecord.schema) \
+            IN EXCLUSIVE MODE
+            """).run()
     }
 
     /// Refuses to run with a master key that did not wrap the stored model keys and signing key.
@@ -44,27 +74,47 @@ enum MasterKeyRotation {
 }
 
 extension Server {
-    /// `coffer-server rotate-master-key`: re-wraps every model key under `newKeyBase64`, then, when
-    /// the current key lives in `DATA_DIR/master.key`, replaces that file (0600). With
-    /// COFFER_MASTER_KEY the operator sets the new value before restarting.
+    /// `coffer-server rotate-master-key`: re-wraps every model key under `newKeyBase64`. When the
+    /// current key lives in `DATA_DIR/master.key`, the new one is written beside it
+    /// (`master.key.next`, 0600) before the commit and renamed over it after; a rotation a crash
+    /// interrupted is settled first (``PendingMasterKey``). With COFFER_MASTER_KEY the operator sets
+    /// the new value before restarting.
     public static func rotateMasterKey(_ configuration: ServerConfiguration, newKeyBase64: String) async throws -> String {
         let path = configuration.dataDirectory + "/master.key"
         try DataFolder.prepare(configuration.dataDirectory)
-        let old = try MasterKey.load(base64: configuration.masterKeyBase64, path: path)
         let new = try MasterKey(base64: newKeyBase64)
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         do {
             try await configureDatabase(app, configuration)
-            let count = try await MasterKeyRotation.rotate(on: app.db, from: old, to: new)
-            if configuration.masterKeyBase64 == nil {
-                try SecretFile.replace(at: path, contents: Data((newKeyBase64.trimmingCharacters(in: .whitespacesAndNewlines) + "\n").utf8))
-            }
+            let message = try await rotate(app.db, configuration: configuration, keyFile: path, to: new)
             try await app.asyncShutdown()
-            return "re-wrapped \(count) model keys from master key \(old.id) to \(new.id)"
-                + (configuration.masterKeyBase64 == nil ? "; \(path) now holds the new key" : "; set COFFER_MASTER_KEY to the new key before restarting")
+            return message
         } catch {
             try? await app.asyncShutdown()
             throw error
         }
+    }
+
+    private static func rotate(_ db: any Database, configuration: ServerConfiguration, keyFile path: String, to new: MasterKey) async throws -> String {
+        let usesFile = configuration.masterKeyBase64 == nil
+        if usesFile { _ = try await PendingMasterKey.settle(path, on: db) }
+        let old = try MasterKey.load(base64: configuration.masterKeyBase64, path: path)
+        guard old.id != new.id else {
+            // Run again after a crash that the settling above finished, say.
+            try await CurrentMasterKey.claim(new, on: db)
+            return "master key \(new.id) is the current one already; nothing was re-wrapped"
+        }
+        let count: Int
+        do {
+            count = try await MasterKeyRotation.rotate(on: db, from: old, to: new, keyFile: usesFile ? path : nil)
+        } catch {
+            // Whether it committed is the database's to say (its answer may have been lost with the
+            // connection): the pending file is settled by it now, or at the next start.
+            if usesFile { _ = try? await PendingMasterKey.settle(path, on: db) }
+            throw error
+        }
+        if usesFile { try PendingMasterKey.finish(new, for: path) }
+        return "re-wrapped \(count) model keys from master key \(old.id) to \(new.id)"
+            + (usesFile ? "; \(path) now holds the new key" : "; set COFFER_MASTER_KEY to the new key before restarting")
     }
 }

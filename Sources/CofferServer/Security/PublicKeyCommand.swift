@@ -6,11 +6,10 @@ extension Server {
     /// the server uses.
     public static func signingPublicKey(_ configuration: ServerConfiguration) async throws -> (keyID: String, publicKey: String) {
         try DataFolder.prepare(configuration.dataDirectory)
-        let masterKey = try MasterKey.load(base64: configuration.masterKeyBase64, path: configuration.dataDirectory + "/master.key")
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         do {
             try await configureDatabase(app, configuration)
-            try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
+            let masterKey = try await MasterKey.loadChecked(configuration, on: app.db, logger: app.logger)
             let signer = try await ManifestSigner.loadOrCreate(masterKey: masterKey, on: app.db)
             try await app.asyncShutdown()
             return (signer.keyID, signer.publicKey.rawRepresentation.base64EncodedString())
