@@ -56,6 +56,7 @@ public final class AsyncHTTPClientTransport: CofferTransport {
                 body: body)
             let delegate = StreamingDelegate(url: url, consume: consume)
             // The read timeout bounds each wait; the deadline only stops a request that never ends.
+            // The SDK's small requests end sooner: it cancels them at `requestDeadline` (task.cancel below).
             let task = client.execute(request: outgoing, delegate: delegate, deadline: .now() + .hours(24))
             return try await withTaskCancellationHandler {
                 try await task.futureResult.get()

@@ -36,6 +36,9 @@ final class TamperingProxy: @unchecked Sendable {
         case delay(Double)
         /// Hold the answer until the gate opens, then forward (a network that stalls).
         case hold(Gate)
+        /// Send the head at once and the body one byte at a time, `drip.interval` seconds apart,
+        /// until the drip is released (a server or CDN that trickles: never idle, never done).
+        case drip(Drip)
         /// Answer with this status and no body instead (a forged 304, say), with `Retry-After` if given.
         case status(Int, retryAfter: String? = nil)
         /// Answer with a redirect (307 unless told) to this Location instead, with a small body
@@ -149,6 +152,7 @@ final class TamperingProxy: @unchecked Sendable {
         let action = lock.withLock { rule }(String(parts[0]), String(parts[1]), headers, status, responseBody)
         var outHead = responseHead, outBody = responseBody
         var cut: Int?
+        var trickle: Drip?
         switch action {
         case .forward: break
         case .replaceBody(let replacement):
@@ -164,6 +168,8 @@ final class TamperingProxy: @unchecked Sendable {
             Thread.sleep(forTimeInterval: seconds)
         case .hold(let gate):
             gate.wait()
+        case .drip(let drip):
+            trickle = drip
         case .status(let code, let retryAfter):
             let wait = retryAfter.map { "Retry-After: \($0)\r\n" } ?? ""
             outHead = Data("HTTP/1.1 \(code) Forged\r\n\(wait)Content-Length: 0\r\nConnection: close\r\n\r\n".utf8)
@@ -181,8 +187,29 @@ final class TamperingProxy: @unchecked Sendable {
             exchanges.append(Exchange(method: String(parts[0]), path: String(parts[1]), headers: headers, status: status,
                                       bytesIn: bytesIn, bytesOut: sent.count))
         }
-        _ = Self.sendAll(client, sent)
+        if let trickle {
+            Self.drip(outHead, outBody, to: client, by: trickle)
+        } else {
+            _ = Self.sendAll(client, sent)
+        }
         body = Data()
+    }
+
+    /// Sends `head`, then `body` a byte at a time with `drip`'s pause between two, until the drip
+    /// is released (the rest goes at once) or the client has gone.
+    private static func drip(_ head: Data, _ body: Data, to fd: Int32, by drip: Drip) {
+        drip.begin()
+        guard sendAll(fd, head) else { return }
+        var offset = body.startIndex
+        while offset < body.endIndex {
+            if drip.isReleased {
+                _ = sendAll(fd, body[offset...])
+                return
+            }
+            guard sendAll(fd, body[offset..<offset + 1]) else { return }
+            offset += 1
+            drip.pause()
+        }
     }
 
     /// Reads a head (through the blank line) and a body of Content-Length bytes (a response

@@ -39,8 +39,16 @@ public struct CofferConfiguration: Sendable {
     /// The most bytes the cache may hold for one collection (its models plus an update being
     /// downloaded); an update that would exceed it is refused. Nil: no bound beyond the disk.
     public var maximumCacheBytes: UInt64?
-    /// How long one request may wait for the server.
+    /// How long one request may wait for the server's next bytes (an idle timeout: an answer
+    /// whose bytes keep coming, however slowly, does not reach it; see ``requestDeadline``).
     public var requestTimeout: TimeInterval
+    /// The longest a manifest, key, report or attestation-challenge request may take from its start
+    /// to the end of its answer, however its bytes trickle in (a server or CDN that sends one byte
+    /// every few seconds never reaches ``requestTimeout``); past it the request is cancelled and
+    /// fails as ``UnavailableCause/offline(_:)`` ("timed out: no complete answer within 60 s"),
+    /// so the cache is served as when the server cannot be reached. Model downloads are not bound
+    /// by it: they resume where they stopped. Default 60 s; more than 0, at most a day.
+    public var requestDeadline: TimeInterval = 60
     /// How requests are sent; nil: URLSession (ephemeral, no cookies; the transport follows no
     /// redirect, the SDK follows one for model downloads only, without credentials). Linux apps
     /// may set `AsyncHTTPClientTransport` from the `CofferAsyncHTTPClient` product.
@@ -136,6 +144,9 @@ public struct CofferConfiguration: Sendable {
         if let teamID, UUID(uuidString: teamID) == nil { throw CofferError.invalidConfiguration("the team ID is not a UUID") }
         if let deviceID, deviceID.isEmpty || deviceID.utf8.count > 200 || deviceID.contains("|") {
             throw CofferError.invalidConfiguration("a device ID is 1 to 200 bytes without '|'")
+        }
+        guard requestDeadline > 0, requestDeadline <= RequestDeadline.longest else {
+            throw CofferError.invalidConfiguration("the request deadline must be more than 0 and at most 86400 seconds")
         }
     }
 }

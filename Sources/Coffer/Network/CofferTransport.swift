@@ -20,7 +20,9 @@ import FoundationNetworking
 public protocol CofferTransport: Sendable {
     /// Sends `request`; `consume` is called in order with each piece of the body, after the
     /// response arrived. Returns the response once the body ended. A `timeoutInterval` on the
-    /// request is the longest wait for the next bytes, not for the whole body. A piece may be
+    /// request is the longest wait for the next bytes, not for the whole body: the SDK bounds a
+    /// small request's whole time itself (``CofferConfiguration/requestDeadline``) by cancelling
+    /// the task, which the transport must answer by stopping the request. A piece may be
     /// lent from the transport's own buffer (AsyncHTTPClientTransport does): `consume` reads it
     /// during the call, copies what it keeps, and never changes it.
     func stream(_ request: URLRequest, consume: @escaping @Sendable (HTTPURLResponse, Data) throws -> Void) async throws -> HTTPURLResponse

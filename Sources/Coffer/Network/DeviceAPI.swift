@@ -80,10 +80,17 @@ struct DeviceAPI: Sendable {
         return request
     }
 
-    /// Sends a request whose answer is small; network failures become `.unreachable`.
+    /// Sends a request whose answer is small, within ``CofferConfiguration/requestDeadline`` from
+    /// start to end however slowly its bytes come (``RequestDeadline``); network failures and a
+    /// request past its deadline become `.unreachable`.
     func send(_ request: URLRequest, limit: Int) async throws(ServerFailure) -> (HTTPURLResponse, Data) {
+        let transport = self.transport
         do {
-            return try await transport.data(request, limit: limit)
+            return try await RequestDeadline(seconds: configuration.requestDeadline).run {
+                try await transport.data(request, limit: limit)
+            }
+        } catch let exceeded as RequestDeadline.Exceeded {
+            throw .unreachable(exceeded.description)
         } catch is BodyTooLarge {
             throw .answer(status: 200, code: "too_large", reason: "the answer is larger than \(limit) bytes")
         } catch is CancellationError {
