@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// A client's first access to the fleet's "summer" deployment (classifier-large and stylizer) whose
-/// model downloads a proxy holds back: the update is under way, holds the collection's lock and
+/// model downloads a proxy holds back: the update is under way, holds the collection's update lock and
 /// knows the bytes to come, and gets none of them until ``gate`` opens.
 struct HeldDownload {
     let proxy: TamperingProxy

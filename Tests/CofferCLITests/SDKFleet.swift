@@ -85,12 +85,12 @@ struct SDKFleet {
     }
 
     /// `coffer report` for this fleet's app from `cache` (a folder name in the working folder), as
-    /// device `edge-1` (the device `sync` uses).
+    /// device `edge-1` (the device `sync` uses); stopped after `terminateAfter` seconds if given.
     func report(_ cache: String, model: String, _ outcome: [String], server: String? = nil,
-                environment: [String: String] = [:]) async throws -> CLI.Result {
+                environment: [String: String] = [:], terminateAfter: Double? = nil) async throws -> CLI.Result {
         try await session.cli.run(["report", "--server", server ?? self.server, "--app", flowers.appID, "--credential-file", "app.credential",
                              "--public-key", publicKey, "--collection", "FlowerModels", "--cache", cache, "--device-id", "edge-1",
-                             "--model", model] + outcome, environment: environment)
+                             "--model", model] + outcome, environment: environment, terminateAfter: terminateAfter)
     }
 
     /// `coffer deployment status DEPLOYMENT --json`, asked again until `done` holds or 60 s have

@@ -3,9 +3,11 @@ import Foundation
 import Testing
 
 /// A server or CDN that trickles its answers — the head at once, then one byte every half second,
-/// never finishing — so that a transport's idle timeout never fires (``Drip``): a small request
-/// used to go on for as long as the transport let a request live (a day, a week); now it ends at
-/// its deadline.
+/// never finishing — so that a transport's idle timeout never fires (``Drip``). Small requests
+/// used to go on for as long as the transport let a request live (a day, a week), and an update
+/// held the collection's lock all that time: the fallback to the last known good, `endAccessing`
+/// and `coffer report --failed` waited behind it. Now a small request ends at its deadline, and
+/// an update holds the collection's lock only for its steps on the disk.
 @Suite("A server that trickles its answers")
 struct SlowDripTests {
     @Test("a manifest that trickles in is given up at the request deadline: the cache is served, the cause one line without URL or credential",
@@ -39,5 +41,99 @@ struct SlowDripTests {
         let line = CofferError.collectionUnavailable(identifier: "FlowerModels", cause: .offline(reason)).description
         #expect(!line.contains("\n") && !line.contains(fleet.flowers.credential) && !line.contains("deviceID")
                 && !line.contains("127.0.0.1"), "\(line)")
+    }
+
+    @Test("reportFailure's fallback and endAccessing do not wait for an update whose model trickles in; that update then keeps the last known good")
+    func fallbackDuringATricklingUpdate() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let (client, cache, summer) = try await LastKnownGoodTests.springThenSummer(fleet, cache: "trickled-update", summer: "classifier-large",
+                                                                                 server: proxy.url)
+        let large = try #require(summer.entries["FlowerClassifier"])
+        #expect(summer.sequence == 2 && large.sha256 == sha["classifier-large"])
+        // Spring's classifier leaves blobs/ (the last known good keeps it in previous/).
+        await client.endAccessing(identifier: "FlowerModels")
+        #expect(!SDKFleet.names(cache, "blobs").contains(sha["classifier"]! + ".coffer"))
+
+        // Winter names the large classifier again, and a model blobs/ does not hold, whose download trickles.
+        try await Self.deployWinter(fleet)
+        let drip = Drip(every: 0.5)
+        defer { drip.release() }
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
+        let update = Task { try await client.beginAccessing(identifier: "FlowerModels") }
+        defer { update.cancel() }
+        try await Self.waitUntilTrickling(drip)
+
+        // The app finds the large classifier does not work here. Before: the fallback waited for
+        // the update, that is for the whole trickle.
+        let fellBack = try await SDKFleet.within(30) { await large.report(.failed(reason: "out of memory")) }
+        #expect(fellBack?.sequence == 1 && fellBack?.fallback?.sha256 == sha["classifier-large"], "\(String(describing: fellBack?.origin))")
+        #expect(try fleet.cachedModels(cache) == ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!])
+        try await SDKFleet.within(30) { await client.endAccessing(identifier: "FlowerModels") }
+
+        // The update goes on: it must not adopt winter, which names the model that failed.
+        drip.release()
+        let outcome = try await SDKFleet.within(300) { try await update.value }
+        #expect(outcome.sequence == 1, "\(outcome.origin)")
+        #expect(outcome.origin.isStale { if case .lastKnownGood(name: "FlowerClassifier", _) = $0 { true } else { false } }, "\(outcome.origin)")
+        #expect(try fleet.cachedModels(cache) == ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!])
+        #expect(try await outcome.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        // What the fallback left unused, the update removed once done; nothing half-downloaded stays.
+        #expect(SDKFleet.names(cache, "blobs") == [sha["classifier"]! + ".coffer", sha["stylizer"]! + ".coffer"])
+        #expect(SDKFleet.names(cache, "staging").isEmpty)
+    }
+
+    @Test("coffer report --failed does not wait for a coffer sync of the same cache, in another process, whose model trickles in; the sync then keeps the last known good")
+    func reportDuringATricklingSync() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let sha = fleet.flowers.sha
+        try await fleet.deploy("spring", classifier: "classifier")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await fleet.deploy("summer", classifier: "classifier-large")
+        #expect(try await fleet.sync("edge").status == 0)
+        try await Self.deployWinter(fleet)
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let drip = Drip(every: 0.5)
+        defer { drip.release() }
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
+        let proxyURL = proxy.url
+        let sync = Task { try await fleet.sync("edge", server: proxyURL) }
+        try await Self.waitUntilTrickling(drip)
+
+        // Before: the report waited on the collection's lock, which the sync held while it
+        // trickled, until it was stopped here.
+        let failed = try await fleet.report("edge", model: "FlowerClassifier", ["--failed", "out of memory"], terminateAfter: 300)
+        #expect(failed.status == 0, "\(failed.status) \(failed.stderr)")
+        #expect(failed.stdout.hasSuffix(", sequence 1, and refuses this FlowerClassifier until a deployment names another one.\n"), "\(failed.stdout)")
+
+        drip.release()
+        let synced = try await sync.value
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(synced.stderr.contains("model FlowerClassifier failed on this device (out of memory)"), "\(synced.stderr)")
+        let edge = fleet.folder("edge")
+        #expect(try fleet.cachedModels(edge) == ["FlowerClassifier": sha["classifier"]!, "FlowerStylizer": sha["stylizer"]!])
+        #expect(SDKFleet.names(edge, "blobs") == [sha["classifier"]! + ".coffer", sha["stylizer"]! + ".coffer"])
+        #expect(SDKFleet.names(edge, "staging").isEmpty)
+    }
+
+    /// Activates deployment winter: the large classifier again (summer's), and the small
+    /// classifier's file as the stylizer, which summer's `blobs/` lacks and an update downloads.
+    static func deployWinter(_ fleet: SDKFleet) async throws {
+        try await fleet.session.ok("deployment", "create", "--collection", "FlowerModels", "--name", "winter",
+                                   "--model", "FlowerClassifier=classifier-large.coffer", "--model", "FlowerStylizer=classifier.coffer",
+                                   "--activate")
+    }
+
+    /// Returns once a model download trickles (waiting up to 600 s: on a loaded machine the
+    /// update may take long to get there).
+    static func waitUntilTrickling(_ drip: Drip) async throws {
+        try await SDKFleet.within(600) {
+            while !drip.hasStarted { try await Task.sleep(nanoseconds: 20_000_000) }
+        }
     }
 }

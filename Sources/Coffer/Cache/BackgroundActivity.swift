@@ -2,9 +2,9 @@ import Foundation
 
 /// Time the system grants an app to finish work after it leaves the foreground.
 ///
-/// An update holds the collection's `flock` while it downloads. iOS kills an app that is suspended
-/// holding a file lock in an App Group container (exception code 0xdead10cc), so an update runs
-/// inside an activity: the system keeps the app running until the update ends, and when that time
+/// An update holds the collection's update lock (a `flock`) while it downloads. iOS kills an app
+/// that is suspended holding a file lock in an App Group container (exception code 0xdead10cc), so
+/// an update runs inside an activity: the system keeps the app running until the update ends, and when that time
 /// runs out the update is cancelled, which releases the lock before suspension (the download
 /// resumes from its part file next time).
 protocol BackgroundActivity: Sendable {

@@ -19,7 +19,9 @@ import Darwin
 /// ROOT/collections/ID/state.json        the manifest switched to last (one rename switches)
 /// ROOT/collections/ID/blobs/SHA.coffer  verified sealed models, named by their SHA-256
 /// ROOT/collections/ID/staging/SHA.part  downloads in progress, resumed by the next update
-/// ROOT/collections/ID/lock              held by whoever updates
+/// ROOT/collections/ID/lock              held for each step that reads and writes the folder
+/// ROOT/collections/ID/update.lock       held by an update from start to end (CollectionCache+Updates.swift)
+/// ROOT/collections/ID/update.json       the models the update in flight may switch to or copy from
 /// ROOT/collections/ID/previous/         the last known good: the state switched from, with hard
 ///                                       links to its models (CollectionCache+Previous.swift)
 /// ROOT/collections/ID/failed.json       models that failed on this device (FailedModels.swift)
@@ -72,10 +74,11 @@ struct CollectionCache: Sendable {
         #endif
     }
 
-    /// Takes the update lock.
+    /// Takes the collection's lock, held for a step that reads and writes the folder and never
+    /// while waiting for the network (``lockUpdates()`` is the one an update holds throughout).
     func lock() async throws -> FileLock { try await FileLock.acquire(folder + "/lock") }
 
-    /// Takes the update lock if no one holds it; nil when another client does. Never waits.
+    /// Takes the collection's lock if no one holds it; nil when another client does. Never waits.
     func lockIfFree() throws -> FileLock? { try FileLock.acquireIfFree(folder + "/lock") }
 
     /// The cached state, verified with `publicKey` (its expiry is not checked: an expired manifest
@@ -164,7 +167,8 @@ struct CollectionCache: Sendable {
     func removeUnused(keeping: Set<String>, resumable: Set<String> = []) {
         Self.removeModels(in: blobsFolder, suffix: ".coffer", keeping: keeping)
         Self.removeModels(in: stagingFolder, suffix: ".part", keeping: resumable)
-        for name in Self.names(in: folder) where name.hasPrefix(".state.json.~") || name.hasPrefix(".failed.json.~") {
+        for name in Self.names(in: folder)
+        where name.hasPrefix(".state.json.~") || name.hasPrefix(".failed.json.~") || name.hasPrefix(".update.json.~") {
             unlink(folder + "/" + name)
         }
         CrashPoint.reach("old-removed")

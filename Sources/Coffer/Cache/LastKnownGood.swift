@@ -17,12 +17,17 @@ import Foundation
 /// 3. `fallback-state-written`, `fallback-state-committed`: `state.json` is replaced by the
 ///    previous state in one rename: the switch.
 /// 4. `fallback-previous-removed`: the previous version is forgotten (it is current now), and
-///    then the failed version's models are removed unless in use.
+///    then the failed version's models are removed unless in use, or needed by an update in
+///    flight (``CollectionCache/removeUnusedBesideUpdate(keeping:resumable:)``), which removes
+///    them once it ends: a fallback never waits for an update's downloads.
 ///
 /// Before the rename the collection is the failed version, after it the previous one, never a mix.
 struct LastKnownGood: Sendable {
     let cache: CollectionCache
     let publicKey: Curve25519.Signing.PublicKey
+    /// Whether the caller is the update, which holds the update lock: it removes unused models
+    /// itself. Anyone else spares what an update in flight needs.
+    var updating = false
 
     /// What ``fallBack(from:model:sha256:reason:inUse:)`` did.
     enum Outcome: Sendable {
@@ -67,7 +72,11 @@ struct LastKnownGood: Sendable {
         try cache.writeState(previous, step: "fallback-state")
         cache.removePrevious()
         CrashPoint.reach("fallback-previous-removed")
-        cache.removeUnused(keeping: Set(previous.blobs.keys).union(inUse))
+        if updating {
+            cache.removeUnused(keeping: Set(previous.blobs.keys).union(inUse))
+        } else {
+            cache.removeUnusedBesideUpdate(keeping: Set(previous.blobs.keys).union(inUse))
+        }
         return previous
     }
 }

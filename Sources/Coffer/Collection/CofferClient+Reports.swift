@@ -91,7 +91,9 @@ extension CofferClient {
     }
 
     /// Switches `entry`'s collection back to its last known good version, under the collection's
-    /// lock, and announces it on ``updates(identifier:)``.
+    /// lock, and announces it on ``updates(identifier:)``. An update in flight does not hold that
+    /// lock while it waits for the network, so this never waits for a slow server; the update
+    /// reads the cache again before it switches and does not adopt the failed model.
     func fallBack(_ entry: ModelCollection.Entry, source: ModelCollection.Entry.Source, reason: String) async -> ModelCollection? {
         guard let sha = entry.sha256,
               let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: source.collection, teamID: configuration.teamID),

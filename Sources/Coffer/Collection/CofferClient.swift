@@ -17,9 +17,10 @@ import Foundation
 /// ```
 ///
 /// Several clients may share a cache folder, even in several processes: updates of a collection
-/// take a file lock. Within a process, no client's update, fallback or ``endAccessing(identifier:)``
-/// removes a model that an access through another client on the folder still uses; another
-/// process does not know of this one's accesses (docs/SDK.md, "The cache").
+/// take file locks, one update at a time, and a fallback or ``endAccessing(identifier:)`` never
+/// waits for an update's network. Within a process, no client's update, fallback or
+/// ``endAccessing(identifier:)`` removes a model that an access through another client on the
+/// folder still uses; another process does not know of this one's accesses (docs/SDK.md, "The cache").
 public final class CofferClient: Sendable {
     /// The configuration this client was made with.
     public let configuration: CofferConfiguration
@@ -135,9 +136,12 @@ public final class CofferClient: Sendable {
         return progress
     }
 
-    /// Ends the accesses to `identifier` through this client: models that an update replaced
-    /// meanwhile are removed (after an update in flight, if any, has switched), unless an access
-    /// through another client of this process on the same cache folder still uses them.
+    /// Ends the accesses to `identifier` through this client: models that an update or a fallback
+    /// replaced meanwhile are removed, unless an access through another client of this process on
+    /// the same cache folder still uses them. It never waits for an update's downloads: while an
+    /// update of the collection is in flight (in this process or another), the models that update
+    /// may switch to or copy from stay, with its downloads (removed, if unused, once it switched,
+    /// or by the next `endAccessing` or update).
     public func endAccessing(identifier: String) async {
         modelsInUse.release(identifier)
         guard let cache = try? CollectionCache(root: configuration.cacheDirectory, identifier: identifier, teamID: configuration.teamID),
@@ -146,7 +150,7 @@ public final class CofferClient: Sendable {
         defer { lock.release() }
         guard let current = cache.loadState(publicKey: configuration.publicKey) else { return }
         let partial = Set(CollectionCache.names(in: cache.stagingFolder).map { String($0.prefix { $0 != "." }) })
-        cache.removeUnused(keeping: Set(current.blobs.keys).union(ModelsInUse.models(in: cache)), resumable: partial)
+        cache.removeUnusedBesideUpdate(keeping: Set(current.blobs.keys).union(ModelsInUse.models(in: cache)), resumable: partial)
     }
 
     /// The collections `identifier` switches to from now on (after updates in the background or
@@ -216,8 +220,8 @@ public final class CofferClient: Sendable {
     /// ``updates(identifier:)``. The failed version's models stay (an access of this process may
     /// use them) until the next update or ``endAccessing(identifier:)``, and so do models of older
     /// versions that accesses of this process still use. When another client holds
-    /// the lock — an update, which finishes the fallback first, or a fallback — this one does not
-    /// wait for it: the state is read again.
+    /// the collection's lock — an update's step, which finishes the fallback first, or a
+    /// fallback — this one does not wait for it: the state is read again.
     private func finishingInterruptedFallback(_ cache: CollectionCache, loaded: CacheState?) -> CacheState? {
         guard let state = loaded, let recorded = try? cache.loadFailed(), recorded.failedModel(in: state.manifest) != nil else { return loaded }
         guard let lock = try? cache.lockIfFree() else { return cache.loadState(publicKey: configuration.publicKey) }

@@ -53,7 +53,7 @@ actor CollectionHub {
     }
 
     /// Returns once the update of `identifier` in flight, if any, is not an abandoned one (its
-    /// cancellation already reached the download; it ends soon and releases the collection's lock).
+    /// cancellation already reached the download; it ends soon and releases the collection's update lock).
     private func outlastAbandoned(_ identifier: String) async {
         while let flight = flights[identifier], flight.abandoned { _ = try? await flight.task.value }
     }
