@@ -24,6 +24,17 @@ start() {
     sleep 1
   done
   su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'coffer-ci'\"" >/dev/null
+  # The test run starts dozens of servers against this cluster at once (each with its own pool,
+  # several suites racing instances on one database): 100 connections, the default, ran out
+  # (53300 too_many_connections). Raised once; the change needs a restart.
+  if [ "$(su postgres -c "psql -qAtc 'show max_connections'")" -lt 400 ]; then
+    su postgres -c "psql -qc 'ALTER SYSTEM SET max_connections = 400'" >/dev/null
+    pg_ctlcluster "$version" main restart
+    for _ in $(seq 30); do
+      su postgres -c "psql -qAtc 'select 1'" >/dev/null 2>&1 && break
+      sleep 1
+    done
+  fi
   port=$(pg_lsclusters -h | awk -v v="$version" '$1 == v && $2 == "main" {print $3}')
   url="postgres://postgres:coffer-ci@127.0.0.1:$port/postgres"
   psql "$url" -qAtc 'select 1' >/dev/null
