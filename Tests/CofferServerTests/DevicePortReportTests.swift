@@ -184,12 +184,33 @@ struct DevicePortReportTests {
         #expect(try await Self.same(setup, Self.post(atCap, authorization: auth)).status == 400)
         #expect(try await Self.same(setup, Self.chunkedPost(atCap + [0x20], authorization: auth)).status == 413)
 
+        // A form or plain-text body: the main port's 415 (its NonJSONBodies), on both.
+        let valid = try setup.batch(device: "d", count: 1)
+        for type in ["text/plain", "application/x-www-form-urlencoded"] {
+            let post = Self.post(valid, authorization: auth).replacing(Array("application/json".utf8), with: Array(type.utf8))
+            let refused = try await Self.same(setup, post)
+            #expect(refused.status == 415, "\(type): \(refused)")
+        }
+
         // The device port decides from Content-Length alone: no body byte is sent, the 413 comes at once.
         let connection = try await RawConnection.connect(port: setup.devicePort)
         try await connection.send("POST /v1/device/reports HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth)\r\nContent-Length: 1000000000\r\n\r\n")
         let (text, closed) = try await connection.wait(seconds: 10) { _ in false }
         #expect(RawConnection.statuses(text) == [413], "\(text.prefix(300))")
         #expect(closed, "the rest of a refused body is not read")
+
+        // A client that keeps sending after its 413 (each read would hold the idle timeout off) is
+        // let go once the linger limit has passed.
+        let sender = try await RawConnection.connect(port: setup.devicePort)
+        try await sender.send("POST /v1/device/reports HTTP/1.1\r\nHost: x\r\nAuthorization: \(auth)\r\nContent-Length: 1000000000\r\n\r\n")
+        var gone = false
+        for _ in 0..<120 where !gone {
+            do { try await sender.send(bytes: [UInt8](repeating: 0x20, count: 16)) } catch { gone = true }
+            try await Task.sleep(for: .milliseconds(250))
+            gone = try await sender.wait(seconds: 0) { _ in false }.closed || gone
+        }
+        #expect(gone, "still open 30 s after its 413")
+        await sender.close()
     }
 
     @Test("a wrong credential, another team's app, an unbound app, an unknown deployment or model get the main port's answers")

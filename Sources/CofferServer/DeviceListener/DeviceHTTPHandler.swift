@@ -185,10 +185,14 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `POST /v1/device/reports` through ``ReportEndpoint``, as ``ReportController`` does.
     private func handleReport(_ received: Received, keepAlive: Bool, context: ChannelHandlerContext) {
         // The rest of a refused body is not read: the answer says close, and the server stops
-        // writing; what the client still sends is dropped until it closes (or the idle timeout),
-        // so that closing does not reset the connection before the client has read the 413.
+        // writing; what the client still sends is dropped until it closes (or ``lingerLimit``
+        // passes), so that closing does not reset the connection before the client has read the 413.
         guard !received.tooLarge else {
             return write(error: ReportEndpoint.tooLarge, keepAlive: false, lingering: true, context: context)
+        }
+        // As the main port's NonJSONBodies: a form or plain-text body is not read as a batch.
+        if let refusal = NonJSONBodies.refusal(received.head.headers) {
+            return write(error: refusal, keepAlive: keepAlive, context: context)
         }
         let request: ReportEndpoint.Request
         do {
@@ -299,8 +303,16 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let bytes = ResponseBytes.encode(status: status, headers: headers, body: body, allocator: context.channel.allocator)
         let done = context.writeAndFlush(wrapOutboundOut(bytes))
-        if !keepAlive { done.whenComplete { [channel = context.channel] _ in channel.close(mode: lingering ? .output : .all, promise: nil) } }
+        guard !keepAlive else { return }
+        done.whenComplete { [channel = context.channel] _ in
+            channel.close(mode: lingering ? .output : .all, promise: nil)
+            // A client that keeps sending (each read holds the idle timeout off) is let go soon after.
+            if lingering { channel.eventLoop.scheduleTask(in: Self.lingerLimit) { channel.close(promise: nil) } }
+        }
     }
+
+    /// How long a connection whose answer said close may keep sending before it is closed.
+    static let lingerLimit: TimeAmount = .seconds(5)
 
     /// `/v1/device/collections/{id}/manifest` → `id` (percent-decoded), else nil.
     static func collection(in path: Substring) -> String? {

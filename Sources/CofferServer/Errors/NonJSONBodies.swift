@@ -12,13 +12,17 @@ struct NonJSONBodies: Middleware {
 
     func respond(to request: Request, chainingTo next: any Responder) -> EventLoopFuture<Response> {
         // An unrouted request goes on to its 404 or 405.
-        if request.route != nil, let type = request.headers.contentType,
-           Self.refused.contains(where: { $0.type == type.type && $0.subType == type.subType }),
-           Self.hasBody(request.headers), !Self.isDashboard(request.url.path) {
-            return request.eventLoop.makeFailedFuture(
-                Abort(.unsupportedMediaType, reason: "the API reads application/json bodies (blob uploads: application/octet-stream)"))
+        if request.route != nil, !Self.isDashboard(request.url.path), let refusal = Self.refusal(request.headers) {
+            return request.eventLoop.makeFailedFuture(refusal)
         }
         return next.respond(to: request)
+    }
+
+    /// The 415 for a form or plain-text body; nil for any other (the device port asks too).
+    static func refusal(_ headers: HTTPHeaders) -> Abort? {
+        guard let type = headers.contentType, refused.contains(where: { $0.type == type.type && $0.subType == type.subType }),
+              hasBody(headers) else { return nil }
+        return Abort(.unsupportedMediaType, reason: "the API reads application/json bodies (blob uploads: application/octet-stream)")
     }
 
     static func hasBody(_ headers: HTTPHeaders) -> Bool {
