@@ -14,8 +14,8 @@ struct AdminDeviceTests {
         let other = AdminSession.json(try await session.ok("app", "create", "--team", "Weeds", "--name", "B", "--platform", "linux", "--json")) as? [String: Any]
         let created = AdminSession.json(try await session.ok("key", "create", "--team", "Flowers", "--name", "clf", "--json")) as? [String: Any]
         let keyID = try #require(created?["id"] as? String)
-        session.cli.write("app.credential", Data((((app?["credential"] as? String) ?? "") + "\n").utf8))
-        session.cli.write("other.credential", Data((((other?["credential"] as? String) ?? "") + "\n").utf8))
+        session.cli.writeSecret("app.credential", Data((((app?["credential"] as? String) ?? "") + "\n").utf8))
+        session.cli.writeSecret("other.credential", Data((((other?["credential"] as? String) ?? "") + "\n").utf8))
         session.cli.write("model.bin", CLI.randomData(100_000))
         try await session.ok("encrypt", "model.bin", "--key", "clf.modelkey")
         // The key is released: a deployment of a collection the app is bound to uses it.

@@ -14,7 +14,7 @@ struct AdminSession {
         guard let server = await AdminServer.start(environment: environment, sourceLocation: sourceLocation) else { return nil }
         self.server = server
         cli = CLI()
-        cli.write("admin.token", Data((server.token + "\n").utf8))
+        cli.writeSecret("admin.token", Data((server.token + "\n").utf8))
     }
 
     var configFolder: String { cli.path("config") }
@@ -52,7 +52,7 @@ struct AdminSession {
         let added = try await ok("member", "add", "--team", team, "--name", name, "--role", role, sourceLocation: sourceLocation)
         let code = added.split(separator: "\n").first { $0.hasPrefix("cfi_") }.map(String.init) ?? ""
         #expect(!code.isEmpty, "\(added)", sourceLocation: sourceLocation)
-        cli.write(name + ".code", Data((code + "\n").utf8))
+        cli.writeSecret(name + ".code", Data((code + "\n").utf8))
         let folder = configFolder + "-" + name
         let accepted = try await coffer("invitation", "accept", "--code-file", name + ".code", "--new-account", name, "--server", server.url,
                                   environment: ["COFFER_CONFIG_DIR": folder])

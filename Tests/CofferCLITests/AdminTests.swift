@@ -64,11 +64,12 @@ struct AdminTests {
         #expect(try await session.coffer("login", "--server", "ftp://x", "--token", "t").status == 64)
         AdminSession.expectFailure(try await session.coffer("login", "--server", session.server.url, "--token-file", "missing"), 66,
                                    "cannot read token file missing")
-        // Secret files are read up to their limit and no further: an endless file is refused at
-        // once (before: read whole, for ever). `-` reads the token from standard input.
+        // Secret files are read up to their limit and no further, and only regular files or pipes
+        // of the user's own: a device (endless, and anyone's) is refused at once (before: read
+        // whole, for ever). `-` reads the token from standard input.
         let endless = try await session.cli.run(["login", "--server", session.server.url, "--token-file", "/dev/zero"],
                                                 environment: ["COFFER_CONFIG_DIR": session.configFolder], terminateAfter: 30)
-        AdminSession.expectFailure(endless, 64, "token file /dev/zero is over 4 KiB; is it the right file?")
+        AdminSession.expectFailure(endless, 66, "token file /dev/zero is not a regular file")
         let piped = try await session.cli.run(["-c", "exec \"$0\" login --server \"$1\" --token-file - < admin.token",
                                                CLI.binary.path, session.server.url],
                                               environment: ["COFFER_CONFIG_DIR": session.configFolder], binary: URL(fileURLWithPath: "/bin/sh"))

@@ -43,6 +43,13 @@ struct CLI {
 
     func write(_ name: String, _ data: Data) { #expect(FileManager.default.createFile(atPath: path(name), contents: data)) }
 
+    /// Writes a secret file (passphrase, key, token, credential, code) as a user keeps one: mode
+    /// 0600. The CLI refuses a secret file that others may read or write.
+    func writeSecret(_ name: String, _ data: Data) {
+        #expect(FileManager.default.createFile(atPath: path(name), contents: data, attributes: [.posixPermissions: 0o600]))
+        #expect(chmod(path(name), 0o600) == 0)
+    }
+
     func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
 
     /// Names in the working folder (to prove no temporary or partial file is left).

@@ -29,7 +29,7 @@ struct DeploymentTests {
             let app = AdminSession.object(try await session.ok("app", "create", "--team", "Flowers", "--name", "FlowerApp", "--platform", "ios", "--json"))
             appID = try #require(app["id"] as? String)
             credential = try #require(app["credential"] as? String)
-            session.cli.write("app.credential", Data((credential + "\n").utf8))
+            session.cli.writeSecret("app.credential", Data((credential + "\n").utf8))
             try await session.ok("key", "create", "--team", "Flowers", "--name", "flowers")
             var sha: [String: String] = [:]
             for (name, size) in [("classifier", 150_000), ("classifier-large", 300_000), ("stylizer", 90_000)] {

@@ -25,7 +25,7 @@ struct EncryptDecryptTests {
         let cli = CLI()
         defer { cli.cleanUp() }
         let secret = "tr0ub4dor&3-sekret-passphrase"
-        cli.write("pass.txt", Data((secret + "\n").utf8))
+        cli.writeSecret("pass.txt", Data((secret + "\n").utf8))
         cli.write("weights.safetensors", CLI.randomData(100_000))
         let sealed = try await cli.run("encrypt", "weights.safetensors", "--passphrase-file", "pass.txt", "-o", "w.coffer")
         #expect(sealed.status == 0, "\(sealed.stderr)")

@@ -39,7 +39,7 @@ struct ExitCodeTests {
         let cli = try await Self.prepared()
         defer { cli.cleanUp() }
         Self.expectOneLine(try await cli.run("decrypt", "m.bin.coffer", "--key", "other.modelkey", "-o", "x"), 65, containing: "sealed with model key")
-        cli.write("p", Data("pw".utf8))
+        cli.writeSecret("p", Data("pw".utf8))
         Self.expectOneLine(try await cli.run("decrypt", "m.bin.coffer", "--passphrase-file", "p", "-o", "x", "--format", "coffer"), 65, containing: "needs a model key")
         var sealed = cli.read("m.bin.coffer")!
         sealed[300] ^= 4
@@ -60,7 +60,7 @@ struct ExitCodeTests {
         Self.expectOneLine(try await cli.run("encrypt", "missing.bin", "--key", "k.modelkey"), 66, containing: "missing.bin")
         Self.expectOneLine(try await cli.run("decrypt", "missing.coffer", "--key", "k.modelkey"), 66)
         Self.expectOneLine(try await cli.run("encrypt", "m.bin", "--key", "missing.modelkey", "-o", "y"), 66)
-        cli.write("bad.modelkey", Data("{\"key\": \"c2VjcmV0LXNlY3JldA==\"}".utf8))
+        cli.writeSecret("bad.modelkey", Data("{\"key\": \"c2VjcmV0LXNlY3JldA==\"}".utf8))
         let broken = try await cli.run("encrypt", "m.bin", "--key", "bad.modelkey", "-o", "y")
         Self.expectOneLine(broken, 66, containing: ".modelkey")
         #expect(!broken.stderr.contains("c2VjcmV0"))

@@ -166,7 +166,7 @@ struct InputHardeningTests {
         defer { cli.cleanUp() }
         let plaintext = Data("the plaintext".utf8)
         try await Self.makeRNCryptor(cli, "m.enc", plaintext: plaintext, passphrase: ending.sealedWith)
-        cli.write("pass", Data(ending.fileContents.utf8))
+        cli.writeSecret("pass", Data(ending.fileContents.utf8))
         let opened = try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "pass", "--stdout"])
         if ending.matches {
             #expect(opened.status == 0, "\(opened.stderr)")
@@ -197,10 +197,10 @@ struct InputHardeningTests {
         #expect(!cli.listing().contains("out"))
 
         // The same limit holds for a regular file.
-        cli.write("big", Data(repeating: UInt8(ascii: "b"), count: 4097))
+        cli.writeSecret("big", Data(repeating: UInt8(ascii: "b"), count: 4097))
         let big = try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "big", "-o", "out"])
         #expect(big.status == 64, "\(big.stderr)")
-        cli.write("limit", Data(repeating: UInt8(ascii: "b"), count: 4096))
+        cli.writeSecret("limit", Data(repeating: UInt8(ascii: "b"), count: 4096))
         #expect(try await Self.run(cli, ["decrypt", "m.enc", "--passphrase-file", "limit", "-o", "out"]).status == 65)
     }
 
@@ -237,10 +237,10 @@ struct InputHardeningTests {
 
         // 128 hex digits padded with whitespace to exactly 4096 bytes are still read.
         let hex = String(repeating: "0f", count: 64)
-        cli.write("padded", Data((hex + String(repeating: " ", count: 4096 - hex.count)).utf8))
+        cli.writeSecret("padded", Data((hex + String(repeating: " ", count: 4096 - hex.count)).utf8))
         let padded = try await Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "padded", "-o", "out"])
         #expect(padded.status == 65, "\(padded.stderr)")  // read, then the HMAC does not match
-        cli.write("over", Data((hex + String(repeating: " ", count: 4097 - hex.count)).utf8))
+        cli.writeSecret("over", Data((hex + String(repeating: " ", count: 4097 - hex.count)).utf8))
         #expect(try await Self.run(cli, ["decrypt", "m.enc", "--rncryptor-key-file", "over", "-o", "out"]).status == 66)
     }
 }

@@ -44,32 +44,8 @@ struct InspectTests {
     func hugeHeader() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        // A real container's fields, patched to claim one-byte chunks just too many for the limit;
-        // then that many valid table entries, written out (holes would read as empty chunks,
-        // refused at the first one); then holes up to the length the fields give. Without the
-        // limit, inspect read the whole table, held it several times over, and printed its facts.
-        let sealed = try SealedModel.seal(Array(repeating: 7, count: 1000), name: "m", using: .modelKey(ModelKey.generate(name: "k")))
-        let count = SealedModel.maximumHeaderLength / ChunkTable.entryLength + 1
-        var fields = Array(sealed.prefix(Int(sealed[10]) << 8 | Int(sealed[11])))  // F, bytes 10-11
-        let claimed = withUnsafeBytes(of: UInt32(count).bigEndian) { Array($0) }
-        fields.replaceSubrange(16..<24, with: [0, 0, 0, 0] + claimed)  // plaintext length: one byte a chunk
-        fields.replaceSubrange(56..<60, with: claimed)                 // chunk count
-        let preamble = try #require(try ContainerHeader.preamble(from: fields))
-        #expect(preamble.headerLength > SealedModel.maximumHeaderLength)
-        let path = cli.path("huge.coffer")
-        cli.write("huge.coffer", Data(fields))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try handle.seekToEnd()
-        let entry = [UInt8](repeating: 0xA5, count: ChunkID.length) + [0, 0, 0, 1]
-        let block = Data(Array(repeatElement(entry, count: 4096).joined()))
-        var left = count
-        while left > 0 {
-            let entries = min(left, 4096)
-            try handle.write(contentsOf: block.prefix(entries * ChunkTable.entryLength))
-            left -= entries
-        }
-        try handle.close()
-        #expect(truncate(path, off_t(preamble.sealedLength)) == 0)
+        // Without the limit, inspect read the whole table, held it several times over, and printed its facts.
+        let preamble = try HugeHeaderContainer.write(cli, "huge.coffer")
 
         for arguments in [["inspect", "huge.coffer"], ["inspect", "huge.coffer", "--json"]] {
             let result = try await cli.run(arguments)
@@ -169,7 +145,7 @@ struct InspectModelTests {
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
         #expect(after.subtracting(before).filter { $0.contains("coffer-inspect-") }.isEmpty)
 
-        cli.write("pass.txt", Data("correct horse\n".utf8))
+        cli.writeSecret("pass.txt", Data("correct horse\n".utf8))
         try await cli.run("encrypt", "Classifier.mlmodel", "--passphrase-file", "pass.txt", "-o", "p.coffer", "--quiet")
         let byPassphrase = try await cli.run("inspect", "p.coffer", "--passphrase-env", "PASS", environment: ["PASS": "correct horse"])
         #expect(byPassphrase.status == 0)

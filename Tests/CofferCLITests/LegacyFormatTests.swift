@@ -27,14 +27,14 @@ struct LegacyFormatTests {
         defer { cli.cleanUp() }
         let plaintext = CLI.randomData(1 << 20 + 333)
         cli.write("m.bin", plaintext)
-        cli.write("pass", Data(Self.passphrase.utf8))
+        cli.writeSecret("pass", Data(Self.passphrase.utf8))
         let sealed = try await cli.run("encrypt", "m.bin", "--format", "rncryptor", "--passphrase-file", "pass")
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(cli.read("m.bin.rncryptor")?.prefix(2) == Data([3, 1]))
         let opened = try await cli.run("decrypt", "m.bin.rncryptor", "--passphrase-file", "pass", "-o", "back.bin")
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(cli.read("back.bin") == plaintext)
-        cli.write("wrong", Data("not it".utf8))
+        cli.writeSecret("wrong", Data("not it".utf8))
         #expect(try await cli.run("decrypt", "m.bin.rncryptor", "--passphrase-file", "wrong", "-o", "x").status == 65)
         #expect(!cli.listing().contains("x"))
     }
@@ -47,11 +47,11 @@ struct LegacyFormatTests {
         let plaintext = CLI.randomData(50_000)
         cli.write("model.enc", try Self.rncryptorKeyBased(plaintext, encryptionKey: encryption, hmacKey: hmac))
         let hex = (encryption + hmac).map { String(format: "%02x", $0) }.joined()
-        cli.write("keys.hex", Data((hex + "\n").utf8))
+        cli.writeSecret("keys.hex", Data((hex + "\n").utf8))
         let result = try await cli.run("decrypt", "model.enc", "--rncryptor-key-file", "keys.hex")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(cli.read("model") == plaintext)
-        cli.write("bad.hex", Data(String(hex.dropLast(2)).utf8))
+        cli.writeSecret("bad.hex", Data(String(hex.dropLast(2)).utf8))
         #expect(try await cli.run("decrypt", "model.enc", "--rncryptor-key-file", "bad.hex", "-o", "y").status == 64)
     }
 
@@ -81,12 +81,12 @@ struct LegacyFormatTests {
         defer { cli.cleanUp() }
         let plaintext = CLI.randomData(3 << 20 + 1)
         cli.write("a.mlmodel.enc", try Self.cryptoKitCombined(plaintext, passphrase: Self.passphrase))
-        cli.write("pass", Data(Self.passphrase.utf8))
+        cli.writeSecret("pass", Data(Self.passphrase.utf8))
         cli.write("b.bin", plaintext)
         try await cli.run("encrypt", "b.bin", "--format", "rncryptor", "--passphrase-file", "pass", "-o", "b.enc")
         try FileManager.default.removeItem(atPath: cli.path("b.bin"))
         try await cli.run("key", "generate", "--name", "new")
-        cli.write("newpass", Data("brand new passphrase".utf8))
+        cli.writeSecret("newpass", Data("brand new passphrase".utf8))
 
         let first = try await cli.run("migrate", "a.mlmodel.enc", "--passphrase-file", "pass", "--key", "new.modelkey")
         #expect(first.status == 0, "\(first.stderr)")

@@ -184,6 +184,7 @@ PY
 
 printf 'p\xc3\xa4ssw\xc3\xb6rd \xe2\x9c\x93\n' >pass.txt   # one final newline, dropped by both
 printf 'not the passphrase\n' >wrong-pass.txt
+chmod 600 pass.txt wrong-pass.txt   # coffer refuses secret files others may read
 
 "$COFFER" key generate --name CrossCheck --output K.modelkey >/dev/null || { echo "cannot generate a key"; exit 1; }
 "$COFFER" key generate --name Other --output Other.modelkey >/dev/null || { echo "cannot generate a key"; exit 1; }

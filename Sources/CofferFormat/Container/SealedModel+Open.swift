@@ -14,7 +14,8 @@ extension SealedModel {
     /// The result is built beside `destination` and renamed into place only after every chunk
     /// authenticated (and, for a folder, the packed tree was valid), so a damaged container leaves
     /// nothing behind. An existing `destination` is refused unless `replacing` is true. Restored
-    /// files are created 0600 (folders' files get their recorded modes).
+    /// files are created 0600 (folders' files get their recorded modes). A header longer than
+    /// `maximumHeaderLength` is refused before its chunk table is read (nil: no limit).
     @discardableResult
     public static func open(
         contentsOf path: String,
@@ -22,9 +23,10 @@ extension SealedModel {
         using key: KeyMaterial,
         replacing: Bool = false,
         workers: Int = SealedModel.defaultWorkerCount,
-        progress: Progress? = nil
+        progress: Progress? = nil,
+        maximumHeaderLength: Int? = nil
     ) throws -> ContainerHeader {
-        let reader = try Reader(path: path, using: key)
+        let reader = try Reader(path: path, using: key, maximumHeaderLength: maximumHeaderLength)
         let output = try AtomicOutput(finalPath: destination, replacing: replacing)
         do {
             switch reader.header.payloadKind {

@@ -14,9 +14,11 @@ extension SealedModel {
         private let cipher: ChunkCipher
         private let layout: ChunkLayout
 
-        /// Opens the container file at `path`.
-        public convenience init(path: String, using key: KeyMaterial) throws {
-            try self.init(FileSource(path: path), using: key)
+        /// Opens the container file at `path`; `maximumHeaderLength` as
+        /// ``SealedModel/readHeader(from:maximumHeaderLength:)`` (pass ``SealedModel/maximumHeaderLength``
+        /// for a file from elsewhere).
+        public convenience init(path: String, using key: KeyMaterial, maximumHeaderLength: Int? = nil) throws {
+            try self.init(FileSource(path: path), using: key, checkingLastChunk: true, maximumHeaderLength: maximumHeaderLength)
         }
 
         /// Opens a container held in memory.
@@ -34,8 +36,12 @@ extension SealedModel {
         /// decrypted as it comes, whose reads wait for their bytes) can be opened from its header.
         /// Truncation and extension are then found only by the last chunk's decryption: a caller
         /// that passes false must release no plaintext before every chunk has been decrypted.
-        public init(_ input: some PlaintextSource, using key: KeyMaterial, checkingLastChunk: Bool) throws {
-            let header = try SealedModel.readHeader(from: input)
+        ///
+        /// A header longer than `maximumHeaderLength` is refused from its preamble
+        /// (``SealedModel/readHeader(from:maximumHeaderLength:)``); nil: no limit.
+        public init(_ input: some PlaintextSource, using key: KeyMaterial, checkingLastChunk: Bool,
+                    maximumHeaderLength: Int? = nil) throws {
+            let header = try SealedModel.readHeader(from: input, maximumHeaderLength: maximumHeaderLength)
             guard input.length == header.sealedLength else {
                 throw ContainerError.lengthMismatch(expected: header.sealedLength, actual: input.length)
             }

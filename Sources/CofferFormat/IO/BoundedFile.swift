@@ -27,23 +27,27 @@ package enum BoundedFile {
 
     /// ``read(_:atMost:)``, after `check` accepted what was opened (its `fstat`), so that the
     /// checked file is the one read even if the path is replaced meanwhile. Opened without
-    /// blocking, so a FIFO at `path` reaches `check` instead of waiting for a writer.
+    /// blocking, so a FIFO at `path` reaches `check` instead of waiting for a writer. With
+    /// `followingLinks` false, a symbolic link at `path` is not followed (`O_NOFOLLOW`): the open
+    /// fails with `ELOOP`.
     ///
     /// - Throws: what `check` throws, or ``IOFailure`` when the file cannot be opened or read.
-    package static func read(_ path: String, atMost limit: Int, checking check: (stat) throws -> Void) throws -> [UInt8] {
-        var descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+    package static func read(_ path: String, atMost limit: Int, followingLinks: Bool = true,
+                             checking check: (stat) throws -> Void) throws -> [UInt8] {
+        let flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)
+        var descriptor = open(path, flags | O_NONBLOCK)
         if descriptor < 0, errno == EAGAIN || errno == EWOULDBLOCK {
             // A file another process holds a lease on (an NFS or Samba server's own file) refuses a
             // non-blocking open; a FIFO never does, so the blocking open waits only for the lease.
-            descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            descriptor = open(path, flags)
         }
         guard descriptor >= 0 else { throw IOFailure(operation: .open, path: path, errno: errno) }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw IOFailure(operation: .read, path: path, errno: errno) }
         try check(info)
-        let flags = fcntl(descriptor, F_GETFL)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+        let status = fcntl(descriptor, F_GETFL)
+        guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
             throw IOFailure(operation: .read, path: path, errno: errno)
         }
         return try read(descriptor: descriptor, atMost: limit, path: path)

@@ -19,7 +19,8 @@ enum AppCredential {
         case (nil, .some(let path)):
             let bytes: [UInt8]
             do {
-                bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1)
+                // The user's own file that nobody else may read or write (SecretFile), as ssh keys.
+                bytes = try SecretFile.read(path, atMost: maximumFileSize + 1, what: "credential file")
             } catch let failure as IOFailure {
                 throw CLIFailure(.noInput, "cannot read credential file \(path): \(failure.reason)")
             }

@@ -46,7 +46,7 @@ struct BlobCommand: ParsableCommand {
             // damaged model stops the upload; its facts follow the upload for the deployment pages.
             var report: ModelReport?
             if key.isGiven {
-                let header = try SealedModel.readHeader(path: file)
+                let header = try SealedModel.readHeader(path: file, maximumHeaderLength: SealedModel.maximumHeaderLength)
                 report = try SealedInspection.report(file, header: header, using: try key.material())
             }
             let upload = try await BlobUpload(client: client, team: team).run(file)

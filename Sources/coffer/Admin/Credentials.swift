@@ -131,10 +131,16 @@ enum APIToken {
     }
 
     /// Reads a token file, `-` for standard input (at most 4 KiB, and no byte past that is read;
-    /// one token, surrounding whitespace ignored).
+    /// one token, surrounding whitespace ignored). A file of another user, or one others may read
+    /// or write, is refused (``SecretFile``).
     static func read(file path: String) throws -> String {
         let source = path == "-" ? "standard input" : path
-        guard let bytes = try? BoundedFile.read(fileOrStandardInput: path, atMost: 4097) else {
+        let bytes: [UInt8]
+        do {
+            bytes = try SecretFile.read(path, atMost: 4097, what: "token file", standardInput: true)
+        } catch let failure as CLIFailure {
+            throw failure
+        } catch {
             throw AdminFailure(.noInput, "cannot read token file \(source)")
         }
         guard bytes.count <= 4096 else { throw AdminFailure(.usage, "token file \(source) is over 4 KiB; is it the right file?") }

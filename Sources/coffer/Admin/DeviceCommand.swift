@@ -52,14 +52,14 @@ struct DeviceCommand: ParsableCommand {
             let serverText = try server ?? ProcessInfo.processInfo.environment["COFFER_SERVER"] ?? Credentials.load(ProcessInfo.processInfo.environment)?.server
             guard let serverText else { throw ValidationError("give --server URL (or set COFFER_SERVER)") }
             let client = APIClient(server: try ServerAddress.parse(serverText), token: nil)
-            let credential = try Passphrases.read(file: credentialFile, environment: nil)
+            let credential = try AppCredential.resolve(option: nil, file: credentialFile)
             let privateKey = try Self.loadOrCreate(deviceKey)
             let device = deviceID ?? ProcessInfo.processInfo.hostName
             let destination = output ?? keyID + ".modelkey"
             if !force, FileManager.default.fileExists(atPath: destination) {
                 throw IOFailure(operation: .create, path: destination, errno: EEXIST)
             }
-            let body = Request(appID: appID, credential: String(decoding: credential, as: UTF8.self), deviceID: device,
+            let body = Request(appID: appID, credential: credential, deviceID: device,
                                devicePublicKey: privateKey.publicKey.rawRepresentation.base64EncodedString())
             let answer = try await client.send(client.request("POST", ["v1", "device", "keys", keyID], json: body, authorized: false))
             guard let delivery = try? JSONDecoder().decode(Delivery.self, from: answer.body),
@@ -78,11 +78,29 @@ struct DeviceCommand: ParsableCommand {
             print("Fetched key \(keyID) as device \(device); wrote \(destination) (mode 0600).")
         }
 
+        /// The largest device key file read (a key is 45 bytes of base64 and a newline).
+        static let maximumKeyFileSize = 4096
+
         /// The device key from `path`, or a new one written there with mode 0600.
+        ///
+        /// The default path is in the current folder, which may be anyone's: the file is opened
+        /// without following a symbolic link (`O_NOFOLLOW`) and must be the user's own, a regular
+        /// file nobody else may read or write (``SecretFile``), or keys would be delivered to a
+        /// device key someone else chose or can read.
         static func loadOrCreate(_ path: String) throws -> Curve25519.KeyAgreement.PrivateKey {
-            if FileManager.default.fileExists(atPath: path) {
-                let text = String(decoding: try Passphrases.read(file: path, environment: nil), as: UTF8.self)
-                guard let raw = Data(base64Encoded: text), let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) else {
+            let bytes: [UInt8]?
+            do {
+                bytes = try SecretFile.read(path, atMost: maximumKeyFileSize + 1, what: "device key file",
+                                            allowingPipes: false, followingLinks: false)
+            } catch let failure as IOFailure where failure.operation == .open && failure.code == ENOENT {
+                bytes = nil
+            } catch let failure as IOFailure {
+                throw CLIFailure(.noInput, "cannot read device key file \(path): \(failure.reason)")
+            }
+            if let bytes {
+                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard bytes.count <= maximumKeyFileSize, let raw = Data(base64Encoded: text),
+                      let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) else {
                     throw CLIFailure(.noInput, "\(path) is not a device key file")
                 }
                 return key

@@ -136,7 +136,14 @@ struct InvitationCommand: ParsableCommand {
             if let code { return try InvitationCommand.clean(code, from: "the CODE argument") }
             guard let codeFile else { throw ValidationError("give exactly one of CODE or --code-file FILE") }
             // At most 4 KiB + 1 is read, from a file or standard input alike.
-            guard let data = try? BoundedFile.read(fileOrStandardInput: codeFile, atMost: 4097) else {
+            // An invitation code is a secret until redeemed: the file must be the user's own and
+            // private (SecretFile), as a token file.
+            let data: [UInt8]
+            do {
+                data = try SecretFile.read(codeFile, atMost: 4097, what: "invitation code file", standardInput: true)
+            } catch let failure as CLIFailure {
+                throw failure
+            } catch {
                 throw AdminFailure(.noInput, "cannot read \(codeFile)")
             }
             guard data.count <= 4096 else { throw AdminFailure(.usage, "\(codeFile) is over 4 KiB; is it the right file?") }

@@ -37,6 +37,9 @@ struct Decrypt: ParsableCommand {
     }
 
     func run() throws {
+        // A container's header is read whole before its key is checked, and its length is the
+        // file's word: as `inspect`, a header over the limit the server keeps to is refused from
+        // its preamble (`SealedModel.maximumHeaderLength`).
         let format = try legacy.resolvedFormat(of: path)
         guard format == .coffer else {
             if key.keyFile != nil {
@@ -52,7 +55,7 @@ struct Decrypt: ParsableCommand {
         }
         let material = try key.material()
         if stdout {
-            let reader = try SealedModel.Reader(path: path, using: material)
+            let reader = try SealedModel.Reader(path: path, using: material, maximumHeaderLength: SealedModel.maximumHeaderLength)
             guard reader.header.payloadKind == .file else {
                 throw CLIFailure(.usage, "\(path) holds a folder; restore it with --output instead of --stdout")
             }
@@ -63,7 +66,8 @@ struct Decrypt: ParsableCommand {
         let destination = output ?? CLIPaths.strippingExtension(path, known: [".coffer"], otherwise: ".decrypted")
         let size = (try? PositionalFile(readingAt: path).size()) ?? 0
         let bar = ProgressBar.make(total: size, label: "opening", quiet: quiet)
-        let header = try SealedModel.open(contentsOf: path, to: destination, using: material, replacing: force, progress: bar?.1)
+        let header = try SealedModel.open(contentsOf: path, to: destination, using: material, replacing: force, progress: bar?.1,
+                                          maximumHeaderLength: SealedModel.maximumHeaderLength)
         bar?.0.finish()
         let what = header.payloadKind == .directory ? "folder" : "file"
         print("Restored \(what) \(destination) (\(header.plaintextLength) bytes)")

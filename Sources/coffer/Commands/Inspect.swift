@@ -50,7 +50,7 @@ struct Inspect: ParsableCommand {
         guard key.isGiven else { return try emit(InspectionOutput(base: facts, baseText: facts.text, inspection: nil)) }
         let material = try key.material()
         // Opening the container first makes a wrong key or a damaged container fail as `decrypt` would.
-        _ = try SealedModel.Reader(path: path, using: material)
+        _ = try SealedModel.Reader(path: path, using: material, maximumHeaderLength: SealedModel.maximumHeaderLength)
         let inspection = Result { try SealedInspection.report(path, header: header, using: material) }
         let heading = header.payloadKind == .file
             ? "Inside (decrypted in memory with the key):"

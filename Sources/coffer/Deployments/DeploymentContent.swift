@@ -137,7 +137,7 @@ extension DeploymentContent.Plan {
         var facts: [String: ModelReport] = [:]
         if let key {
             for file in files {
-                let header = try SealedModel.readHeader(path: file)
+                let header = try SealedModel.readHeader(path: file, maximumHeaderLength: SealedModel.maximumHeaderLength)
                 if case .modelKey(let modelKey) = key, header.keyID != modelKey.id {
                     if report { Printable.say("Not recording what is inside \(file): it is sealed with another key") }
                     continue

@@ -21,8 +21,17 @@ struct SyncSettings: Codable {
 
     static func keyStore(_ cache: URL) -> FileKeyStore { FileKeyStore(directory: cache.appendingPathComponent("keys", isDirectory: true)) }
 
-    /// The settings and credential a sync saved in `cache`.
+    /// The settings and credential a sync saved in `cache`, read only once `cache` is checked as a
+    /// sync leaves it (the user's own folder, not a symbolic link, nobody else may write in it):
+    /// another's sync.json could name a server and key of their choosing.
     static func load(_ cache: URL, shown: String) throws -> (SyncSettings, String) {
+        do {
+            try FileKeyStore.checkPrivateFolder(cache.path)
+        } catch let failure as IOFailure where failure.isMissing {
+            throw CLIFailure(.noInput, "\(shown) holds no synced collections; run coffer sync first")
+        } catch let error as CofferError {
+            throw CLIFailure(error)
+        }
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path(cache), atMost: 64 << 10)

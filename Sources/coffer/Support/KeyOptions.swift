@@ -40,12 +40,13 @@ enum Passphrases {
 
     /// The passphrase bytes: a file's content less one final `\n` or `\r\n` (FORMAT.md), or an
     /// environment variable's UTF-8 value. At most `maximumLength + 1` bytes of a file are read, so
-    /// a huge file or an endless stream (a device, a pipe that never ends) is refused, never slurped.
+    /// a huge file or an endless stream (a pipe that never ends) is refused, never slurped; a file
+    /// of another user, or one others may read or write, is refused (``SecretFile``).
     static func read(file: String?, environment: String?) throws -> [UInt8] {
         var bytes: [UInt8]
         if let file {
             do {
-                bytes = try BoundedFile.read(file, atMost: maximumLength + 1)
+                bytes = try SecretFile.read(file, atMost: maximumLength + 1, what: "passphrase file")
             } catch let failure as IOFailure {
                 throw CLIFailure(.noInput, "cannot read passphrase file \(file): \(failure.reason)")
             }
@@ -69,14 +70,14 @@ enum Passphrases {
     }
 }
 
-/// `.modelkey` files: read with a size limit, written 0600 and atomically.
+/// `.modelkey` files: read with a size limit, only when they are the user's own and private
+/// (``SecretFile``), written 0600 and atomically.
 enum KeyFiles {
     static func read(_ path: String) throws -> ModelKey {
-        let file = try PositionalFile(readingAt: path)
-        guard try file.size() <= UInt64(ModelKey.maximumFileSize) else {
+        let bytes = try SecretFile.read(path, atMost: ModelKey.maximumFileSize + 1, what: "model key file", allowingPipes: false)
+        guard bytes.count <= ModelKey.maximumFileSize else {
             throw ModelKeyError.malformedFile("\(path) is larger than 64 KiB")
         }
-        let bytes = try file.read(count: ModelKey.maximumFileSize, at: 0)
         do {
             return try ModelKey(fileRepresentation: Data(bytes))
         } catch let error as ModelKeyError {

@@ -53,11 +53,12 @@ struct LegacyOptions: ParsableArguments {
     static let maximumKeyFileSize = 4096
 
     /// Reads 128 hex digits (whitespace ignored) as two 32-byte keys. At most
-    /// `maximumKeyFileSize + 1` bytes are read, so a huge file or endless stream is refused.
+    /// `maximumKeyFileSize + 1` bytes are read, so a huge file or endless stream is refused; so is
+    /// a file of another user, or one others may read or write (``SecretFile``).
     static func readKeyPair(_ path: String) throws -> ([UInt8], [UInt8]) {
         let data: [UInt8]
         do {
-            data = try BoundedFile.read(path, atMost: maximumKeyFileSize + 1)
+            data = try SecretFile.read(path, atMost: maximumKeyFileSize + 1, what: "RNCryptor key file")
         } catch let failure as IOFailure {
             throw CLIFailure(.noInput, "cannot read RNCryptor key file \(path): \(failure.reason)")
         }

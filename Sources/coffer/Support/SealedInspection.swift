@@ -20,7 +20,7 @@ enum SealedInspection {
     static func report(_ path: String, header: ContainerHeader, using key: KeyMaterial) throws -> ModelReport {
         switch header.payloadKind {
         case .file:
-            let reader = try SealedModel.Reader(path: path, using: key)
+            let reader = try SealedModel.Reader(path: path, using: key, maximumHeaderLength: SealedModel.maximumHeaderLength)
             return try ModelInspector.inspect(SealedPlaintext(reader), name: header.originalName)
         case .directory:
             return try inspect(path, name: header.originalName, using: key)
@@ -46,7 +46,7 @@ enum SealedInspection {
         let last = (name as NSString).lastPathComponent
         let safe = last.isEmpty || last == "." || last == ".." ? "model" : last
         let destination = folder + "/" + safe
-        _ = try SealedModel.open(contentsOf: path, to: destination, using: key)
+        _ = try SealedModel.open(contentsOf: path, to: destination, using: key, maximumHeaderLength: SealedModel.maximumHeaderLength)
         return try ModelInspector.inspect(path: destination)
     }
 }
