@@ -86,6 +86,40 @@ struct SlowDripTests {
         #expect(SDKFleet.names(cache, "staging").isEmpty)
     }
 
+    @Test("the models a fallback hands the app stay on disk while an update in flight switches to a deployment without them")
+    func fallbackModelsStayDuringASwitch() async throws {
+        guard let fleet = try await SDKFleet() else { return }
+        defer { fleet.finish() }
+        let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
+        defer { proxy.stop() }
+        let (client, cache, summer) = try await LastKnownGoodTests.springThenSummer(fleet, cache: "fallback-in-use", summer: "classifier-large",
+                                                                             server: proxy.url)
+        let large = try #require(summer.entries["FlowerClassifier"])
+        // Nothing of this client in use any more: spring's classifier leaves blobs/.
+        await client.endAccessing(identifier: "FlowerModels")
+        #expect(!SDKFleet.names(cache, "blobs").contains(fleet.flowers.sha["classifier"]! + ".coffer"))
+        // Autumn names a classifier of its own (not spring's), whose download trickles.
+        fleet.session.cli.write("classifier-autumn.bin", CLI.randomData(100_000))
+        try await fleet.session.ok("encrypt", "classifier-autumn.bin", "--key", "flowers.modelkey", "--output", "classifier-autumn.coffer", "--quiet")
+        try await fleet.deploy("autumn", classifier: "classifier-autumn")
+        let drip = Drip(every: 0.5)
+        defer { drip.release() }
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
+        let update = Task { try await client.beginAccessing(identifier: "FlowerModels") }
+        defer { update.cancel() }
+        try await Self.waitUntilTrickling(drip)
+
+        let fellBack = try #require(try await SDKFleet.within(30) { await large.report(.failed(reason: "out of memory")) })
+        #expect(fellBack.sequence == 1)
+        // The update then adopts autumn (it does not name the failed model) and switches, spring
+        // becoming the last known good; the app still holds spring's entries, which must open.
+        drip.release()
+        let outcome = try await SDKFleet.within(300) { try await update.value }
+        #expect(outcome.sequence == 3, "\(outcome.origin)")
+        #expect(try await fellBack.entries["FlowerClassifier"]?.data() == fleet.plain["classifier"])
+        #expect(try await fellBack.entries["FlowerStylizer"]?.data() == fleet.plain["stylizer"])
+    }
+
     @Test("coffer report --failed does not wait for a coffer sync of the same cache, in another process, whose model trickles in; the sync then keeps the last known good")
     func reportDuringATricklingSync() async throws {
         guard let fleet = try await SDKFleet() else { return }

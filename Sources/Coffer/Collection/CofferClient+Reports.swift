@@ -102,10 +102,16 @@ extension CofferClient {
         let inUse = ModelsInUse.models(in: cache)
         let outcome = try? LastKnownGood(cache: cache, publicKey: configuration.publicKey)
             .fallBack(model: entry.modelName, sha256: sha, reason: reason, inUse: inUse)
-        lock.release()
-        guard case .switched(let state, let model)? = outcome else { return nil }
+        guard case .switched(let state, let model)? = outcome else {
+            lock.release()
+            return nil
+        }
         let cause = UnavailableCause.lastKnownGood(name: model.model, reason: model.reason)
         let switched = collection(state, cache: cache, origin: .cache(staleBecause: cause))
+        // In use before the lock goes: an update in flight switches under it, and must not remove
+        // the models this hands to the app (endAccessing releases them, as beginAccessing's).
+        modelsInUse.retain(switched, in: cache)
+        lock.release()
         listeners.announce(switched, to: source.collection)
         return switched
     }
