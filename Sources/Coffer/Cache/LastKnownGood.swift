@@ -19,7 +19,8 @@ import Foundation
 /// 4. `fallback-previous-removed`: the previous version is forgotten (it is current now), and
 ///    then the failed version's models are removed unless in use, or needed by an update in
 ///    flight (``CollectionCache/removeUnusedBesideUpdate(keeping:resumable:)``), which removes
-///    them once it ends: a fallback never waits for an update's downloads.
+///    them when it switches (an update that fails leaves them to the next update or
+///    `endAccessing`): a fallback never waits for an update's downloads.
 ///
 /// Before the rename the collection is the failed version, after it the previous one, never a mix.
 struct LastKnownGood: Sendable {
