@@ -92,14 +92,12 @@ struct Credentials: Codable, Equatable {
     /// Refuses a credentials file (`info`: its `fstat`) that is not a regular file, is neither the
     /// user's nor root's, or that its group or others may read or write.
     static func checkFile(_ path: String, _ info: stat) throws {
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw AdminFailure(.noInput, "\(path) is not a file; run coffer login again")
-        }
-        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+        switch SecretFile.problem(info) {
+        case nil: return
+        case .notRegular: throw AdminFailure(.noInput, "\(path) is not a file; run coffer login again")
+        case .notYours:
             throw AdminFailure(.permission, "\(path) is not yours; run coffer login again, or set COFFER_CONFIG_DIR to a folder of yours")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            let mode = String(info.st_mode & 0o777, radix: 8)
+        case .open(let mode):
             throw AdminFailure(.permission, "\(path) may be read or written by others (mode \(mode)); chmod 600 it if it is yours, or run coffer login again")
         }
     }
