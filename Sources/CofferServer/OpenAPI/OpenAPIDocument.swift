@@ -1777,7 +1777,7 @@ enum OpenAPIDocument {
   }
  },
  "info": {
-  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments, staged rollouts, device reports and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed).",
+  "description": "Teams, apps, model keys, key delivery, model storage, collections, deployments, staged rollouts, device reports and signed manifests. Errors are {\"error\": CODE, \"reason\": TEXT} (application/json); a method a path does not take is 405 with `Allow` (components/responses/MethodNotAllowed); a request asking to switch protocols (CONNECT, or `Connection: Upgrade` with `Upgrade`) is 400 `protocol_switch_refused` on any path, and its connection closes.",
   "title": "Coffer server API",
   "version": "1.0.0"
  },
