@@ -193,10 +193,13 @@ struct SDKUnitTests {
         try FileKeyStore.makePrivateFolder(own)
         #expect((try FileManager.default.attributesOfItem(atPath: own)[.posixPermissions] as? Int) == 0o700)
         // A name that mkdir finds taken although nothing was there a moment before (here a link to
-        // nowhere; in life another process's folder made meanwhile) is checked, not taken as made.
+        // nowhere; in life another process's folder made meanwhile) is checked, not taken as made:
+        // a link is refused as one, and nothing is made where it points.
         let dangling = base + "/dangling"
         #expect(symlink(base + "/nowhere", dangling) == 0)
-        #expect(throws: IOFailure.self) { try FileKeyStore.makePrivateFolder(dangling) }
+        let refusal = #expect(throws: CofferError.self) { try FileKeyStore.makePrivateFolder(dangling) }
+        #expect(refusal.map { "\($0)".contains("is a symbolic link") } == true, "\(String(describing: refusal))")
+        #expect(!FileManager.default.fileExists(atPath: base + "/nowhere"))
     }
 
     @Test("a configuration never shows its credential: description, debug description, dump")

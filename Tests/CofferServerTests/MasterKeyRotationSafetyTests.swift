@@ -211,7 +211,10 @@ struct MasterKeyRotationSafetyTests {
             }
             _ = try await rotation
             for reply in replies {
-                #expect(reply.status == 201 || (reply.status == 503 && reply.errorCode == "master_key_rotated"), "\(reply.status) \(reply.text)")
+                // 503 `busy`: no connection came free while the rotation held the tables (a loaded
+                // machine); nothing stored either, which the rows below check.
+                #expect(reply.status == 201 || (reply.status == 503 && ["master_key_rotated", "busy"].contains(reply.errorCode)),
+                        "\(reply.status) \(reply.text)")
             }
             let made = try replies.filter { $0.status == 201 }.map { try ModelKey(fileRepresentation: $0.body) }
             let rows = try await KeyRecord.query(on: server.app.db).all()
