@@ -25,6 +25,7 @@ key = base64.b64encode(b"\x42" * 32).decode()
 json.dump({"format": "coffer-modelkey-v1", "id": "fuzzkey", "name": "fuzz", "created": "1970-01-01T00:00:00Z", "key": key},
           open(f"{work}/fuzz.modelkey", "w"))
 PY
+  chmod 600 "$work/fuzz.modelkey"   # coffer refuses a key file others may read
   head -c 3000 /dev/urandom > "$work/plain.bin"
   mkdir -p "$work/tree/sub" && echo hi > "$work/tree/sub/a" && ln -s sub/a "$work/tree/link"
   "$coffer" encrypt "$work/plain.bin" --key "$work/fuzz.modelkey" -o "$work/plain.coffer" --quiet >/dev/null

@@ -185,6 +185,8 @@ class AdminRun(Run):
         with open(model, "wb") as f:
             f.write(os.urandom(64 * 1024))
         sealed = os.path.join(self.work, "classifier.coffer")
+        # A browser saves downloads under the umask (0644 here); the CLI refuses a key others may read.
+        os.chmod(path, 0o600)
         self.cli("encrypt", model, "--key", path, "--output", sealed, "--quiet")
         self.cli("collection", "create", "FlowerModels", "--team", "Flowers", "--models", "FlowerClassifier")
         self.cli("app", "update", "--team", "Flowers", app_id, "--collections", "FlowerModels")
