@@ -14,6 +14,24 @@ struct ClockSkewTests {
         try await server.stop()
     }
 
+    @Test("PostgreSQL: coffer-server check reports a clock an hour off with serve's line, and nothing of a right one",
+          .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
+    func checkReportsAFarClock() async throws {
+        let databaseURL = try await PostgresDatabases.create()
+        defer { PostgresDatabases.drop(databaseURL) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-check-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let master = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+        var configuration = ServerConfiguration(dataDirectory: folder, hostname: "127.0.0.1", port: 0, databaseURL: databaseURL,
+                                                masterKeyBase64: master)
+        configuration.clockOffset = 3600
+        let far = await ConfigurationCheck.run(configuration)
+        #expect(far.problems.contains { $0.contains(" s ahead of the database's (at most 60 s allowed)") }, "\(far.problems)")
+        configuration.clockOffset = 0
+        let right = await ConfigurationCheck.run(configuration)
+        #expect(!right.problems.contains { $0.contains("the database's") }, "\(right.problems)")
+    }
+
     @Test("PostgreSQL: a clock an hour off either way stops the start with one line; a right one starts and is measured",
           .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"))
     func postgresRefusesAFarClock() async throws {

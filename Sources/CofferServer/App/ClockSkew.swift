@@ -52,7 +52,12 @@ enum ClockSkew {
     /// - Throws: ``ServerSetupError``, one line with the difference and what to do.
     static func check(on database: any Database, clock: @Sendable () -> Date = { Date() }) async throws {
         guard let measured = try await measure(on: database, clock: clock), measured.exceeds(limit) else { return }
-        throw ServerSetupError(
+        throw refusal(measured)
+    }
+
+    /// The one line a start refuses with (and `coffer-server check` reports).
+    static func refusal(_ measured: Measurement) -> ServerSetupError {
+        ServerSetupError(
             "\(measured.description) (at most \(Int(limit)) s allowed): instances sharing the database judge each other's leases and timers by their clocks; synchronise this host's clock (NTP) and start again")
     }
 }

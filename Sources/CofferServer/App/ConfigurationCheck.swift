@@ -12,7 +12,8 @@ import Vapor
 /// Where `serve` refuses to start, `check` asks the function `serve` asks and reports its line:
 /// the data folder (``DataFolder/check(_:)``), a stale bootstrap token file
 /// (``Bootstrap/staleFileRefusal(_:)``), the stored keys' master key
-/// (``MasterKeyRotation/checkMatches(_:on:)``), the bucket (``S3BlobStore/checkedClient(_:http:)``).
+/// (``MasterKeyRotation/checkMatches(_:on:)``), the bucket (``S3BlobStore/checkedClient(_:http:)``),
+/// on PostgreSQL this host's clock against the database's (``ClockSkew``).
 ///
 /// Each problem is one line that names the file, folder or setting and what to do; none carries
 /// a secret (no key, token or password: a database is named by host, port and name only).
@@ -186,6 +187,12 @@ public struct ConfigurationCheck: Sendable {
         } catch {
             problems.append("cannot use the database (\(name)): \(Self.describe(error))")
             return nil
+        }
+        // PostgreSQL: `serve` refuses a clock too far from the database's (``ClockSkew``).
+        let offset = configuration.clockOffset
+        if let measured = try? await ClockSkew.measure(on: app.db, clock: { Date().addingTimeInterval(offset) }),
+           measured.exceeds(ClockSkew.limit) {
+            problems.append(ClockSkew.refusal(measured).description)
         }
         let migrated = (try? await app.db.sql().raw("SELECT COUNT(*) AS n FROM _fluent_migrations").first()) != nil
         guard migrated else {
