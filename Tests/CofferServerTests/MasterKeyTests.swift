@@ -3,6 +3,7 @@ import CofferFormat
 import Crypto
 import Foundation
 import S3TestSupport
+import SQLKit
 import Testing
 
 @Suite("Master key rotation and several instances")
@@ -26,17 +27,57 @@ struct MasterKeyTests {
         let mode = try FileManager.default.attributesOfItem(atPath: server.dataDirectory + "/master.key")[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
+        // The replaced key is kept beside the new one (0600), for a database restored from before.
+        let oldID = try MasterKey(base64: oldMaster.trimmingCharacters(in: .whitespacesAndNewlines)).id
+        let kept = PendingMasterKey.previousPath(for: server.dataDirectory + "/master.key", id: oldID)
+        #expect(try MasterKey.read(at: kept)?.id == oldID)
+        #expect((try FileManager.default.attributesOfItem(atPath: kept)[.posixPermissions] as? Int) == 0o600)
+        #expect(message.contains(kept), "\(message)")
+
         let restarted = try await TestServer.start(server.configuration)
         let device = Device()
         for key in keys {
             let reply = try await device.request(key.id, app: app, on: restarted)
             #expect(try device.open(reply, keyID: key.id) == key.key)
         }
+        // A rotation by a version from before the record (it re-wraps the keys, not the record):
+        // the stored keys decide at the next start, which corrects the record.
+        try await restarted.app.db.sql().raw("UPDATE current_master_key SET master_key_id = \(bind: oldID)").run()
         try await restarted.stop(removingData: false)
+        let corrected = try await TestServer.start(server.configuration)
+        #expect(try await CurrentMasterKey.read(on: corrected.app.db) == MasterKey(base64: newMaster).id)
+        try await corrected.stop(removingData: false)
 
         var stale = server.configuration
         stale.masterKeyBase64 = oldMaster.trimmingCharacters(in: .whitespacesAndNewlines)
         await #expect(throws: (any Error).self) { _ = try await TestServer.start(stale) }
+    }
+
+    @Test("a rotation where there is no master key refuses, and makes none")
+    func rotationWithoutAKey() async throws {
+        var configuration = ServerConfiguration(
+            dataDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("coffer-nokey-" + UUID().uuidString).path,
+            hostname: "127.0.0.1", port: 0)
+        configuration.bootstrapToken = nil
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
+        let newMaster = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+        await #expect(throws: (any Error).self) { _ = try await Server.rotateMasterKey(configuration, newKeyBase64: newMaster) }
+        #expect(!FileManager.default.fileExists(atPath: configuration.dataDirectory + "/master.key"))
+    }
+
+    @Test("finishing a rotation refuses a pending key file that holds another key than the one it re-wrapped to")
+    func finishRefusesAnotherPendingKey() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pending-" + UUID().uuidString).path
+        try DataFolder.prepare(folder)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let keyFile = folder + "/master.key"
+        let b = try MasterKey(key: SymmetricKey(size: .bits256))
+        let c = try MasterKey(key: SymmetricKey(size: .bits256))
+        try SecretFile.create(at: keyFile, contents: b.fileContents)
+        try SecretFile.create(at: PendingMasterKey.path(for: keyFile), contents: c.fileContents)
+        #expect(throws: ServerSetupError.self) { try PendingMasterKey.finish(b, for: keyFile) }
+        #expect(try MasterKey.read(at: keyFile)?.id == b.id)
+        #expect(try MasterKey.read(at: PendingMasterKey.path(for: keyFile))?.id == c.id)
     }
 
     @Test("several instances on one PostgreSQL share keys, apps and blobs",

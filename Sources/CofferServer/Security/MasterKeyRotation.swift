@@ -98,7 +98,16 @@ extension Server {
     private static func rotate(_ db: any Database, configuration: ServerConfiguration, keyFile path: String, to new: MasterKey) async throws -> String {
         let usesFile = configuration.masterKeyBase64 == nil
         if usesFile { _ = try await PendingMasterKey.settle(path, on: db) }
-        let old = try MasterKey.load(base64: configuration.masterKeyBase64, path: path)
+        // Never made here: a rotation in a folder with no key (a mistyped data folder, a service that
+        // sets COFFER_MASTER_KEY run without it) would re-wrap nothing and report success.
+        let old: MasterKey
+        if let base64 = configuration.masterKeyBase64 {
+            old = try MasterKey(base64: base64)
+        } else if let existing = try MasterKey.read(at: path) {
+            old = existing
+        } else {
+            throw ServerSetupError("\(path) does not exist: there is no master key to rotate (check COFFER_DATA_DIR, or set COFFER_MASTER_KEY as the server has it)")
+        }
         guard old.id != new.id else {
             // Run again after a crash that the settling above finished, say.
             try await CurrentMasterKey.claim(new, on: db)
@@ -113,8 +122,18 @@ extension Server {
             if usesFile { _ = try? await PendingMasterKey.settle(path, on: db) }
             throw error
         }
-        if usesFile { try PendingMasterKey.finish(new, for: path) }
+        // Settled by the database's record, as a start does: a rotation run meanwhile (another
+        // process) decides what goes where, not this one's memory.
+        if usesFile {
+            _ = try await PendingMasterKey.settle(path, on: db)
+            guard try MasterKey.read(at: path)?.id == new.id else {
+                throw ServerSetupError("the stored keys were re-wrapped to master key \(new.id), but another rotation replaced it since; "
+                                       + "\(path) holds the current one")
+            }
+        }
+        let kept = PendingMasterKey.previousPath(for: path, id: old.id)
         return "re-wrapped \(count) model keys from master key \(old.id) to \(new.id)"
-            + (usesFile ? "; \(path) now holds the new key" : "; set COFFER_MASTER_KEY to the new key before restarting")
+            + (usesFile ? "; \(path) now holds the new key; the old one is kept in \(kept): remove it once a database backup taken after this rotation exists"
+                        : "; set COFFER_MASTER_KEY to the new key before restarting, and keep the old one until a database backup taken after this rotation exists")
     }
 }

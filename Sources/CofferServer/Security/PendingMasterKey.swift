@@ -34,10 +34,27 @@ enum PendingMasterKey {
         try SecretFile.create(at: pending, contents: key.fileContents)
     }
 
-    /// Puts the pending key `key` in place of `keyFile`, once the stored keys are wrapped by it.
-    /// No pending file and `keyFile` holding `key` is success: another process finished it.
+    /// Where the key a rotation replaced is kept: `master.key.previous-ID`.
+    static func previousPath(for keyFile: String, id: String) -> String { keyFile + ".previous-" + id }
+
+    /// Puts the pending key `key` in place of `keyFile`, once the stored keys are wrapped by it; the
+    /// key it replaces is kept beside it first (``previousPath(for:id:)``, 0600): a database restored
+    /// from before the rotation (a backup, a point-in-time recovery, a replica that lost the commit)
+    /// still has the key that opens it. No pending file and `keyFile` holding `key` is success:
+    /// another process finished it. A pending file holding another key is refused, not moved: it is
+    /// another rotation's.
     static func finish(_ key: MasterKey, for keyFile: String) throws {
         let pending = path(for: keyFile)
+        if SecretFile.entryExists(at: pending) {
+            guard (try? MasterKey.read(at: pending))?.id == key.id else {
+                throw ServerSetupError("\(pending) holds another key than master key \(key.id), which the stored keys are wrapped by: "
+                                       + "another rotation ran meanwhile; start the server once to settle it")
+            }
+            if let replaced = try MasterKey.read(at: keyFile), replaced.id != key.id {
+                let kept = previousPath(for: keyFile, id: replaced.id)
+                if !SecretFile.entryExists(at: kept) { try SecretFile.create(at: kept, contents: replaced.fileContents) }
+            }
+        }
         guard rename(pending, keyFile) == 0 else {
             let failure = errno
             if failure == ENOENT, (try? MasterKey.read(at: keyFile))?.id == key.id { return }
@@ -71,7 +88,7 @@ enum PendingMasterKey {
                 throw ServerSetupError("the stored keys are wrapped by master key \(recorded ?? ""), held neither by \(keyFile) nor by \(pending): "
                                        + "put the file that holds it at \(keyFile), or set COFFER_MASTER_KEY")
             }
-            guard unlink(pending) == 0 else {
+            guard unlink(pending) == 0 || errno == ENOENT else {  // ENOENT: another process settled it meanwhile
                 throw ServerSetupError("cannot remove \(pending) (\(String(cString: strerror(errno)))), left by a master key rotation that did not commit")
             }
             try SecretFile.synchronizeFolder(of: pending)
@@ -90,7 +107,7 @@ extension MasterKey {
             logger.notice("\(settled)")
         }
         let key = try MasterKey.load(base64: configuration.masterKeyBase64, path: keyFile)
-        try await CurrentMasterKey.claim(key, on: database)
+        if let corrected = try await CurrentMasterKey.claim(key, on: database) { logger.notice("\(corrected)") }
         return key
     }
 }
