@@ -49,10 +49,13 @@ enum ClockSkew {
     }
 
     /// Refuses to start when the clocks are more than ``limit`` apart.
+    /// - Returns: the measurement the start passed with (the first value of the gauge); nil on SQLite.
     /// - Throws: ``ServerSetupError``, one line with the difference and what to do.
-    static func check(on database: any Database, clock: @Sendable () -> Date = { Date() }) async throws {
-        guard let measured = try await measure(on: database, clock: clock), measured.exceeds(limit) else { return }
-        throw refusal(measured)
+    @discardableResult
+    static func check(on database: any Database, clock: @Sendable () -> Date = { Date() }) async throws -> Measurement? {
+        guard let measured = try await measure(on: database, clock: clock) else { return nil }
+        if measured.exceeds(limit) { throw refusal(measured) }
+        return measured
     }
 
     /// The one line a start refuses with (and `coffer-server check` reports).

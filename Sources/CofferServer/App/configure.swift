@@ -25,7 +25,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     try await configureDatabase(app, configuration)
     let clockOffset = configuration.clockOffset
     let clock: @Sendable () -> Date = { Date().addingTimeInterval(clockOffset) }
-    try await ClockSkew.check(on: app.db, clock: clock)
+    let startSkew = try await ClockSkew.check(on: app.db, clock: clock)
 
     let masterKey = try await MasterKey.loadChecked(configuration, on: app.db, logger: app.logger)
     try await Bootstrap.run(app, configuration: configuration)
@@ -38,7 +38,8 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.refusals = refusals
     app.lifecycle.use(PeriodicWork(every: 10, failure: "refusal counts not written; kept for the next try",
                                    atShutdown: { db, _ in try await refusals.flush(on: db) }) { db, _ in try await refusals.flush(on: db) })
-    app.lifecycle.use(PeriodicWork(every: 300, firstRunAfter: 0, failure: "clock not compared with the database's; trying again") { db, logger in
+    if let startSkew { metrics.clockSkew(startSkew.skew) }
+    app.lifecycle.use(PeriodicWork(every: 300, failure: "clock not compared with the database's; trying again") { db, logger in
         guard let measured = try await ClockSkew.measure(on: db, clock: clock) else { return }
         metrics.clockSkew(measured.skew)
         if measured.exceeds(ClockSkew.limit) { logger.warning("\(measured.description): synchronise this host's clock (NTP)") }
