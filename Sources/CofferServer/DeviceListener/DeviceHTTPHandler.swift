@@ -40,6 +40,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var body: ByteBuffer?
         /// The body is over ``ReportEndpoint/maximumBody``: the answer is 413.
         var tooLarge = false
+        /// The request asks to switch protocols: the answer is 400 `protocol_switch_refused`.
+        var switchesProtocol = false
     }
 
     private let endpoint: ManifestEndpoint
@@ -79,6 +81,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var received = Received(head: head)
             // The parser reads nothing after a request to switch protocols: it is answered, then closed.
             if ProtocolSwitch.isAsked(method: head.method, headers: head.headers) {
+                received.switchesProtocol = true
                 finish(received, context: context)
                 stopReading = true
                 return
@@ -148,7 +151,7 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func handle(_ received: Received, context: ChannelHandlerContext) {
         let head = received.head
         let keepAlive = head.isKeepAlive && head.version == .http1_1
-        if ProtocolSwitch.isAsked(method: head.method, headers: head.headers) {
+        if received.switchesProtocol {
             answering = (.unknown, .now())
             return write(error: ProtocolSwitch.refusal, keepAlive: false, context: context)
         }
