@@ -20,26 +20,49 @@ struct RequestDeadline: Sendable {
         var description: String { "timed out: no complete answer within \(RequestDeadline.format(seconds)) s" }
     }
 
-    /// `work`'s result, or ``Exceeded`` once ``seconds`` have passed since the call: `work`'s task
-    /// is then cancelled (a ``CofferTransport`` stops its request when its task is cancelled) and
-    /// this returns once it ended. A cancellation of the caller reaches `work` as usual.
-    func run<T>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        let slot = ResultSlot<T>()
+    /// `work`'s result, or ``Exceeded`` once ``seconds`` have passed since the call, whichever
+    /// comes first. At the deadline `work`'s task is cancelled (a ``CofferTransport`` stops its
+    /// request when its task is cancelled) and this returns at once, without waiting for it to end.
+    /// A cancellation of the caller reaches `work` the same way, and this then throws
+    /// `CancellationError` at once.
+    ///
+    /// The trade-off: a transport that is slow to honour cancellation (FoundationNetworking's
+    /// URLSession on Linux) or ignores it (an app's own ``CofferTransport``) keeps its abandoned
+    /// request running until it notices, or until the answer ends; nothing it returns or throws is
+    /// used. What the deadline bounds is the caller's wait, which is its point.
+    func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let first = FirstOutcome<T>()
         let seconds = self.seconds
         // Never a trap: whatever the number, the nanoseconds are finite and in range.
         let nanoseconds = UInt64((seconds.isFinite ? min(max(seconds, 0), Self.longest) : Self.longest) * 1e9)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { slot.set(try await work()) }
-            group.addTask {
-                try await Task.sleep(nanoseconds: nanoseconds)
-                throw Exceeded(seconds: seconds)
+        // Unstructured, so that the caller is not held until it ends: left to end on its own once cancelled.
+        let request = Task {
+            do {
+                let value = try await work()
+                first.finish(.success(value))
+            } catch {
+                first.finish(.failure(error))
             }
-            // The first to end decides; the other is cancelled, and waited for.
-            defer { group.cancelAll() }
-            try await group.next()
         }
-        guard let value = slot.take() else { throw CancellationError() }
-        return value
+        let timer = Task {
+            do {
+                try await Task.sleep(nanoseconds: nanoseconds)
+            } catch {
+                return  // cancelled: the race ended first
+            }
+            first.finish(.failure(Exceeded(seconds: seconds)))
+        }
+        defer {
+            // Whichever came first, the others are stopped (cancelling a task that ended does nothing).
+            request.cancel()
+            timer.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await first.value()
+        } onCancel: {
+            request.cancel()
+            first.finish(.failure(CancellationError()))
+        }
     }
 
     /// The longest deadline a configuration may set: a day.
@@ -48,20 +71,5 @@ struct RequestDeadline: Sendable {
     /// `seconds` as a person writes it: `60`, `2.5`.
     static func format(_ seconds: TimeInterval) -> String {
         seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int64(seconds)) : String(format: "%.1f", seconds)
-    }
-}
-
-/// The value a child task of ``RequestDeadline/run(_:)`` produced, handed to the caller.
-private final class ResultSlot<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T?
-
-    func set(_ value: T) { lock.withLock { self.value = value } }
-
-    func take() -> T? {
-        lock.withLock {
-            defer { value = nil }
-            return value
-        }
     }
 }
