@@ -60,12 +60,11 @@ struct SlowDripTests {
 
         // Winter names the large classifier again, and a model blobs/ does not hold, whose download trickles.
         try await Self.deployWinter(fleet)
-        let drip = Drip(every: 0.5)
+        let (drip, update) = try await Self.startTricklingUpdate(through: proxy) {
+            try await client.beginAccessing(identifier: "FlowerModels")
+        }
         defer { drip.release() }
-        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
-        let update = Task { try await client.beginAccessing(identifier: "FlowerModels") }
         defer { update.cancel() }
-        try await Self.waitUntilTrickling(drip)
 
         // The app finds the large classifier does not work here. Before: the fallback waited for
         // the update, that is for the whole trickle.
@@ -102,12 +101,11 @@ struct SlowDripTests {
         fleet.session.cli.write("classifier-autumn.bin", CLI.randomData(100_000))
         try await fleet.session.ok("encrypt", "classifier-autumn.bin", "--key", "flowers.modelkey", "--output", "classifier-autumn.coffer", "--quiet")
         try await fleet.deploy("autumn", classifier: "classifier-autumn")
-        let drip = Drip(every: 0.5)
+        let (drip, update) = try await Self.startTricklingUpdate(through: proxy) {
+            try await client.beginAccessing(identifier: "FlowerModels")
+        }
         defer { drip.release() }
-        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
-        let update = Task { try await client.beginAccessing(identifier: "FlowerModels") }
         defer { update.cancel() }
-        try await Self.waitUntilTrickling(drip)
 
         let fellBack = try #require(try await SDKFleet.within(30) { await large.report(.failed(reason: "out of memory")) })
         #expect(fellBack.sequence == 1)
@@ -132,12 +130,9 @@ struct SlowDripTests {
         try await Self.deployWinter(fleet)
         let proxy = try TamperingProxy(upstreamPort: fleet.session.server.port)
         defer { proxy.stop() }
-        let drip = Drip(every: 0.5)
-        defer { drip.release() }
-        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
         let proxyURL = proxy.url
-        let sync = Task { try await fleet.sync("edge", server: proxyURL) }
-        try await Self.waitUntilTrickling(drip)
+        let (drip, sync) = try await Self.startTricklingUpdate(through: proxy) { try await fleet.sync("edge", server: proxyURL) }
+        defer { drip.release() }
 
         // Before: the report waited on the collection's lock, which the sync held while it
         // trickled, until it was stopped here.
@@ -163,11 +158,25 @@ struct SlowDripTests {
                                    "--activate")
     }
 
-    /// Returns once a model download trickles (waiting up to 600 s: on a loaded machine the
-    /// update may take long to get there).
-    static func waitUntilTrickling(_ drip: Drip) async throws {
-        try await SDKFleet.within(600) {
-            while !drip.hasStarted { try await Task.sleep(nanoseconds: 20_000_000) }
+    /// Makes every model download through `proxy` trickle, starts `update` (an update through
+    /// `proxy`), and returns once a download trickles (waiting up to 600 s: on a loaded machine the
+    /// update may take long to get there) with the trickle, for the test to release, and the
+    /// update's task. An update that does not get there is cancelled and its trickle released.
+    private static func startTricklingUpdate<T: Sendable>(
+        through proxy: TamperingProxy, _ update: @escaping @Sendable () async throws -> T
+    ) async throws -> (drip: Drip, update: Task<T, any Error>) {
+        let drip = Drip(every: 0.5)
+        proxy.setRule { method, path, _, _, _ in method == "GET" && path.hasPrefix("/v1/blobs/") ? .drip(drip) : .forward }
+        let task = Task { try await update() }
+        do {
+            try await SDKFleet.within(600) {
+                while !drip.hasStarted { try await Task.sleep(nanoseconds: 20_000_000) }
+            }
+        } catch {
+            task.cancel()
+            drip.release()
+            throw error
         }
+        return (drip, task)
     }
 }
