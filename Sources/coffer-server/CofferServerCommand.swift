@@ -123,7 +123,9 @@ struct RotateMasterKey: AsyncParsableCommand {
         abstract: "Re-encrypt every model key under a new master key (run with the servers stopped).",
         discussion: """
             FILE holds the new 32-byte master key in base64 (make one with: openssl rand -base64 32 \
-            > new.key; chmod 600 new.key). With DATA_DIR/master.key the new key is written to \
+            > new.key; chmod 600 new.key). A FILE that is not yours (or root's) or that others may \
+            read or write is refused before anything is read, exit 77 (66 if it is not a file). \
+            With DATA_DIR/master.key the new key is written to \
             DATA_DIR/master.key.next before the database changes and moved over master.key after; \
             if that is interrupted, the next start (or rotation) finishes or undoes it. With \
             COFFER_MASTER_KEY, set the variable to the new key before restarting. A server still \
@@ -138,12 +140,12 @@ struct RotateMasterKey: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.configuration()
-        // A key file holds 44 characters of base64; nothing past 4 KiB is read (`/dev/zero` ends).
-        guard let data = try? BoundedFile.read(newKeyFile, atMost: 4097), data.count <= 4096 else {
-            throw ValidationError("cannot read \(newKeyFile) (or it is over 4 KiB)")
-        }
         do {
-            print(try await Server.rotateMasterKey(configuration, newKeyBase64: String(decoding: data, as: UTF8.self)))
+            print(try await Server.rotateMasterKey(configuration, newKeyFile: newKeyFile))
+        } catch let refused as RefusedSecretFile {
+            // The CLI's codes for its secret files: 66 (EX_NOINPUT), 77 (EX_NOPERM).
+            FileHandle.standardError.write(Data("coffer-server: \(refused)\n".utf8))
+            throw ExitCode(refused.problem == .notRegular ? 66 : 77)
         } catch {
             FileHandle.standardError.write(Data("coffer-server: \(error)\n".utf8))
             throw ExitCode(1)

@@ -196,6 +196,14 @@ struct ServerOperatorTests {
         return try await cli.run(arguments, environment: clean, binary: AdminServer.binary, terminateAfter: seconds)
     }
 
+    /// A data folder as `serve` leaves it: a server started in it until healthy, then stopped (SIGTERM).
+    static func servedFolder() async throws -> Run {
+        let run = try Run()
+        #expect(await run.waitUntilHealthy(), "\(run.output)")
+        #expect(await run.stop() == 0)
+        return run
+    }
+
     /// The line check printed after its `coffer-server: ` (its only one), to find in serve's output.
     static func onlyLine(_ result: CLI.Result) -> String? {
         let lines = result.stderr.split(separator: "\n")
@@ -213,10 +221,8 @@ struct ServerOperatorTests {
         #expect(first.stderr.isEmpty, "\(first.stderr)")
         #expect(!FileManager.default.fileExists(atPath: fresh), "check created the data folder")
 
-        let run = try Run()
+        let run = try await Self.servedFolder()
         defer { run.cleanUp() }
-        #expect(await run.waitUntilHealthy(), "\(run.output)")
-        #expect(await run.stop() == 0)
         let second = try await Self.check(data: run.data)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("reachable and migrated"), "\(second.stdout)")
@@ -245,10 +251,8 @@ struct ServerOperatorTests {
     @Test("check: one line per problem, exit 78, and no secret in what it prints")
     func checkProblems() async throws {
         guard Self.binaryExists() else { return }
-        let run = try Run()
+        let run = try await Self.servedFolder()
         defer { run.cleanUp() }
-        #expect(await run.waitUntilHealthy(), "\(run.output)")
-        #expect(await run.stop() == 0)
         let masterKey = run.data + "/master.key"
         let keyText = String(decoding: FileManager.default.contents(atPath: masterKey) ?? Data(), as: UTF8.self)
         let token = String(decoding: FileManager.default.contents(atPath: run.data + "/bootstrap-token") ?? Data(), as: UTF8.self)
@@ -373,6 +377,37 @@ struct ServerOperatorTests {
             }
         }
         #expect(!run.output.contains(stale))
+    }
+
+    @Test("rotate-master-key: a new key file others may read is refused in one line naming chmod 600, exit 77, nothing changed; made 0600 it is taken")
+    func rotateRefusesOpenKeyFile() async throws {
+        guard Self.binaryExists() else { return }
+        let run = try await Self.servedFolder()
+        defer { run.cleanUp() }
+        let masterKey = run.data + "/master.key"
+        let before = FileManager.default.contents(atPath: masterKey)
+        let newKey = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
+        try Data((newKey + "\n").utf8).write(to: URL(fileURLWithPath: newKeyFile))
+        chmod(newKeyFile, 0o644)
+        let rotate = ["rotate-master-key", "--new-key-file", newKeyFile]
+
+        let refused = try await Self.server(rotate, data: run.data, within: 60)
+        #expect(refused.status == 77, "\(refused.stdout) \(refused.stderr)")
+        let line = Self.onlyLine(refused)
+        #expect(line?.contains(newKeyFile) == true && line?.contains("chmod 600") == true, "\(refused.stderr)")
+        #expect(FileManager.default.contents(atPath: masterKey) == before)
+        #expect(!FileManager.default.fileExists(atPath: masterKey + ".next"))
+        let unchanged = try await Self.check(data: run.data)
+        #expect(unchanged.status == 0, "\(unchanged.stderr)")
+
+        chmod(newKeyFile, 0o600)
+        let rotated = try await Self.server(rotate, data: run.data, within: 120)
+        #expect(rotated.status == 0, "\(rotated.stdout) \(rotated.stderr)")
+        #expect(rotated.stdout.contains("re-wrapped"), "\(rotated.stdout)")
+        for result in [refused, rotated] {
+            #expect(!result.stdout.contains(newKey) && !result.stderr.contains(newKey), "the new key in rotate-master-key's output")
+        }
     }
 
     @Test("check: a COFFER_HOSTNAME that is no address of this machine is refused, as serve's listener refuses it")

@@ -1,6 +1,7 @@
 import CofferFormat
 @testable import CofferServer
 import Crypto
+import Fluent
 import Foundation
 import S3TestSupport
 import SQLKit
@@ -51,6 +52,53 @@ struct MasterKeyTests {
         var stale = server.configuration
         stale.masterKeyBase64 = oldMaster.trimmingCharacters(in: .whitespacesAndNewlines)
         await #expect(throws: (any Error).self) { _ = try await TestServer.start(stale) }
+    }
+
+    @Test("rotate-master-key refuses a new key file others may read (0644) with the fix, before the database changes; a 0600 one is taken")
+    func newKeyFileOthersMayRead() async throws {
+        let server = try await TestServer.start()
+        let world = World(server)
+        try await world.team("T")
+        _ = try await world.key(in: "T")
+        let keyFile = server.dataDirectory + "/master.key"
+        let old = try #require(try MasterKey.read(at: keyFile))
+        try await server.stop(removingData: false)
+        defer { try? FileManager.default.removeItem(atPath: server.dataDirectory) }
+        let before = try await Self.storedKeys(server.configuration)
+        #expect(before.contains("record \(old.id)"))
+
+        let newMaster = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+        let newKeyFile = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-new-master-" + UUID().uuidString).path
+        defer { try? FileManager.default.removeItem(atPath: newKeyFile) }
+        try Data((newMaster + "\n").utf8).write(to: URL(fileURLWithPath: newKeyFile))
+        #expect(chmod(newKeyFile, 0o644) == 0)
+        do {
+            let message = try await Server.rotateMasterKey(server.configuration, newKeyFile: newKeyFile)
+            Issue.record("a new master key file others may read was taken: \(message)")
+        } catch let refused as RefusedSecretFile {
+            #expect(refused.problem == .open(mode: "644"))
+            #expect(refused.description.contains(newKeyFile) && refused.description.contains("chmod 600"), "\(refused)")
+            #expect(!refused.description.contains(newMaster))
+        }
+        // Nothing changed: the key file, no pending key, the wrapped keys and the record.
+        #expect(try MasterKey.read(at: keyFile)?.id == old.id)
+        #expect(!SecretFile.entryExists(at: PendingMasterKey.path(for: keyFile)))
+        #expect(try await Self.storedKeys(server.configuration) == before)
+
+        #expect(chmod(newKeyFile, 0o600) == 0)
+        let message = try await Server.rotateMasterKey(server.configuration, newKeyFile: newKeyFile)
+        #expect(message.contains("re-wrapped 1 model keys"), "\(message)")
+        #expect(try MasterKey.read(at: keyFile)?.id == MasterKey(base64: newMaster).id)
+    }
+
+    /// The stored wrapped keys (IDs, master key IDs, ciphertext) and the recorded master key ID, to compare.
+    static func storedKeys(_ configuration: ServerConfiguration) async throws -> [String] {
+        try await MasterKeyRotationSafetyTests.onDatabase(configuration) { db in
+            let keys = try await KeyRecord.query(on: db).all().map { "\($0.id ?? "") \($0.masterKeyID) \($0.wrappedKey.base64EncodedString())" }
+            let signing = try await SigningKeyRecord.query(on: db).all().map { "signing \($0.masterKeyID) \($0.wrappedKey.base64EncodedString())" }
+            let recorded = try await CurrentMasterKey.read(on: db) ?? "none"
+            return (keys + signing).sorted() + ["record \(recorded)"]
+        }
     }
 
     @Test("a rotation where there is no master key refuses, and makes none")

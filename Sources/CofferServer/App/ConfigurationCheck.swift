@@ -133,12 +133,14 @@ public struct ConfigurationCheck: Sendable {
             return nil
         }
         checkSecretFile(path, what: "the master key file")
-        guard let key = try? MasterKey(base64: String(decoding: contents, as: UTF8.self)) else {
-            problems.append("the master key file \(path) does not hold 32 bytes in base64")
+        do {
+            let key = try MasterKey.decode(contents, from: path)
+            facts.append("master key from \(path)")
+            return key
+        } catch {
+            problems.append("\(error)")
             return nil
         }
-        facts.append("master key from \(path)")
-        return key
     }
 
     /// Connects (an SQLite file only if it exists: opening would create it), asks `SELECT 1`, and

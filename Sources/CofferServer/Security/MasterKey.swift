@@ -46,8 +46,17 @@ struct MasterKey: Sendable {
     /// be read or holds no key is an error naming the file (never its contents).
     static func read(at path: String) throws -> MasterKey? {
         guard let bytes = try readFile(at: path) else { return nil }
+        return try decode(bytes, from: path)
+    }
+
+    /// The key in `bytes`, read from the file at `path` (`what` names it in the error, never its
+    /// contents): 32 bytes in base64, white space around them allowed.
+    static func decode(_ bytes: [UInt8], from path: String, what: String = "the master key file") throws -> MasterKey {
+        guard bytes.count <= maximumFileSize else {
+            throw ServerSetupError("\(what) \(path) is larger than \(maximumFileSize) bytes")
+        }
         do { return try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
-            throw ServerSetupError("the master key file \(path) does not hold 32 bytes in base64")
+            throw ServerSetupError("\(what) \(path) does not hold 32 bytes in base64")
         }
     }
 
@@ -57,9 +66,10 @@ struct MasterKey: Sendable {
     }
 
     /// The bytes of the master key file at `path`, nil when there is nothing at that path; at
-    /// most ``maximumFileSize`` bytes are read, from a regular file only (`/dev/zero` or a pipe
-    /// would never end). A link to a missing file is an error, not "none": a new key cannot be
-    /// made through it and would not be the one that wrapped the stored keys.
+    /// most ``maximumFileSize`` + 1 bytes are read (``decode(_:from:what:)`` refuses more than
+    /// ``maximumFileSize``), from a regular file only (`/dev/zero` or a pipe would never end). A
+    /// link to a missing file is an error, not "none": a new key cannot be made through it and
+    /// would not be the one that wrapped the stored keys.
     static func readFile(at path: String) throws -> [UInt8]? {
         let bytes: [UInt8]
         do {
@@ -73,9 +83,6 @@ struct MasterKey: Sendable {
             return nil
         } catch let failure as IOFailure {
             throw ServerSetupError("cannot read the master key file \(path): \(failure.reason)")
-        }
-        guard bytes.count <= maximumFileSize else {
-            throw ServerSetupError("the master key file \(path) is larger than \(maximumFileSize) bytes")
         }
         return bytes
     }

@@ -80,9 +80,21 @@ extension Server {
     /// interrupted is settled first (``PendingMasterKey``). With COFFER_MASTER_KEY the operator sets
     /// the new value before restarting.
     public static func rotateMasterKey(_ configuration: ServerConfiguration, newKeyBase64: String) async throws -> String {
+        try await rotateMasterKey(configuration, to: MasterKey(base64: newKeyBase64))
+    }
+
+    /// ``rotateMasterKey(_:newKeyBase64:)`` with the new key read from `newKeyFile`
+    /// (``MasterKey/readNew(at:)``) before the data folder or the database is touched: a file the
+    /// CLI's rule for secret files refuses is refused here too.
+    ///
+    /// - Throws: ``RefusedSecretFile`` for a file of another account, or one others may read or write.
+    public static func rotateMasterKey(_ configuration: ServerConfiguration, newKeyFile: String) async throws -> String {
+        try await rotateMasterKey(configuration, to: MasterKey.readNew(at: newKeyFile))
+    }
+
+    private static func rotateMasterKey(_ configuration: ServerConfiguration, to new: MasterKey) async throws -> String {
         let path = configuration.dataDirectory + "/master.key"
         try DataFolder.prepare(configuration.dataDirectory)
-        let new = try MasterKey(base64: newKeyBase64)
         let app = try await Application.make(Environment(name: "production", arguments: ["coffer-server"]))
         do {
             try await configureDatabase(app, configuration)

@@ -92,7 +92,7 @@ struct Credentials: Codable, Equatable {
     /// Refuses a credentials file (`info`: its `fstat`) that is not a regular file, is neither the
     /// user's nor root's, or that its group or others may read or write.
     static func checkFile(_ path: String, _ info: stat) throws {
-        switch SecretFile.problem(info) {
+        switch SecretFileProblem.of(info) {
         case nil: return
         case .notRegular: throw AdminFailure(.noInput, "\(path) is not a file; run coffer login again")
         case .notYours:

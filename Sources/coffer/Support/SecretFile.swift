@@ -34,31 +34,10 @@ enum SecretFile {
     }
 
     /// Refuses a secret file (`info`: its `fstat`) that is not a regular file (nor a pipe, when
-    /// `allowingPipes`), is neither this user's nor root's, or that its group or others may read or write.
+    /// `allowingPipes`), is neither this user's nor root's, or that its group or others may read or
+    /// write (``SecretFileProblem``, the rule `coffer-server rotate-master-key` holds its key file to).
     static func check(_ path: String, _ info: stat, what: String, allowingPipes: Bool) throws {
-        switch problem(info, allowingPipes: allowingPipes) {
-        case nil: return
-        case .notRegular: throw CLIFailure(.noInput, "\(what) \(path) is not a regular file")
-        case .notYours: throw CLIFailure(.permission, "\(what) \(path) belongs to another user; use a file of your own (chmod 600)")
-        case .open(let mode): throw CLIFailure(.permission, "\(what) \(path) may be read or written by others (mode \(mode)); chmod 600 it")
-        }
-    }
-
-    /// What makes a file (`info`: its `fstat`) unfit to hold a secret; each caller words it.
-    enum Problem: Equatable {
-        /// Not a regular file (nor a pipe, where pipes are allowed).
-        case notRegular
-        /// Neither this user's nor root's.
-        case notYours
-        /// Its group or others may read or write it; `mode` in octal, as `ls` shows it.
-        case open(mode: String)
-    }
-
-    static func problem(_ info: stat, allowingPipes: Bool = false) -> Problem? {
-        let type = info.st_mode & S_IFMT
-        guard type == S_IFREG || (allowingPipes && type == S_IFIFO) else { return .notRegular }
-        guard info.st_uid == geteuid() || info.st_uid == 0 else { return .notYours }
-        guard info.st_mode & 0o077 == 0 else { return .open(mode: String(info.st_mode & 0o777, radix: 8)) }
-        return nil
+        guard let problem = SecretFileProblem.of(info, allowingPipes: allowingPipes) else { return }
+        throw CLIFailure(problem == .notRegular ? .noInput : .permission, problem.line(what, path))
     }
 }
