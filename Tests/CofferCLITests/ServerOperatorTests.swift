@@ -1,4 +1,5 @@
 import BlockingTestSupport
+import Crypto
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -379,7 +380,7 @@ struct ServerOperatorTests {
         #expect(!run.output.contains(stale))
     }
 
-    @Test("rotate-master-key: a new key file others may read is refused in one line naming chmod 600, exit 77, nothing changed; made 0600 it is taken")
+    @Test("rotate-master-key refuses a new key file others may read (one line, chmod 600, exit 77, nothing changed) and takes it 0600; check then names the kept key a database from before the rotation needs")
     func rotateRefusesOpenKeyFile() async throws {
         guard Self.binaryExists() else { return }
         let run = try await Self.servedFolder()
@@ -401,13 +402,48 @@ struct ServerOperatorTests {
         let unchanged = try await Self.check(data: run.data)
         #expect(unchanged.status == 0, "\(unchanged.stderr)")
 
+        let database = run.data + "/coffer.sqlite", backup = run.folder.appendingPathComponent("backup.sqlite").path
+        try Self.copyDatabase(database, to: backup)
         chmod(newKeyFile, 0o600)
         let rotated = try await Self.server(rotate, data: run.data, within: 120)
         #expect(rotated.status == 0, "\(rotated.stdout) \(rotated.stderr)")
         #expect(rotated.stdout.contains("re-wrapped"), "\(rotated.stdout)")
-        for result in [refused, rotated] {
-            #expect(!result.stdout.contains(newKey) && !result.stderr.contains(newKey), "the new key in rotate-master-key's output")
+
+        // The database restored from before the rotation: check names both keys by ID and the kept file that opens it.
+        let oldKey = String(decoding: try #require(before), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let oldID = try Self.masterKeyID(oldKey), newID = try Self.masterKeyID(newKey)
+        let kept = "\(masterKey).previous-\(oldID)"
+        try Self.copyDatabase(backup, to: database)
+        let restored = try await Self.check(data: run.data)
+        #expect(restored.status == 78, "\(restored.stdout) \(restored.stderr)")
+        let advice = Self.onlyLine(restored) ?? ""
+        #expect(advice.contains("master key \(oldID)") && advice.contains("master key \(newID)") && advice.contains(kept), "\(restored.stderr)")
+        // As it says: the kept file put back (the new key aside) opens the restored database.
+        try FileManager.default.moveItem(atPath: masterKey, toPath: run.folder.appendingPathComponent("after-rotation.key").path)
+        try FileManager.default.moveItem(atPath: kept, toPath: masterKey)
+        let putBack = try await Self.check(data: run.data)
+        #expect(putBack.status == 0, "\(putBack.stderr)")
+        for result in [refused, rotated, restored, putBack] {
+            for secret in [newKey, oldKey] {
+                #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a master key in coffer-server's output")
+            }
         }
+    }
+
+    /// Copies an SQLite database with its write-ahead log and shared-memory files (those absent are absent in the copy too).
+    static func copyDatabase(_ source: String, to destination: String) throws {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: destination + suffix)
+            if FileManager.default.fileExists(atPath: source + suffix) {
+                try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
+            }
+        }
+    }
+
+    /// A master key's ID as the server names it: the first 16 hex digits of SHA-256 of its 32 bytes.
+    static func masterKeyID(_ base64: String) throws -> String {
+        let raw = try #require(Data(base64Encoded: base64))
+        return String(SHA256.hash(data: raw).map { String(format: "%02x", $0) }.joined().prefix(16))
     }
 
     @Test("check: a COFFER_HOSTNAME that is no address of this machine is refused, as serve's listener refuses it")

@@ -91,6 +91,35 @@ struct MasterKeyTests {
         #expect(try MasterKey.read(at: keyFile)?.id == MasterKey(base64: newMaster).id)
     }
 
+    @Test("check reads the record: one the stored keys contradict is only noted (a start corrects it); with no key stored, one naming another master key is serve's refusal, word for word")
+    func checkReadsTheRecord() async throws {
+        let server = try await TestServer.start()
+        let configuration = server.configuration
+        let keyFile = server.dataDirectory + "/master.key"
+        let held = try #require(try MasterKey.read(at: keyFile))
+        let other = try MasterKey(key: SymmetricKey(size: .bits256))
+        // What a rotation by a version from before the record leaves: the signing key wrapped by `held`, the record naming another.
+        try await server.app.db.sql().raw("UPDATE current_master_key SET master_key_id = \(bind: other.id)").run()
+        try await server.stop(removingData: false)
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
+        let outdated = await ConfigurationCheck.run(configuration)
+        #expect(!outdated.problems.contains { $0.contains("master key") }, "\(outdated.problems)")
+        #expect(outdated.facts.contains { $0.contains("records master key \(other.id)") && $0.contains("corrects the record") }, "\(outdated.facts)")
+
+        // Nothing stored, and the record names another master key: only the record can tell.
+        try await MasterKeyRotationSafetyTests.onDatabase(configuration) { db in try await SigningKeyRecord.query(on: db).delete() }
+        let refused = await ConfigurationCheck.run(configuration)
+        let line = try #require(refused.problems.first { $0.contains("the database records master key \(other.id)") }, "\(refused.problems)")
+        #expect(line.contains("\(keyFile) holds master key \(held.id)"), "\(line)")
+        do {
+            let started = try await TestServer.start(configuration)
+            try await started.stop(removingData: false)
+            Issue.record("a start with another master key than the recorded one")
+        } catch {
+            #expect("\(error)" == line)
+        }
+    }
+
     /// The stored wrapped keys (IDs, master key IDs, ciphertext) and the recorded master key ID, to compare.
     static func storedKeys(_ configuration: ServerConfiguration) async throws -> [String] {
         try await MasterKeyRotationSafetyTests.onDatabase(configuration) { db in

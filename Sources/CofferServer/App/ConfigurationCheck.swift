@@ -11,8 +11,8 @@ import Vapor
 ///
 /// Where `serve` refuses to start, `check` asks the function `serve` asks and reports its line:
 /// the data folder (``DataFolder/check(_:)``), a stale bootstrap token file
-/// (``Bootstrap/staleFileRefusal(_:)``), the stored keys' master key
-/// (``MasterKeyRotation/checkMatches(_:on:)``), the bucket (``S3BlobStore/checkedClient(_:http:)``),
+/// (``Bootstrap/staleFileRefusal(_:)``), the stored keys' master key and the database's record of it
+/// (``CurrentMasterKey/standing(of:on:holding:)``), the bucket (``S3BlobStore/checkedClient(_:http:)``),
 /// on PostgreSQL this host's clock against the database's (``ClockSkew``).
 ///
 /// Each problem is one line that names the file, folder or setting and what to do; none carries
@@ -202,20 +202,7 @@ public struct ConfigurationCheck: Sendable {
             return 0
         }
         if let masterKey {
-            do {
-                try await MasterKeyRotation.checkMatches(masterKey, on: app.db)
-            } catch let error as ServerSetupError {
-                // A rotation that stopped after its commit: the next start moves its key into place.
-                let keyFile = configuration.dataDirectory + "/master.key", pending = PendingMasterKey.path(for: keyFile)
-                if configuration.masterKeyBase64 == nil, let next = try? MasterKey.read(at: pending),
-                   (try? await MasterKeyRotation.checkMatches(next, on: app.db)) != nil {
-                    facts.append("a master key rotation stopped after re-wrapping the stored keys: the next start moves \(pending) to \(keyFile)")
-                } else {
-                    problems.append(error.description)
-                }
-            } catch {
-                problems.append("cannot read the stored keys in \(name): \(Self.describe(error))")
-            }
+            await checkStoredKeys(masterKey, configuration: configuration, on: app.db, name: name)
         } else if configuration.masterKeyBase64 == nil,
                   let keys = try? await KeyRecord.query(on: app.db).count(), let signing = try? await SigningKeyRecord.query(on: app.db).count(),
                   keys + signing > 0 {

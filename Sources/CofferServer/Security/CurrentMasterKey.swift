@@ -33,34 +33,31 @@ enum CurrentMasterKey {
         guard recorded == key.id else { throw StaleMasterKey(held: key.id, recorded: recorded) }
     }
 
-    /// At start: checks that the stored keys are wrapped by `key` and records it when no master key
-    /// is recorded yet (a new database, or the first start after migration 015); refuses a start
-    /// with any other key than the one recorded.
+    /// At start: checks that the stored keys are wrapped by `key` (``standing(of:on:holding:)``),
+    /// records it when no master key is recorded yet (a new database, or the first start after
+    /// migration 015) and corrects a record the stored keys contradict; refuses a start with any
+    /// other key than the one recorded. Returns a line for the log when it corrected the record.
     @discardableResult
     static func claim(_ key: MasterKey, on database: any Database) async throws -> String? {
         try await database.writeTransaction { db -> String? in
-            try await MasterKeyRotation.checkMatches(key, on: db)
-            // Every stored key is wrapped by `key` (checked above), yet the record names another: a
-            // rotation by a server from before the record (migration 015), after a downgrade. The
-            // stored keys decide; with none stored, the record does.
-            if let recorded = try await Self.read(on: db, holding: true), recorded != key.id,
-               try await KeyRecord.query(on: db).count() + SigningKeyRecord.query(on: db).count() > 0 {
+            switch try await Self.standing(of: key, on: db, holding: true) {
+            case .current:
+                return nil
+            case .outdated(let recorded):
                 try await Self.record(key, on: db)
                 return "every stored key is wrapped by master key \(key.id), but master key \(recorded) was recorded (a rotation by an older version?): recorded \(key.id)"
-            }
-            if try await Self.read(on: db, holding: true) == nil {
+            case .unrecorded:
                 // Instances starting together on one PostgreSQL: the first row stays, and the
                 // others compare their key with it below.
                 try await db.sql().insert(into: CurrentMasterKeyRecord.schema).columns("id", "master_key_id", "recorded_at")
                     .values(SQLBind(CurrentMasterKeyRecord.only), SQLBind(key.id), SQLBind(Date()))
                     .ignoringConflicts(with: ["id"]).run()
+                let recorded = try await Self.read(on: db, holding: true)
+                guard recorded == key.id else {
+                    throw MasterKeyMismatch("the database records", needed: recorded ?? "(none recorded)", given: key)
+                }
+                return nil
             }
-            let recorded = try await Self.read(on: db, holding: true)
-            guard recorded == key.id else {
-                throw ServerSetupError(
-                    "the stored keys are wrapped by master key \(recorded ?? "(none recorded)"), but this server was given master key \(key.id); set COFFER_MASTER_KEY or DATA_DIR/master.key to the right key, or finish the rotation")
-            }
-            return nil
         }
     }
 

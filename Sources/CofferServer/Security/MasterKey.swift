@@ -13,6 +13,9 @@ struct MasterKey: Sendable {
     let key: SymmetricKey
     /// The first 16 hex digits of SHA-256(key): names the master key in wrapped rows without revealing it.
     let id: String
+    /// The file the key was read from (`DATA_DIR/master.key`, a rotation's new key file); nil when
+    /// it came from COFFER_MASTER_KEY or was made in memory. Errors about the key name it.
+    var file: String?
 
     init(key: SymmetricKey) throws {
         guard key.bitCount == 256 else { throw ServerSetupError("the master key must be 32 bytes (base64)") }
@@ -37,7 +40,8 @@ struct MasterKey: Sendable {
     static func load(base64: String?, path: String) throws -> MasterKey {
         if let base64 { return try MasterKey(base64: base64) }
         if let key = try read(at: path) { return key }
-        let key = try MasterKey(key: SymmetricKey(size: .bits256))
+        var key = try MasterKey(key: SymmetricKey(size: .bits256))
+        key.file = path
         try SecretFile.create(at: path, contents: key.fileContents)
         return key
     }
@@ -55,9 +59,12 @@ struct MasterKey: Sendable {
         guard bytes.count <= maximumFileSize else {
             throw ServerSetupError("\(what) \(path) is larger than \(maximumFileSize) bytes")
         }
-        do { return try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
+        var key: MasterKey
+        do { key = try MasterKey(base64: String(decoding: bytes, as: UTF8.self)) } catch {
             throw ServerSetupError("\(what) \(path) does not hold 32 bytes in base64")
         }
+        key.file = path
+        return key
     }
 
     /// What a master key file holds: the key in base64 and a line break.

@@ -61,14 +61,13 @@ enum MasterKeyRotation {
     }
 
     /// Refuses to run with a master key that did not wrap the stored model keys and signing key.
+    /// - Throws: ``MasterKeyMismatch``, naming the master key they are wrapped by.
     static func checkMatches(_ key: MasterKey, on database: any Database) async throws {
         if let other = try await SigningKeyRecord.query(on: database).filter(\.$masterKeyID != key.id).first() {
-            throw ServerSetupError(
-                "the manifest-signing key is wrapped by master key \(other.masterKeyID), but this server was given master key \(key.id); set COFFER_MASTER_KEY or DATA_DIR/master.key to the right key, or finish the rotation")
+            throw MasterKeyMismatch("the manifest-signing key is wrapped by", needed: other.masterKeyID, given: key)
         }
         if let other = try await KeyRecord.query(on: database).filter(\.$masterKeyID != key.id).first() {
-            throw ServerSetupError(
-                "the model keys are wrapped by master key \(other.masterKeyID), but this server was given master key \(key.id); set COFFER_MASTER_KEY or DATA_DIR/master.key to the right key, or finish the rotation")
+            throw MasterKeyMismatch("the model keys are wrapped by", needed: other.masterKeyID, given: key)
         }
     }
 }
