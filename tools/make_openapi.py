@@ -407,7 +407,9 @@ paths = {
                    description=CREDENTIAL_BUDGET + " 403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps "
                                "whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, "
                                "`attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, "
-                               "`attestation_device_key_mismatch` (docs/ATTESTATION.md)."),
+                               "`attestation_device_key_mismatch` (docs/ATTESTATION.md). 503 `master_key_rotated` (no `Retry-After`) "
+                               "when the master key was rotated since this server started: it delivers no key until it is restarted "
+                               "with the new master key (another instance may; try again later)."),
     },
     "/v1/device/attestation/challenge": {
         "post": op("attestationChallenge", "A single-use challenge (5 minutes) for a device's attestation, for apps whose policy is not none",

@@ -129,7 +129,7 @@ struct RotateMasterKey: AsyncParsableCommand {
             DATA_DIR/master.key.next before the database changes and moved over master.key after; \
             if that is interrupted, the next start (or rotation) finishes or undoes it. With \
             COFFER_MASTER_KEY, set the variable to the new key before restarting. A server still \
-            running with the old key stores no key (503) until restarted. See docs/operations.md.
+            running with the old key stores and delivers no key (503) until restarted. See docs/operations.md.
             """
     )
 

@@ -1,3 +1,4 @@
+import Coffer
 import CofferFormat
 @testable import CofferServer
 import Crypto
@@ -140,9 +141,9 @@ struct MasterKeyRotationSafetyTests {
         try await server.stop(removingData: false)
     }
 
-    @Test("an instance still running with the old master key after a rotation stores no model key (503 master_key_rotated); every stored key opens with the new one",
+    @Test("an instance still running with the old master key after a rotation stores no model key and delivers none (503 master_key_rotated, not 500; the SDK's keyFetchFailed, to try again); every stored key opens with the new one",
           arguments: Backend.available)
-    func staleInstanceStoresNoKey(_ backend: Backend) async throws {
+    func staleInstanceStoresAndDeliversNoKey(_ backend: Backend) async throws {
         let server = try await TestServer.start(postgres: backend.isPostgres)
         let configuration = server.configuration
         defer { Self.remove(configuration) }
@@ -152,7 +153,8 @@ struct MasterKeyRotationSafetyTests {
             try await world.team("T")
             app = try await world.app(in: "T")
             before = try await world.key(in: "T", name: "before")
-            try await world.release(before, in: "T", to: [app.id])
+            let collection = try await world.release(before, in: "T", to: [app.id])
+            let signingKey = try await HTTP(base: server.base).call("GET", "/v1/signing-key").object["publicKey"] as? String ?? ""
 
             // Another process rotates the master key; this instance keeps the old one in memory.
             let newBase64 = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
@@ -166,6 +168,25 @@ struct MasterKeyRotationSafetyTests {
             let rows = try await KeyRecord.query(on: server.app.db).all()
             #expect(rows.map(\.name) == ["before"])
             #expect(rows.allSatisfy { $0.masterKeyID == new.id })
+
+            // The re-wrapped key does not open with the old master key: 503 too, not 500.
+            let undelivered = try await Device().request(before.id, app: app, on: server)
+            #expect(undelivered.status == 503, "\(undelivered.text)")
+            #expect(undelivered.errorCode == "master_key_rotated", "\(undelivered.text)")
+            #expect(!undelivered.text.contains(new.id))
+            // The SDK: the key could not be fetched (try again later), not a refusal of it.
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-stale-sdk-" + UUID().uuidString)
+            defer { try? FileManager.default.removeItem(at: cache) }
+            let client = try CofferClient(configuration: CofferConfiguration(
+                serverURL: server.base, appID: app.id, credential: app.credential, publicKey: signingKey, cacheDirectory: cache))
+            let opened = try await client.beginAccessing(identifier: collection)
+            do {
+                _ = try await opened.entries["m"]?.data()
+                Issue.record("a key was delivered by an instance holding a replaced master key")
+            } catch let CofferError.keyFetchFailed(keyID, reason) {
+                #expect(keyID == before.id)
+                #expect(reason.contains("503"), "\(reason)")
+            }
         } catch {
             try? await server.stop(removingData: false)
             throw error

@@ -20,6 +20,9 @@ import Vapor
 /// genuine install of the app from its keys. Such requests are refused before any look-up when
 /// they carry no evidence, and each refused one costs the client address one failure of the
 /// budget wrong credentials spend (past it, 429 from that address only).
+///
+/// A key this instance cannot open because a rotation replaced its master key since it started is
+/// 503 `master_key_rotated` (``StaleMasterKey``), found out only once opening failed.
 struct DeliveryController: RouteCollection {
     struct DeliveryRequest: Content {
         let appID: UUID
@@ -142,7 +145,18 @@ struct DeliveryController: RouteCollection {
             }
         }
 
-        let material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: app.teamID)
+        let material: SymmetricKey
+        do {
+            material = try masterKey.unwrap(key.wrappedKey, keyID: keyID, teamID: app.teamID)
+        } catch {
+            // Only now is the record read: a rotation by another instance since this one started
+            // re-wrapped the key under a master key this one does not hold. 503, not 500: an
+            // instance holding the new key answers; this one does once restarted with it.
+            guard let stale = await StaleMasterKey.explaining(failureOf: masterKey, on: req.db) else { throw error }
+            req.logger.warning("model key \(keyID) not delivered: \(stale)")
+            metrics.keyDeliveries(outcome: "master_key_rotated")
+            throw StaleMasterKey.refusal
+        }
         let sealed = try KeyDelivery.seal(material, keyID: keyID, deviceID: body.deviceID, to: devicePublicKey)
         try await Audit.record(on: req.db, teamID: app.teamID, action: "key.deliver", actor: "app:\(app.id)",
                                target: keyID, outcome: "delivered", deviceID: body.deviceID)

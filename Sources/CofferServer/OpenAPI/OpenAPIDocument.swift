@@ -2176,7 +2176,7 @@ enum OpenAPIDocument {
   },
   "/v1/device/keys/{key}": {
    "post": {
-    "description": "429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one. 403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, `attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, `attestation_device_key_mismatch` (docs/ATTESTATION.md).",
+    "description": "429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one. 403 codes: `credential_revoked`, `app_revoked`, `other_team`, `key_revoked`, `not_in_app_collections`; for apps whose attestation policy is not none also `attestation_required`, `attestation_invalid`, `assertion_replayed`, `attestation_revoked`, `attestation_challenge_invalid`, `attestation_unknown_key`, `attestation_device_key_mismatch` (docs/ATTESTATION.md). 503 `master_key_rotated` (no `Retry-After`) when the master key was rotated since this server started: it delivers no key until it is restarted with the new master key (another instance may; try again later).",
     "operationId": "deliverKey",
     "parameters": [
      {

@@ -73,22 +73,3 @@ enum CurrentMasterKey {
         }
     }
 }
-
-/// A wrapped key not stored: the database records another master key than the one this server
-/// wraps with (a rotation replaced it while the server ran). The server stores no key until it is
-/// restarted with the current master key.
-struct StaleMasterKey: Error, CustomStringConvertible {
-    /// The ID of the master key this server holds.
-    let held: String
-    /// The ID of the master key the database records, if any.
-    let recorded: String?
-
-    var description: String {
-        "this server holds master key \(held), but the stored keys are wrapped by master key \(recorded ?? "(none recorded)") "
-            + "(rotated since this server started?); nothing was stored: restart it with COFFER_MASTER_KEY or DATA_DIR/master.key set to the current key"
-    }
-
-    /// The answer to a request that would have stored a key (without key IDs: they are the operator's).
-    static let refusal = APIError(.serviceUnavailable, "master_key_rotated",
-                                  "the master key was rotated since this server started; it stores no key until it is restarted with the new master key")
-}
