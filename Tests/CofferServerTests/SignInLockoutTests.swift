@@ -61,22 +61,50 @@ struct SignInLockoutTests {
         }
     }
 
-    @Test("a cookie counts only for its email address, within its lifetime, unaltered")
+    @Test("a cookie counts only for its email address and password, within its lifetime, unaltered")
     func cookieChecks() throws {
         let browsers = KnownBrowsers(masterKey: try MasterKey(key: .init(size: .bits256)), secureCookies: false)
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let value = browsers.cookie(for: "a@example.com", now: now).string
-        #expect(browsers.validTag(value, email: "a@example.com", now: now) != nil)
-        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(KnownBrowsers.lifetime - 1)) != nil)
-        #expect(browsers.validTag(value, email: "b@example.com", now: now) == nil)
-        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(KnownBrowsers.lifetime)) == nil)
-        #expect(browsers.validTag(value, email: "a@example.com", now: now.addingTimeInterval(-120)) == nil, "made in the future")
+        let hash = "$2b$12$the account's password hash"
+        let value = browsers.cookie(for: "a@example.com", passwordHash: hash, now: now).string
+        #expect(browsers.validMAC(value, email: "a@example.com", passwordHash: hash, now: now) != nil)
+        #expect(browsers.validMAC(value, email: "a@example.com", passwordHash: hash, now: now.addingTimeInterval(KnownBrowsers.lifetime - 1)) != nil)
+        #expect(browsers.validMAC(value, email: "b@example.com", passwordHash: hash, now: now) == nil)
+        #expect(browsers.validMAC(value, email: "a@example.com", passwordHash: hash + "x", now: now) == nil, "another password")
+        #expect(browsers.validMAC(value, email: "a@example.com", passwordHash: hash, now: now.addingTimeInterval(KnownBrowsers.lifetime)) == nil)
+        #expect(browsers.validMAC(value, email: "a@example.com", passwordHash: hash, now: now.addingTimeInterval(-120)) == nil, "made in the future")
         let other = KnownBrowsers(masterKey: try MasterKey(key: .init(size: .bits256)), secureCookies: false)
-        #expect(other.validTag(value, email: "a@example.com", now: now) == nil, "another master key")
+        #expect(other.validMAC(value, email: "a@example.com", passwordHash: hash, now: now) == nil, "another master key")
         let seconds = value.split(separator: ".")[0], tag = value.split(separator: ".")[1]
         for mutated in ["\(Int(seconds)! + 1).\(tag)", "+\(seconds).\(tag)", "\(seconds).\(tag)=", "\(seconds)..\(tag)",
                         "\(seconds).\(tag.dropLast())", String(repeating: "9", count: 13) + ".\(tag)", "\(seconds)", ""] {
-            #expect(browsers.validTag(mutated, email: "a@example.com", now: now) == nil, "\(mutated)")
+            #expect(browsers.validMAC(mutated, email: "a@example.com", passwordHash: hash, now: now) == nil, "\(mutated)")
+        }
+    }
+
+    @Test("another spelling of a cookie's MAC (+ for -, / for _, the unused low bits of the last character) is the same budget")
+    func oneBudgetPerCookie() throws {
+        let browsers = KnownBrowsers(masterKey: try MasterKey(key: .init(size: .bits256)), secureCookies: false)
+        let hash = "$2b$12$the account's password hash"
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        // Cookies of successive seconds until one has both a `-` and a `_` (about one in four has).
+        let (now, value) = try #require((0..<1000).lazy.map { second in
+            let now = Date(timeIntervalSince1970: 1_800_000_000 + Double(second))
+            return (now, browsers.cookie(for: "a@example.com", passwordHash: hash, now: now).string)
+        }.first { $0.1.contains("-") && $0.1.contains("_") })
+        func budget(_ spelling: String) -> String {
+            KnownBrowsers.budgetKey(email: "a@example.com", mac: browsers.validMAC(spelling, email: "a@example.com", passwordHash: hash, now: now))
+        }
+        let own = budget(value)
+        #expect(own.hasPrefix("known:a@example.com:"))
+        let last = try #require(alphabet.firstIndex(of: value.last!))
+        var spellings = [value.replacingOccurrences(of: "-", with: "+"), value.replacingOccurrences(of: "_", with: "/"),
+                         value.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")]
+        // 32 bytes are 256 bits; the 43rd character carries 6, of which the low 2 are not used.
+        for flip in 1...3 { spellings.append(String(value.dropLast()) + String(alphabet[last ^ flip])) }
+        for spelling in spellings {
+            let key = budget(spelling)
+            #expect(key == own || key == "email:a@example.com", "\(spelling) is a budget of its own: \(key)")
         }
     }
 

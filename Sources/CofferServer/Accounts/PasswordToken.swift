@@ -13,8 +13,9 @@ enum PasswordToken {
     }
 
     /// Revoking `tokenID` of `userID`: when that token chose the user's password, the password is
-    /// cleared and every session of the user ends (audited); the user chooses a new one on the
-    /// welcome page with another token. Runs in the revocation's transaction.
+    /// cleared and every session of the user ends (audited), and with the password every
+    /// known-browser cookie (``KnownBrowsers``); the user chooses a new one on the welcome page
+    /// with another token. Runs in the revocation's transaction.
     static func tokenRevoked(_ tokenID: UUID, of userID: UUID, actor: String, on db: any Database) async throws {
         guard let user = try await UserRecord.find(userID, on: db), user.passwordTokenID == tokenID else { return }
         user.passwordHash = nil

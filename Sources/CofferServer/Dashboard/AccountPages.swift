@@ -54,11 +54,15 @@ struct AccountPages: RouteCollection {
         let fields = FormFields(request: req)
         let email = try fields.text("email", label: "The email address", limit: 254).lowercased()
         let password = try fields.raw("password", label: "The password", limit: 200)
-        if let wait = limited(req, email: email) {
-            return try await form(req, "sign-in", title: "Sign in", email: email,
-                                  error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
+        if let wait = limited(req) {
+            return try await tooMany(req, "sign-in", title: "Sign in", email: email, wait: wait)
         }
         let user = email.isEmpty ? nil : try await UserRecord.query(on: req.db).filter(\.$email == email).first()
+        // Counted for the address, or for this browser when it is known to the address and its password.
+        let known = knownBrowsers.mac(presentedBy: req, email: email, passwordHash: user?.passwordHash)
+        if !email.isEmpty, let wait = attempts.acquire(KnownBrowsers.budgetKey(email: email, mac: known)) {
+            return try await tooMany(req, "sign-in", title: "Sign in", email: email, wait: wait)
+        }
         let verified = try await req.passwordHashing.verify(password, created: user?.passwordHash ?? Self.decoy)
         guard verified, let user, user.passwordHash != nil else {
             // What was typed as the address is kept only if it looks like one: a password typed
@@ -96,9 +100,8 @@ struct AccountPages: RouteCollection {
         let token = try fields.text("token", label: "The bootstrap token", limit: 200)
         let email = try fields.text("email", label: "The email address", limit: 254)
         let password = try fields.raw("password", label: "The password", limit: 200)
-        if let wait = limited(req, email: "") {
-            return try await form(req, "setup", title: "Set up Coffer", email: email,
-                                  error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
+        if let wait = limited(req) {
+            return try await tooMany(req, "setup", title: "Set up Coffer", email: email, wait: wait)
         }
         // Every unrevoked bootstrap token is compared, in constant time, whichever matches.
         let candidates = try await TokenRecord.query(on: req.db).filter(\.$name == "bootstrap").filter(\.$revokedAt == nil).all()
@@ -130,9 +133,8 @@ struct AccountPages: RouteCollection {
         let token = try fields.text("token", label: "The API token", limit: 200)
         let email = try fields.text("email", label: "The email address", limit: 254)
         let password = try fields.raw("password", label: "The password", limit: 200)
-        if let wait = limited(req, email: "") {
-            return try await form(req, "welcome", title: "Choose your sign-in", email: email,
-                                  error: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests)
+        if let wait = limited(req) {
+            return try await tooMany(req, "welcome", title: "Choose your sign-in", email: email, wait: wait)
         }
         // The API's own lookup: by the token's hash, unrevoked.
         guard let record = try await TokenRecord.query(on: req.db).filter(\.$tokenHash == Secrets.hash(token))
@@ -166,6 +168,12 @@ struct AccountPages: RouteCollection {
         return response
     }
 
+    /// The form again, refused for too many attempts: `wait` seconds.
+    private func tooMany(_ req: Request, _ template: String, title: String, email: String, wait: Int) async throws -> Response {
+        try await form(req, template, title: title, email: email, error: "Too many attempts. Wait \(wait) seconds and try again.",
+                       status: .tooManyRequests)
+    }
+
     /// Audits a sign-in or sign-out with the client's address (behind trusted proxies, the
     /// forwarded one). Never the password, the session token or the CSRF token.
     static func audit(_ req: Request, action: String, actor: String, target: String, outcome: String, reason: String? = nil) async throws {
@@ -174,18 +182,15 @@ struct AccountPages: RouteCollection {
                                reason: reason.map { "\($0); \(client)" } ?? client)
     }
 
-    /// Counts an attempt from this client address (and for this email address: this browser's own
-    /// budget for it when it signed in to it before); the seconds to wait when over the limit.
-    private func limited(_ req: Request, email: String) -> Int? {
-        if let wait = attempts.acquire("ip:" + AddressBudget.key(req.clientAddress)) { return wait }
-        if !email.isEmpty, let wait = attempts.acquire(knownBrowsers.budgetKey(req, email: email)) { return wait }
-        return nil
+    /// Counts an attempt from this client address; the seconds to wait when over the limit.
+    private func limited(_ req: Request) -> Int? {
+        attempts.acquire("ip:" + AddressBudget.key(req.clientAddress))
     }
 
-    /// Starts the session and marks this browser as known to the account's email address.
+    /// Starts the session and marks this browser as known to the account's email address and password.
     private func signedIn(_ req: Request, user: UserRecord) async throws -> Response {
         let response = try await sessions.signedIn(req, user: user, to: "/dashboard")
-        if let email = user.email { response.cookies[knownBrowsers.cookieName] = knownBrowsers.cookie(for: email) }
+        knownBrowsers.remember(user, on: response)
         return response
     }
 }

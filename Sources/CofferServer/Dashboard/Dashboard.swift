@@ -50,7 +50,7 @@ enum Dashboard {
         try pages.register(collection: DeploymentPages(deployments: deployments))
         try pages.register(collection: DevicePage())
         try pages.register(collection: SigningKeyPage(signer: signer))
-        try pages.register(collection: PasswordPage(check: admin.passwordCheck, sessions: sessions))
+        try pages.register(collection: PasswordPage(check: admin.passwordCheck, sessions: sessions, knownBrowsers: knownBrowsers))
         try pages.register(collection: TokenPages(check: admin.passwordCheck))
         try pages.register(collection: admin)
         try pages.register(collection: TeamPages())

@@ -4,6 +4,8 @@ import Vapor
 /// `/dashboard/account`: who is signed in, and changing one's own password (the current one is
 /// asked first). A change ends every session of the account, this browser's included, and signs
 /// this browser in again with a new session: a copy of its old cookie is worth nothing after it.
+/// It also makes every known-browser cookie of the account count as unknown (they are bound to the
+/// password), so this browser is given a new one.
 struct PasswordPage: RouteCollection {
     struct Page: Encodable, Sendable {
         let chrome: Chrome
@@ -17,6 +19,8 @@ struct PasswordPage: RouteCollection {
     let check: PasswordCheck
     /// Starts the session that replaces this browser's after a change.
     let sessions: DashboardSessions
+    /// Marks this browser as known to the new password.
+    let knownBrowsers: KnownBrowsers
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("dashboard", "account", use: show)
@@ -47,7 +51,9 @@ struct PasswordPage: RouteCollection {
             try await DashboardSessions.endAll(of: session.userID, on: db)
         }
         try await Audit.record(on: req.db, teamID: nil, action: "dashboard.password", actor: user.name, target: user.name, outcome: "ok")
-        return try await sessions.signedIn(req, user: user, to: "/dashboard/account?changed=1")
+        let response = try await sessions.signedIn(req, user: user, to: "/dashboard/account?changed=1")
+        knownBrowsers.remember(user, on: response)
+        return response
     }
 
     private func page(_ req: Request, changed: Bool, error: String?, status: HTTPStatus = .ok) async throws -> Response {
