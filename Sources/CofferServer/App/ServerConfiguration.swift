@@ -86,6 +86,13 @@ public struct ServerConfiguration: Sendable {
     /// wrong; no setting or flag reaches it.
     var clockOffset: TimeInterval = 0
 
+    /// The Bcrypt pool's threads (``PasswordHashing``). A quarter of the cores, always outside
+    /// tests: tests use one to fill the queue; no setting or flag reaches it.
+    var passwordHashingThreads = PasswordHashing.defaultThreads
+    /// The most hashes the Bcrypt pool takes, waiting or running (``PasswordHashing``). 32, always
+    /// outside tests: tests make it small to fill it; no setting or flag reaches it.
+    var passwordHashingPlaces = PasswordHashing.defaultPlaces
+
     /// The most bytes of blobs one team may store (COFFER_TEAM_QUOTA_BYTES, a whole number of bytes,
     /// at least 1). nil, the default: no limit.
     public var teamQuotaBytes: Int64?

@@ -63,7 +63,9 @@ struct AccountPages: RouteCollection {
         if !email.isEmpty, let wait = attempts.acquire(KnownBrowsers.budgetKey(email: email, mac: known)) {
             return try await tooMany(req, "sign-in", title: "Sign in", email: email, wait: wait)
         }
-        let verified = try await req.passwordHashing.verify(password, created: user?.passwordHash ?? Self.decoy)
+        // A stranger's check may not take the places kept for known browsers and signed-in members.
+        let verified = try await req.passwordHashing.verify(password, created: user?.passwordHash ?? Self.decoy,
+                                                            as: known == nil ? .stranger : .known)
         guard verified, let user, user.passwordHash != nil else {
             // What was typed as the address is kept only if it looks like one: a password typed
             // into the wrong field must not end up in the audit log.

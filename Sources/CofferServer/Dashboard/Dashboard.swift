@@ -16,7 +16,7 @@ enum Dashboard {
         masterKey: MasterKey
     ) throws {
         DashboardResources.configureLeaf(app)
-        let hashing = PasswordHashing()
+        let hashing = PasswordHashing(threads: configuration.passwordHashingThreads, maximumWaiting: configuration.passwordHashingPlaces)
         app.passwordHashing = hashing
         app.lifecycle.use(PasswordHashingShutdown(hashing: hashing))
         let sessions = DashboardSessions(lifetime: configuration.sessionLifetime, secureCookies: configuration.secureCookies)

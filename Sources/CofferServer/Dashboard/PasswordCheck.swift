@@ -32,7 +32,7 @@ struct PasswordCheck: Sendable {
             return .failure(Refusal(sentence: "Too many attempts. Wait \(wait) seconds and try again.", status: .tooManyRequests))
         }
         guard let user = try await UserRecord.find(session.userID, on: req.db), let hash = user.passwordHash,
-              try await req.passwordHashing.verify(password, created: hash)
+              try await req.passwordHashing.verify(password, created: hash, as: .known)
         else { return .failure(Refusal(sentence: "The current password is not right.", status: .badRequest)) }
         return .success(user)
     }
