@@ -331,7 +331,9 @@ paths = {
         "post": op("redeemInvitation", "Make one's own account with an invitation; its first API token is returned once",
                    ok("account made", ref("Redeemed"), "201"),
                    body(obj(["code", "name"], code=CODE, name=NAME, email={"type": "string", "maxLength": 254},
-                            password={"type": "string", "minLength": 12, "maxLength": 72}), {"code": "cfi_example", "name": "ada"}),
+                            password={"type": "string", "minLength": 12, "maxLength": 72,
+                                      "description": "12 to 72 bytes of UTF-8, without the NUL character (U+0000)"}),
+                            {"code": "cfi_example", "name": "ada"}),
                    auth="none", errors=["409", "410", "429"],
                    description="410 `invitation_used`, `invitation_revoked` or `invitation_expired`; `invitation_revoked` also when "
                                "the owner who made it is no longer an owner of the team, or the token that made it was revoked."),

@@ -16,10 +16,14 @@ enum Credentials {
         return email
     }
 
-    /// A password of 12 to 72 bytes (UTF-8).
+    /// A password of 12 to 72 bytes (UTF-8), without the NUL character: Bcrypt reads its input as
+    /// a C string, so `a` followed by a NUL and anything would be stored as `a`.
     static func password(_ text: String) throws -> String {
         guard passwordBytes.contains(text.utf8.count) else {
             throw DashboardError.invalidForm("Choose a password of 12 to 72 characters (letters of other scripts count as more than one).")
+        }
+        guard !text.utf8.contains(0) else {
+            throw DashboardError.invalidForm("Choose a password without the NUL character (U+0000): Bcrypt ignores what follows it.")
         }
         return text
     }

@@ -2417,6 +2417,7 @@ enum OpenAPIDocument {
           "type": "string"
          },
          "password": {
+          "description": "12 to 72 bytes of UTF-8, without the NUL character (U+0000)",
           "maxLength": 72,
           "minLength": 12,
           "type": "string"

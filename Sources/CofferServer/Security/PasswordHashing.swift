@@ -60,9 +60,12 @@ struct PasswordHashing: Sendable {
         return try await run(as: .known) { try Bcrypt.hash(password, cost: cost) }
     }
 
-    /// Whether `password` matches `hash`, for `caller`.
+    /// Whether `password` matches `hash`, for `caller`. A password with a NUL character matches
+    /// nothing, without a check: Bcrypt would read it only up to the NUL, and no password is chosen
+    /// with one (``Credentials/password(_:)``).
     func verify(_ password: String, created hash: String, as caller: Caller) async throws -> Bool {
-        try await run(as: caller) { try Bcrypt.verify(password, created: hash) }
+        guard !password.utf8.contains(0) else { return false }
+        return try await run(as: caller) { try Bcrypt.verify(password, created: hash) }
     }
 
     private func run<T: Sendable>(as caller: Caller, _ work: @escaping @Sendable () throws -> T) async throws -> T {
