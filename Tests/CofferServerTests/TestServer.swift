@@ -27,7 +27,7 @@ final class TestServer: @unchecked Sendable {
 
     static func start(
         postgres: Bool = false, store: TestStore = .folder, dataDirectory: String? = nil, databaseURL: String? = nil,
-        adjust: (inout ServerConfiguration) -> Void = { _ in }
+        logger: Logger? = nil, adjust: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let folder = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coffer-server-" + UUID().uuidString).path
         var configuration = ServerConfiguration(dataDirectory: folder, hostname: "127.0.0.1", port: 0)
@@ -48,7 +48,7 @@ final class TestServer: @unchecked Sendable {
         }
         adjust(&configuration)
         do {
-            let server = try await start(configuration)
+            let server = try await start(configuration, logger: logger)
             server.ownDatabase = made
             server.ownBucket = bucket
             return server
@@ -58,10 +58,11 @@ final class TestServer: @unchecked Sendable {
         }
     }
 
-    static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
+    /// A server for `configuration`, logging to `logger` (a test reading the log) or to Vapor's default.
+    static func start(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws -> TestServer {
         // Vapor's per-route request metrics, as `coffer-server serve` has them (once per process).
         ProcessMetrics.bootstrap()
-        let app = try await Application.make(.testing)
+        let app = try await Application.make(.testing, logger: logger ?? Logger(label: "codes.vapor.application"))
         do {
             try await configure(app, configuration)
             try await app.server.start(address: .hostname("127.0.0.1", port: 0))

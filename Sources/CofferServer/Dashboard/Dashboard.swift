@@ -41,7 +41,9 @@ enum Dashboard {
             }
         }
 
-        let pages = app.grouped(securityHeaders, DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware(sessions: sessions))
+        var pages = app.grouped(securityHeaders, DashboardErrorMiddleware(), SessionAuthenticator(sessions: sessions), CSRFMiddleware(sessions: sessions))
+        // Every browser comes by the sign-in page: where a proxy's https is noticed.
+        if !configuration.secureCookies { pages = pages.grouped(ForwardedHTTPSWarning()) }
         let knownBrowsers = KnownBrowsers(masterKey: masterKey, secureCookies: configuration.secureCookies)
         try pages.register(collection: AccountPages(sessions: sessions, attemptsPerMinute: configuration.signInAttemptsPerMinute,
                                                     knownBrowsers: knownBrowsers))
