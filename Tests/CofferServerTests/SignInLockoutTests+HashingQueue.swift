@@ -23,7 +23,7 @@ extension SignInLockoutTests {
         // sign-in is answered at once.
         let held = try await HeldHashingThread(hashing)
         let answered = NIOLockedValueBox(0)
-        func signIn(_ browser: Browser, _ password: String) -> Task<Int, any Error> {
+        func signingIn(_ browser: Browser, _ password: String) -> Task<Int, any Error> {
             Task {
                 defer { answered.withLockedValue { $0 += 1 } }
                 return try await browser.signIn(DashboardTests.ownerEmail, password).status
@@ -32,11 +32,11 @@ extension SignInLockoutTests {
         let strangers = (1...4).map { index in
             let browser = Browser(base: server.base)
             browser.headers["X-Forwarded-For"] = "203.0.113.\(index)"
-            return signIn(browser, "a wrong password \(index)")
+            return signingIn(browser, "a wrong password \(index)")
         }
         try await waitUntil("each stranger queued or answered") { hashing.inProgress + answered.withLockedValue { $0 } == 4 }
         owner.headers["X-Forwarded-For"] = "192.0.2.7"
-        let own = signIn(owner, DashboardTests.password)
+        let own = signingIn(owner, DashboardTests.password)
         try await waitUntil("the owner's sign-in queued or answered") { hashing.inProgress + answered.withLockedValue { $0 } == 5 }
         try await held.release()
 
