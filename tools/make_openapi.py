@@ -118,6 +118,10 @@ BLOB_MISSES = ("Each 404 costs the client address one miss of COFFER_BLOB_MISSES
                "`rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, "
                "without asking the store; registered blobs are still served (past as many look-ups of records again, only "
                "blobs this instance has served).")
+# What the blob GET says of the bodies streamed at once (BlobController.stream).
+BLOB_STREAMS = ("A body streamed through the server holds a slot until its client has read it: 429 `too_many_downloads` when the "
+                "client address has COFFER_BLOB_STREAMS_PER_ADDRESS, 503 `downloads_busy` when the server has COFFER_BLOB_STREAMS "
+                "(both with `Retry-After` and `Cache-Control: no-store`); a redirect takes none.")
 # A method that may carry a body (whether the route reads one or not): larger than the route takes
 # (413), a form or plain text where the API reads JSON (415). Added by method, below.
 BODY = ("413", "415")
@@ -393,9 +397,10 @@ paths = {
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"},
                   "307": {"description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; "
                                          "ask it with the same Range and no credentials"}},
-                  auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH],
+                  auth="none", errors=["416", "429", "503"], retry_after=["429", "503"], query=[RANGE, IF_NONE_MATCH],
                   description="503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob "
-                              "was registered with: it is not served until an upload of its bytes replaces it. " + BLOB_MISSES),
+                              "was registered with: it is not served until an upload of its bytes replaces it. " + BLOB_STREAMS + " "
+                              + BLOB_MISSES),
         "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
                    {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
                    auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH],

@@ -30,6 +30,8 @@ struct ObjectStoreSettingsTests {
         let aws = try #require(try ServerConfiguration.fromEnvironment(Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models-1"]) { $1 }).objectStore)
         #expect(aws.addressing == .virtual && aws.resolvedEndpoint == "https://s3.us-east-1.amazonaws.com" && aws.prefix.isEmpty && !aws.presign)
         #expect(aws.uploadMemory == 1 << 30)
+        // A bucket's streams each hold a store connection: as many by default as the pool keeps.
+        #expect(try ServerConfiguration.fromEnvironment(Self.credentials.merging(["COFFER_BLOB_STORE": "s3://models-1"]) { $1 }).resolvedBlobStreams == 256)
         let generic = try ServerConfiguration.fromEnvironment(Self.credentials.merging([
             "COFFER_BLOB_STORE": "s3://models-1", "AWS_ENDPOINT_URL": "https://r2.example.com", "COFFER_S3_ADDRESSING": "virtual"]) { $1 })
         #expect(generic.objectStore?.endpoint == "https://r2.example.com" && generic.objectStore?.addressing == .virtual)

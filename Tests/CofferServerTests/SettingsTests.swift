@@ -31,6 +31,8 @@ struct SettingsTests {
         ("COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE", ["0", "-1", "many", "2147483648"]),
         ("COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE", ["0", "-60", "1e2"]),
         ("COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE", ["0", "-1", "many", "2147483648"]),
+        ("COFFER_BLOB_STREAMS", ["0", "-1", "1k", "2147483648"]),
+        ("COFFER_BLOB_STREAMS_PER_ADDRESS", ["0", "-16", "16.5", "all"]),
         ("COFFER_REPORT_DEVICES_PER_APP_PER_HOUR", ["0", "99", "-1", "2147483648", "lots"]),
         ("COFFER_REPORT_FAILURES_PER_APP_PER_HOUR", ["0", "1.5"]),
         ("COFFER_REPORT_BUFFER_ROWS", ["0", "999", "10000001", "1e5", "lots"]),
@@ -60,7 +62,7 @@ struct SettingsTests {
             "COFFER_MASTER_KEY": Data(count: 32).base64EncodedString(), "COFFER_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8",
             "COFFER_SESSION_HOURS": "12", "COFFER_TEAM_QUOTA_BYTES": "1073741824",
             "COFFER_DEVICE_REQUESTS_PER_ADDRESS_PER_MINUTE": "1", "COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE": "30",
-            "COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE": "25",
+            "COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE": "25", "COFFER_BLOB_STREAMS": "4096", "COFFER_BLOB_STREAMS_PER_ADDRESS": "64",
             "COFFER_INVITATION_DAYS": "365", "COFFER_HOSTNAME": "",
             "COFFER_REPORT_DEVICES_PER_APP_PER_HOUR": "100", "COFFER_REPORT_FAILURES_PER_APP_PER_HOUR": "2147483647",
             "COFFER_REPORT_BUFFER_ROWS": "10000000", "COFFER_BOOTSTRAP_TOKEN": Secrets.make(prefix: "cft_"),
@@ -73,12 +75,14 @@ struct SettingsTests {
         #expect(configuration.authFailuresPerAddressPerMinute == 30 && configuration.invitationLifetime == 365 * 86_400)
         #expect(configuration.reportDevicesPerAppPerHour == 100 && configuration.reportFailuresPerAppPerHour == 2_147_483_647)
         #expect(configuration.reportBufferRows == 10_000_000 && configuration.blobMissesPerAddressPerMinute == 25)
+        #expect(configuration.resolvedBlobStreams == 4096 && configuration.blobStreamsPerAddress == 64)
 
         let defaults = try ServerConfiguration.fromEnvironment([:])
         #expect(defaults.teamQuotaBytes == nil && defaults.deviceRequestsPerAddressPerMinute == 1200)
         #expect(defaults.authFailuresPerAddressPerMinute == 60 && defaults.invitationLifetime == 7 * 86_400)
         #expect(defaults.reportDevicesPerAppPerHour == 500_000 && defaults.reportFailuresPerAppPerHour == 100_000)
         #expect(defaults.reportBufferRows == 140_000 && defaults.blobMissesPerAddressPerMinute == 600)
+        #expect(defaults.resolvedBlobStreams == 1024 && defaults.blobStreamsPerAddress == 16)
     }
 
     @Test("a flag is read by its variable's rule and named in the refusal; it wins over the variable")

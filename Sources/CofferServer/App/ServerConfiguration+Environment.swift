@@ -81,6 +81,10 @@ extension ServerConfiguration {
         if let value = try settings.value("COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE", .count(atLeast: 1)) {
             configuration.blobMissesPerAddressPerMinute = value
         }
+        if let value = try settings.value("COFFER_BLOB_STREAMS", .count(atLeast: 1)) { configuration.blobStreams = value }
+        if let value = try settings.value("COFFER_BLOB_STREAMS_PER_ADDRESS", .count(atLeast: 1)) {
+            configuration.blobStreamsPerAddress = value
+        }
         if let value = try settings.value("COFFER_INVITATION_DAYS", .duration("days", of: 86_400, maximum: 365)) {
             configuration.invitationLifetime = value
         }

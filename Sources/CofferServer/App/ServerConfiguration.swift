@@ -107,6 +107,15 @@ public struct ServerConfiguration: Sendable {
     /// request for an address with no record in the database is answered 429 before the store is
     /// asked: with an object store each miss is a billed HEAD request on the pool every team shares.
     public var blobMissesPerAddressPerMinute = 600
+    /// Blob bodies (`GET /v1/blobs/…` answered 200 or 206 with the bytes) this instance streams at
+    /// once (COFFER_BLOB_STREAMS; at least 1). nil, the default: 1024 with a folder, 256 with a
+    /// bucket, about 1 GiB of buffers either way (``StreamSlots``). Past it, 503 `downloads_busy`
+    /// with `Retry-After`. HEAD answers and presigned redirects take none.
+    public var blobStreams: Int?
+    /// Of ``blobStreams``, how many one client address may have (COFFER_BLOB_STREAMS_PER_ADDRESS;
+    /// at least 1; default 16: as many devices behind one NAT downloading in the same moment, each
+    /// SDK downloading one blob at a time). Past it, 429 `too_many_downloads` with `Retry-After`.
+    public var blobStreamsPerAddress = StreamSlots.perAddressDefault
     /// How often each instance writes the device reports it has accepted to the database
     /// (COFFER_REPORT_FLUSH_SECONDS; default 1). A crash loses at most this long's reports.
     public var reportFlushInterval: TimeInterval = 1
@@ -178,4 +187,7 @@ public struct ServerConfiguration: Sendable {
 
     /// The blob folder in use.
     var resolvedBlobDirectory: String { blobDirectory ?? dataDirectory + "/blobs" }
+
+    /// ``blobStreams``, or the default for the store in use.
+    var resolvedBlobStreams: Int { blobStreams ?? (objectStore == nil ? StreamSlots.folderLimit : StreamSlots.bucketLimit) }
 }

@@ -91,6 +91,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     let blobs = BlobController(store: store, maximumSize: configuration.maximumBlobSize, teamQuota: configuration.teamQuotaBytes,
                                metrics: metrics, usage: usage, misses: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
                                lookups: RateLimiter(perMinute: configuration.blobMissesPerAddressPerMinute),
+                               streams: StreamSlots(limit: configuration.resolvedBlobStreams, perAddress: configuration.blobStreamsPerAddress),
                                leaseLifetime: configuration.uploadLeaseLifetime)
     try app.register(collection: PublicBlobRoutes(controller: blobs))
     let invitations = InvitationController(lifetime: configuration.invitationLifetime, failures: authFailures)

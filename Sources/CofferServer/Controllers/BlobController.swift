@@ -10,7 +10,8 @@ import Vapor
 /// stated size (Content-Length), the digest and the container header, and stores it once however
 /// often it is sent. `GET`/`HEAD /v1/blobs/:sha256` serve it to anyone who knows the address — the
 /// bytes are sealed — with Range support, a strong ETag and a year of public caching, so a CDN can
-/// sit in front.
+/// sit in front; the bodies it streams at once are bounded in all and per client address
+/// (``StreamSlots``), since each holds memory until its client has read it.
 struct BlobController: Sendable {
     struct BlobView: Content { let sha256: String; let size: Int64; let created: Bool }
 
@@ -25,6 +26,8 @@ struct BlobController: Sendable {
     let misses: RateLimiter
     /// Past ``misses``, database look-ups of blobs not remembered, per client address (as many).
     let lookups: RateLimiter
+    /// The bodies streamed at once, in all and per client address (see ``stream(_:range:status:to:)``).
+    let streams: StreamSlots
     /// The sizes blobs were registered with, to refuse serving a damaged one.
     var registeredSizes = RegisteredBlobSizes()
     /// How long an upload's lease lasts after it was taken or last renewed (``LeaseKeeper``).
@@ -154,6 +157,9 @@ struct BlobController: Sendable {
     /// keep them from the blobs a deployment names, which all have records. Those look-ups have a
     /// budget of their own (``lookups``), so a flood past the first costs the database no more
     /// than the first cost the store; past both, only remembered blobs are served.
+    ///
+    /// A body streamed through the server holds one of ``streams`` until its client has taken it
+    /// (see ``stream(_:range:status:to:)``); HEAD, 304, 416 and presigned redirects take none.
     private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
         let budget = "address:" + AddressBudget.key(req.clientAddress)
@@ -199,17 +205,41 @@ struct BlobController: Sendable {
                 response.headers.replaceOrAdd(name: .contentLength, value: "0")
             }
         case .whole:
-            response = withBody ? store.stream(address, range: 0..<size, status: .ok, metrics: metrics) : Self.head(of: 0..<size, status: .ok)
-            if withBody { usage.countDownload(address, from: 0) }
+            response = try withBody ? stream(address, range: 0..<size, status: .ok, to: budget) : Self.head(of: 0..<size, status: .ok)
         case .range(let range):
-            response = withBody ? store.stream(address, range: range, status: .partialContent, metrics: metrics)
+            response = try withBody ? stream(address, range: range, status: .partialContent, to: budget)
                 : Self.head(of: range, status: .partialContent)
-            if withBody { usage.countDownload(address, from: range.lowerBound) }
             // The range is never empty and ends at most at `size`: upperBound - 1 cannot trap.
             response.headers.replaceOrAdd(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")
         }
         response.headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
         if range != .unsatisfiable { Self.addCacheHeaders(to: response, etag: etag) }
+        return response
+    }
+
+    /// A GET's body, `range` of the blob streamed from the store and counted as a download, while
+    /// it holds a slot of ``streams`` for `client` (its budget key): its memory, file handle or
+    /// store connection are held until its client has taken it, however slowly it reads. Refused
+    /// uncached with `Retry-After`, before the store is asked for a byte, when the client's address
+    /// (429) or the server (503) streams all it may.
+    private func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, to client: String) throws -> Response {
+        let slot: StreamSlot
+        do throws(StreamSlots.Refusal) {
+            slot = try streams.take(for: client)
+        } catch {
+            let later: HTTPHeaders = ["Retry-After": "10", "Cache-Control": "no-store"]
+            switch error {
+            case .addressFull:
+                throw APIError(.tooManyRequests, "too_many_downloads",
+                               "your address has as many downloads in progress as one address may; retry when one has finished", headers: later)
+            case .full:
+                throw APIError(.serviceUnavailable, "downloads_busy", "too many downloads are in progress on this server; retry shortly",
+                               headers: later)
+            }
+        }
+        let response = store.stream(address, range: range, status: status, metrics: metrics)
+        response.keep(slot)
+        usage.countDownload(address, from: range.lowerBound)
         return response
     }
 

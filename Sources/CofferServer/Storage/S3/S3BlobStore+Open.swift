@@ -3,6 +3,12 @@ import CofferS3
 import Vapor
 
 extension S3BlobStore {
+    /// The connections to the store the pool keeps. A soft limit: a download asks on its client's
+    /// event loop, and AsyncHTTPClient opens an overflow connection when that loop has none free.
+    /// Every download streamed through the server holds one while it runs, so what bounds them is
+    /// ``StreamSlots``, whose limit with a bucket (``StreamSlots/bucketLimit``) is as many.
+    static let storeConnections = 256
+
     /// The store `settings` name, checked with a HEAD on the bucket: wrong credentials, a missing
     /// bucket or an unreachable endpoint stop the start with ``ObjectStoreUnavailable``, one line
     /// naming the setting. The HTTP client lives as long as `app`.
@@ -11,8 +17,7 @@ extension S3BlobStore {
         // stops reading from the store): ten minutes, so a slow device is not cut off; a store that
         // stops mid-answer is noticed that late, and the device resumes with Range.
         var configuration = S3Client.httpClientConfiguration(readTimeout: .seconds(600))
-        // Every download streamed through the server holds a connection to the store while it runs.
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: storeConnections)
         let http = HTTPClient(eventLoopGroupProvider: .shared(app.eventLoopGroup), configuration: configuration)
         app.lifecycle.use(HTTPClientShutdown(client: http))
         let client = try await checkedClient(settings, http: http)

@@ -24,6 +24,8 @@ final class S3DownloadRelay: @unchecked Sendable {
     private var spare: [ByteBuffer] = []
     /// Why the device's side failed (it went away): the store's download stops at its next piece.
     private var failure: (any Error)?
+    /// The newest piece's write: once it completes, every piece has been taken by the connection.
+    private var lastWrite: EventLoopFuture<Void>?
 
     init(writer: any BodyStreamWriter, metrics: ServerMetrics) {
         self.writer = writer
@@ -49,12 +51,28 @@ final class S3DownloadRelay: @unchecked Sendable {
 
     /// Ends the device's answer: the rest and its end after a complete download, else an error, so
     /// the device sees a cut answer (shorter than its Content-Length) and resumes with Range.
+    ///
+    /// The end is written once the connection has taken every piece (writes complete in order, so
+    /// once the last one has): until then the pieces are this download's memory, and the answer's
+    /// end is what gives back its ``StreamSlot``. Ended at once, a client that never reads would
+    /// leave about ``maximumInFlight`` bytes queued on its connection with its slot free for
+    /// another download.
     func finish(_ result: Result<Void, any Error>) {
         switch result {
         case .success:
             if pending.readableBytes > 0 { _ = send(pending) }
             pending = ByteBuffer()
-            writer.write(.end, promise: nil)
+            let writer = writer
+            guard let lastWrite else {
+                writer.write(.end, promise: nil)
+                return
+            }
+            lastWrite.whenComplete { written in
+                switch written {
+                case .success: writer.write(.end, promise: nil)
+                case .failure(let error): writer.write(.error(error), promise: nil)
+                }
+            }
         case .failure(let error):
             writer.write(.error(error), promise: nil)
         }
@@ -67,6 +85,7 @@ final class S3DownloadRelay: @unchecked Sendable {
         let promise = writer.eventLoop.makePromise(of: Void.self)
         writer.write(.buffer(buffer), promise: promise)
         writing.append(buffer)
+        lastWrite = promise.futureResult
         promise.futureResult.whenComplete { result in
             self.inFlight -= count
             // The channel has let go of the bytes: the buffer is this relay's alone again, and

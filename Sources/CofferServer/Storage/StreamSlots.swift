@@ -1,0 +1,92 @@
+import NIOConcurrencyHelpers
+
+/// The blob bodies this instance streams at once (`GET /v1/blobs/…` answered 200 or 206 with the
+/// bytes): at most ``limit`` in all (COFFER_BLOB_STREAMS) and ``perAddress`` to one client address
+/// (COFFER_BLOB_STREAMS_PER_ADDRESS, keyed as ``AddressBudget`` keys every per-address budget).
+///
+/// The routes are anonymous, and a streamed body holds memory (a folder's 1 MiB piece, a bucket's
+/// few MiB in flight), a file handle or a store connection for as long as its client takes to read
+/// it; the idle timeout does not end it while each write completes within it. Without a bound,
+/// clients that read slowly could hold that for every tenant's downloads until memory or
+/// descriptors ran out. HEAD answers, 304s, 416s and presigned redirects take no slot.
+final class StreamSlots: Sendable {
+    /// Why ``take(for:)`` gave no slot.
+    enum Refusal: Error, Equatable {
+        /// ``limit`` bodies are being streamed.
+        case full
+        /// ``perAddress`` bodies are being streamed to this client address.
+        case addressFull
+    }
+
+    /// With a folder: a stream holds a 1 MiB piece and a file handle, so 1024 of them hold about
+    /// 1 GiB.
+    static let folderLimit = 1024
+    /// With a bucket: a stream holds up to about 4 MiB (``S3DownloadRelay``) and one store connection,
+    /// so as many as the store connections the server opens (``S3BlobStore/storeConnections``): about
+    /// 1 GiB too, and a download past them would wait for a connection while holding its client's.
+    static let bucketLimit = S3BlobStore.storeConnections
+    /// One client address: the SDK and `coffer sync` download one blob at a time, so this is as many
+    /// devices behind one NAT or proxy downloading in the same moment — a sixty-fourth of the folder's
+    /// limit, so that a single address cannot hold more than a small part of the server.
+    static let perAddressDefault = 16
+
+    let limit: Int
+    let perAddress: Int
+    private let state = NIOLockedValueBox(Held())
+
+    /// What is held: in all, and per address (an address holding none has no entry).
+    private struct Held {
+        var total = 0
+        var byAddress: [String: Int] = [:]
+    }
+
+    init(limit: Int, perAddress: Int) {
+        self.limit = limit
+        self.perAddress = perAddress
+    }
+
+    /// A slot for a body streamed to `address` (a budget key); the refusal (nothing taken) when the
+    /// address, or else the server, has all it may. The address is asked first: an address at its
+    /// share hears so whether or not others have taken the rest.
+    func take(for address: String) throws(Refusal) -> StreamSlot {
+        let refusal: Refusal? = state.withLockedValue { held in
+            let mine = held.byAddress[address, default: 0]
+            guard mine < perAddress else { return .addressFull }
+            guard held.total < limit else { return .full }
+            held.total += 1
+            held.byAddress[address] = mine + 1
+            return nil
+        }
+        if let refusal { throw refusal }
+        return StreamSlot(slots: self, address: address)
+    }
+
+    /// The bodies being streamed: in all, and to `address`.
+    func held(by address: String) -> (total: Int, address: Int) {
+        state.withLockedValue { (total: $0.total, address: $0.byAddress[address, default: 0]) }
+    }
+
+    /// Gives back a slot of `address`: called by ``StreamSlot`` only, once a slot.
+    fileprivate func release(_ address: String) {
+        state.withLockedValue { held in
+            held.total -= 1
+            let mine = held.byAddress[address, default: 0] - 1
+            held.byAddress[address] = mine > 0 ? mine : nil
+        }
+    }
+}
+
+/// One streamed body's place among ``StreamSlots``. It is given back when the last reference to it
+/// goes: exactly once, whatever ended the stream (its end, an error, the client gone, or a response
+/// never written).
+final class StreamSlot: Sendable {
+    private let slots: StreamSlots
+    private let address: String
+
+    fileprivate init(slots: StreamSlots, address: String) {
+        self.slots = slots
+        self.address = address
+    }
+
+    deinit { slots.release(address) }
+}
