@@ -114,7 +114,7 @@ TOKEN = ("401", "403", "429")
 CREDENTIAL_BUDGET = ("429 `rate_limited` (with `Retry-After`) also when the client address is past its budget of wrong "
                      "credentials (COFFER_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE) and the server cannot vouch for this one.")
 # What the anonymous blob routes say of their budget of misses (BlobController.answer).
-BLOB_MISSES = ("Each 404 costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 "
+BLOB_MISSES = ("Each 404 (`Cache-Control: no-store`: the blob may be uploaded later) costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 "
                "`rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, "
                "without asking the store; registered blobs are still served (past as many look-ups of records again, only "
                "blobs this instance has served).")

@@ -172,7 +172,11 @@ struct BlobController: Sendable {
             // A blob collected since its record was remembered is not remembered any more.
             registeredSizes.forget(address)
             _ = misses.acquire(budget)
-            throw APIError.notFound("blob")
+            // Never cached: a 404 may be kept by heuristic (RFC 9111 §4.2.2), and a CDN that kept
+            // one would refuse the blob to every device behind it once it is uploaded (again).
+            var missing = APIError.notFound("blob")
+            missing.headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+            throw missing
         }
         // A stored size other than the registered one is damage (a lost tail, a bad disk): served,
         // it would be cached for a year as the blob. Refused uncached until an upload replaces it.

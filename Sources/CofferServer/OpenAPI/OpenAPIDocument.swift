@@ -1877,7 +1877,7 @@ enum OpenAPIDocument {
   },
   "/v1/blobs/{sha256}": {
    "get": {
-    "description": "503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob was registered with: it is not served until an upload of its bytes replaces it. A body streamed through the server holds a slot until its client has read it: 429 `too_many_downloads` when the client address has COFFER_BLOB_STREAMS_PER_ADDRESS, 503 `downloads_busy` when the server has COFFER_BLOB_STREAMS (both with `Retry-After` and `Cache-Control: no-store`); a redirect takes none. Each 404 costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 `rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, without asking the store; registered blobs are still served (past as many look-ups of records again, only blobs this instance has served).",
+    "description": "503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob was registered with: it is not served until an upload of its bytes replaces it. A body streamed through the server holds a slot until its client has read it: 429 `too_many_downloads` when the client address has COFFER_BLOB_STREAMS_PER_ADDRESS, 503 `downloads_busy` when the server has COFFER_BLOB_STREAMS (both with `Retry-After` and `Cache-Control: no-store`); a redirect takes none. Each 404 (`Cache-Control: no-store`: the blob may be uploaded later) costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 `rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, without asking the store; registered blobs are still served (past as many look-ups of records again, only blobs this instance has served).",
     "operationId": "downloadBlob",
     "parameters": [
      {
@@ -1953,7 +1953,7 @@ enum OpenAPIDocument {
     "summary": "Download a blob (Range, strong ETag, immutable caching)"
    },
    "head": {
-    "description": "Each 404 costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 `rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, without asking the store; registered blobs are still served (past as many look-ups of records again, only blobs this instance has served).",
+    "description": "Each 404 (`Cache-Control: no-store`: the blob may be uploaded later) costs the client address one miss of COFFER_BLOB_MISSES_PER_ADDRESS_PER_MINUTE; past it, 429 `rate_limited` (with `Retry-After` and `Cache-Control: no-store`) for an address with no record in the database, without asking the store; registered blobs are still served (past as many look-ups of records again, only blobs this instance has served).",
     "operationId": "blobHead",
     "parameters": [
      {
