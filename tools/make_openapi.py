@@ -159,6 +159,8 @@ def header(name, schema, description):
 # blob), and the ETag a client has.
 RANGE = header("Range", {"type": "string", "maxLength": 200}, "bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX")
 IF_NONE_MATCH = header("If-None-Match", {"type": "string", "maxLength": 200}, "the blob's ETag, or *")
+IF_RANGE = header("If-Range", {"type": "string", "maxLength": 200},
+                  "the blob's ETag: Range applies only when it is this (any other value, a date included, gets the whole blob)")
 
 def query(name, schema, description=None):
     parameter = {"name": name, "in": "query", "required": False, "schema": schema}
@@ -397,13 +399,13 @@ paths = {
                   "206": {"description": "a range of the blob", **binary}, "304": {"description": "not modified"},
                   "307": {"description": "with COFFER_S3_PRESIGN: Location is a presigned URL of the object store, valid for minutes; "
                                          "ask it with the same Range and no credentials"}},
-                  auth="none", errors=["416", "429", "503"], retry_after=["429", "503"], query=[RANGE, IF_NONE_MATCH],
+                  auth="none", errors=["416", "429", "503"], retry_after=["429", "503"], query=[RANGE, IF_NONE_MATCH, IF_RANGE],
                   description="503 `blob_damaged` (`Cache-Control: no-store`) when the stored copy's size is not the size the blob "
                               "was registered with: it is not served until an upload of its bytes replaces it. " + BLOB_STREAMS + " "
                               + BLOB_MISSES),
         "head": op("blobHead", "A blob's size and ETag, as GET would answer without the body",
                    {"200": {"description": "exists"}, "206": {"description": "a range of it"}, "304": {"description": "not modified"}},
-                   auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH],
+                   auth="none", errors=["416", "429", "503"], retry_after=["429"], query=[RANGE, IF_NONE_MATCH, IF_RANGE],
                    description=BLOB_MISSES),
     },
     "/v1/device/keys/{key}": {

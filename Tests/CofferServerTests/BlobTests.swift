@@ -48,6 +48,16 @@ struct BlobTests {
         #expect(unsatisfiable.status == 416)
         #expect(unsatisfiable.header("Content-Range") == "bytes */\(n)")
         #expect(try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=5-1,9-10"]).body == sealed)
+        // If-Range (RFC 9110 §13.1.5): the range only while it names the blob's strong ETag; another
+        // tag, a weak one or a date (a blob sends no Last-Modified) gets the whole blob.
+        for validator in ["\"x\"", "W/\"\(address)\"", "Tue, 15 Nov 1994 08:12:31 GMT"] {
+            let other = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=0-0", "If-Range": validator])
+            #expect(other.status == 200 && other.body == sealed && other.header("Content-Range") == nil, "\(validator)")
+        }
+        let otherHead = try await public_.call("HEAD", "/v1/blobs/\(address)", headers: ["Range": "bytes=0-0", "If-Range": "\"x\""])
+        #expect(otherHead.status == 200 && otherHead.header("Content-Length") == "\(n)")
+        let matching = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["Range": "bytes=0-0", "If-Range": "\"\(address)\""])
+        #expect(matching.status == 206 && matching.body == sealed.prefix(1))
         let cached = try await public_.call("GET", "/v1/blobs/\(address)", headers: ["If-None-Match": "\"\(address)\""])
         #expect(cached.status == 304)
         #expect(cached.body.isEmpty)

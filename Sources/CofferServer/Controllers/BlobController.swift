@@ -9,9 +9,9 @@ import Vapor
 /// `PUT /v1/teams/:team/blobs/:sha256` streams an upload to disk (never whole in memory), checks the
 /// stated size (Content-Length), the digest and the container header, and stores it once however
 /// often it is sent. `GET`/`HEAD /v1/blobs/:sha256` serve it to anyone who knows the address — the
-/// bytes are sealed — with Range support, a strong ETag and a year of public caching, so a CDN can
-/// sit in front; the bodies it streams at once are bounded in all and per client address
-/// (``StreamSlots``), since each holds memory until its client has read it.
+/// bytes are sealed — with Range (and If-Range) support, a strong ETag and a year of public
+/// caching, so a CDN can sit in front; the bodies it streams at once are bounded in all and per
+/// client address (``StreamSlots``), since each holds memory until its client has read it.
 struct BlobController: Sendable {
     struct BlobView: Content { let sha256: String; let size: Int64; let created: Bool }
 
@@ -147,7 +147,8 @@ struct BlobController: Sendable {
     }
 
     /// A GET's or HEAD's answer: the Range header (hostile numbers included, see ``ByteRangeRequest``)
-    /// decides 200, 206 or 416; HEAD carries the same status, Content-Range and Content-Length.
+    /// decides 200, 206 or 416, unless an If-Range names another representation than the blob's
+    /// ETag (then 200); HEAD carries the same status, Content-Range and Content-Length.
     ///
     /// The routes are anonymous, and asking an object store for an address it does not have is a
     /// billed request on the connection pool every team's downloads share. So each 404 costs the
@@ -191,7 +192,11 @@ struct BlobController: Sendable {
             Self.addCacheHeaders(to: response, etag: etag)
             return response
         }
-        let range = ByteRangeRequest(header: req.headers.first(name: .range), size: size)
+        // If-Range asks for the range only of the representation it names (RFC 9110 §13.1.5), by
+        // strong comparison with the ETag; a blob sends no Last-Modified, so a date never matches.
+        // Any other value: the range is ignored, and the whole blob served.
+        let ifRange = req.headers.first(name: .ifRange)
+        let range = ByteRangeRequest(header: ifRange == nil || ifRange == etag ? req.headers.first(name: .range) : nil, size: size)
         if withBody, range != .unsatisfiable, let url = store.directURL(of: address) {
             return redirect(to: url, address: address, range: range)
         }

@@ -1902,6 +1902,16 @@ enum OpenAPIDocument {
        "maxLength": 200,
        "type": "string"
       }
+     },
+     {
+      "description": "the blob's ETag: Range applies only when it is this (any other value, a date included, gets the whole blob)",
+      "in": "header",
+      "name": "If-Range",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
      }
     ],
     "responses": {
@@ -1973,6 +1983,16 @@ enum OpenAPIDocument {
       "description": "the blob's ETag, or *",
       "in": "header",
       "name": "If-None-Match",
+      "required": false,
+      "schema": {
+       "maxLength": 200,
+       "type": "string"
+      }
+     },
+     {
+      "description": "the blob's ETag: Range applies only when it is this (any other value, a date included, gets the whole blob)",
+      "in": "header",
+      "name": "If-Range",
       "required": false,
       "schema": {
        "maxLength": 200,
