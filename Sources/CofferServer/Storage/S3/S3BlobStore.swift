@@ -27,6 +27,12 @@ struct S3BlobStore: BlobStore {
 
     func key(of address: String) -> String { "blobs/" + address }
 
+    /// Where this store's multipart uploads live (under the key prefix): at a blob's key when the
+    /// uploader stated the address (the API), under `incoming/` otherwise (the dashboard). The
+    /// sweep of stale uploads looks here only: a bucket may be shared, and another application's
+    /// multipart uploads are its own business, however long they have been idle.
+    static let uploadPrefixes = ["blobs/", "incoming/"]
+
     func size(of address: String) async throws -> Int64? {
         try await client.headObject(key: key(of: address))?.size
     }
@@ -113,25 +119,30 @@ struct S3BlobStore: BlobStore {
         }
     }
 
-    /// Aborts multipart uploads started more than `age` seconds ago with no part stored since (cut
-    /// connections, crashes: their parts would otherwise be stored and billed for ever) and deletes
-    /// `incoming/` objects as old. An upload still sending is kept: a 16 GiB model over a slow link
-    /// takes longer than an hour, and before, its upload was aborted under it (the next part
-    /// failed with `NoSuchUpload`). Each upload older than `age` costs one ListParts request; one
-    /// whose parts cannot be listed is aborted only a day after it began.
+    /// Aborts this store's multipart uploads (``uploadPrefixes``) started more than `age` seconds
+    /// ago with no part stored since (cut connections, crashes: their parts would otherwise be
+    /// stored and billed for ever) and deletes `incoming/` objects as old. An upload still sending
+    /// is kept: a 16 GiB model over a slow link takes longer than an hour, and before, its upload
+    /// was aborted under it (the next part failed with `NoSuchUpload`). Each upload older than
+    /// `age` costs one ListParts request; one whose parts cannot be listed is aborted only a day
+    /// after it began. Before, every multipart upload under the key prefix was a candidate: with
+    /// no prefix, another application's in a shared bucket was aborted after an idle hour.
     @discardableResult
     func removeStaleUploads(olderThan age: TimeInterval) async throws -> Int {
         let cutoff = Date().addingTimeInterval(-age)
         let dayAgo = Date().addingTimeInterval(-86_400)
-        var removed = try await client.abortMultipartUploads(prefix: "") { upload in
-            guard upload.initiated < cutoff else { return false }
-            do {
-                let lastPart = try await client.lastPartStored(key: upload.key, uploadID: upload.uploadID)
-                return lastPart.map { $0 < cutoff } ?? true
-            } catch {
-                // Parts not listable (a policy without s3:ListMultipartUploadParts, a store busy
-                // now): such an upload counts as abandoned only a day after it began.
-                return upload.initiated < dayAgo
+        var removed = 0
+        for prefix in Self.uploadPrefixes {
+            removed += try await client.abortMultipartUploads(prefix: prefix) { upload in
+                guard upload.initiated < cutoff else { return false }
+                do {
+                    let lastPart = try await client.lastPartStored(key: upload.key, uploadID: upload.uploadID)
+                    return lastPart.map { $0 < cutoff } ?? true
+                } catch {
+                    // Parts not listable (a policy without s3:ListMultipartUploadParts, a store busy
+                    // now): such an upload counts as abandoned only a day after it began.
+                    return upload.initiated < dayAgo
+                }
             }
         }
         for try await page in client.listObjects(prefix: "incoming/") {
