@@ -60,6 +60,10 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     }
 
     app.middleware = Middlewares()
+    // Outermost: a shutdown waits for every handler of the main port (registered last below, so
+    // that its shutdown comes first).
+    let inFlight = RequestsInFlight()
+    app.middleware.use(inFlight)
     app.middleware.use(MetricsMiddleware(metrics: metrics))
     app.middleware.use(ProtocolSwitch.Middleware())
     app.middleware.use(APIErrorMiddleware(routes: app.routes))
@@ -146,6 +150,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
                            admin: AdminPages(keys: keys, apps: apps, usage: usage, invitationLifetime: configuration.invitationLifetime,
                                              passwordCheck: passwordCheck, secureCookies: configuration.secureCookies),
                            invitations: invitations, masterKey: masterKey)
+    app.lifecycle.use(inFlight)
 }
 
 /// Connects the database (PostgreSQL when a URL is given, else SQLite in the data folder) and runs
