@@ -13,18 +13,22 @@ import Vapor
 /// - a browser without JavaScript posts the form (`multipart/form-data`), read as it streams
 ///   (``MultipartModelForm``); the answer sends it back to its page with the model chosen.
 ///
-/// The body is bounded by the server's blob limit before a byte is read, streamed into an upload
-/// of the blob store that no reader sees (the folder's `incoming/`), and published under its
-/// SHA-256: bytes the server already has are stored once and their model version reused.
+/// Before a byte of the body is read, it is bounded by the server's blob limit and, under a team
+/// quota, the size it states (Content-Length; a form's, bounded by the blob limit) is reserved
+/// against the quota on the upload's lease, as the API does (``TeamQuota``): a team without room is
+/// refused 413 `quota_exceeded` at once, and uploads started together cannot each pass the quota.
+/// The body is then streamed into an upload of the blob store that no reader sees (the folder's
+/// `incoming/`), the lease renewed while it arrives, and published under its SHA-256: bytes the
+/// server already has are stored once and their model version reused.
 struct ModelUploadPage: RouteCollection {
     struct Uploaded: Content { let sha256: String; let size: Int64; let keyID: String; let label: String }
     struct Failure: Content { let error: String; let reason: String }
 
     let store: any BlobStore
     let maximumSize: Int64
-    /// The team storage quota (nil: unlimited), checked before an upload is kept.
+    /// The team storage quota (nil: unlimited), checked before an upload's body is read.
     var teamQuota: Int64? = nil
-    /// How long the lease taken once an upload's body is in lasts (``UploadLeaseRecord/lifetime``).
+    /// How long an upload's lease lasts after it was taken or last renewed (``LeaseKeeper``).
     var leaseLifetime = UploadLeaseRecord.lifetime
 
     func boot(routes: any RoutesBuilder) throws {
@@ -46,7 +50,7 @@ struct ModelUploadPage: RouteCollection {
                     throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the sealed model as application/octet-stream or in a form")
                 }
                 guard length <= maximumSize else { throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes") }
-                let (address, size) = try await receiveBody(req, length: length)
+                let (address, size) = try await receiveBody(req, length: length, team: team)
                 let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
                 return try await version.encodeResponse(status: .created, for: req)
             }
@@ -54,13 +58,15 @@ struct ModelUploadPage: RouteCollection {
             guard length - Int64(MultipartModelForm.overheadLimit) <= maximumSize else {
                 throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes")
             }
-            let (address, size, fields) = try await receiveForm(req)
+            // The file is at most the body and the blob limit: what the upload reserves.
+            let (address, size, fields) = try await receiveForm(req, reserving: min(length, maximumSize), team: team)
             req.storage[UploadFields.self] = fields
             let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
             var picks = DeploymentFormPage.picks(fields)
             if let index = collection.modelNames.firstIndex(of: model) { picks[index] = version.sha256 }
             return req.seeOther(DeploymentFormPage.formPath(team: team.name, collection: collection.identifier, from: fields["from"], picks: picks))
         } catch {
+            await releaseLease(req)
             // The browser may still be sending a body nobody will read: close the connection so it
             // sees the answer instead of waiting on a full socket buffer.
             guard isScript else {
@@ -101,14 +107,16 @@ struct ModelUploadPage: RouteCollection {
         return response
     }
 
-    /// The raw body (the script's upload): exactly `length` bytes, streamed to disk and checked.
-    private func receiveBody(_ req: Request, length: Int64) async throws -> (String, Int64) {
+    /// The raw body (the script's upload): exactly `length` bytes, reserved against `team`'s quota
+    /// first, then streamed to disk and checked.
+    private func receiveBody(_ req: Request, length: Int64, team: TeamRecord) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
+        var lease = try await takeLease(reserving: length, for: team, req: req)
         let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
-            try await intake.receive(req.body, into: upload)
+            try await intake.receive(req.body, into: upload, keeping: lease)
             let address = try intake.finish()
-            try await publish(upload, as: address, size: intake.received, req: req)
+            try await publish(upload, as: address, keeping: &lease, req: req)
             return (address, intake.received)
         } catch {
             await upload.discard()
@@ -116,19 +124,23 @@ struct ModelUploadPage: RouteCollection {
         }
     }
 
-    /// The streamed form (no script): its file part streamed to disk and checked, its fields kept.
-    private func receiveForm(_ req: Request) async throws -> (String, Int64, [String: String]) {
+    /// The streamed form (no script): `size` bytes reserved against `team`'s quota first, then its
+    /// file part streamed to disk and checked, its fields kept.
+    private func receiveForm(_ req: Request, reserving size: Int64, team: TeamRecord) async throws -> (String, Int64, [String: String]) {
         guard let boundary = MultipartModelForm.boundary(of: req), let csrf = req.storage[DeferredCSRF.self] else {
             throw DashboardError.csrfRefused
         }
         var form = MultipartModelForm(boundary: boundary, csrf: csrf)
         var intake = BlobIntake(atMost: maximumSize)
+        // Reserved before the `csrf` field (in the body) is read: a forged form carries no session
+        // (SameSite=Strict), and one that did would hold the reservation only until its fields end.
+        var lease = try await takeLease(reserving: size, for: team, req: req)
         let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
-            try await intake.receive(req.body, into: upload) { try form.feed($0) }
+            try await intake.receive(req.body, into: upload, keeping: lease) { try form.feed($0) }
             try form.finish()
             let address = try intake.finish()
-            try await publish(upload, as: address, size: intake.received, req: req)
+            try await publish(upload, as: address, keeping: &lease, req: req)
             return (address, intake.received, form.fields)
         } catch {
             req.storage[UploadFields.self] = form.fields
@@ -137,72 +149,41 @@ struct ModelUploadPage: RouteCollection {
         }
     }
 
-    /// Moves a checked upload into the store under a lease: blob collection never removes a leased
-    /// blob, so it stays until ``keep(_:size:model:team:collection:req:)`` has registered it.
-    ///
-    /// The lease is taken, and the quota checked, only once the body is in (its address is known
-    /// only then), so there is nothing to renew while it streams (``LeaseKeeper``, which the API's
-    /// upload needs): this lease lasts from here to the blob's registration, moments.
-    private func publish(_ upload: any BlobUpload, as address: String, size: Int64, req: Request) async throws {
-        let lease = UploadLeaseRecord.forUpload(of: address, lifetime: leaseLifetime)
-        try await lease.create(on: req.db)
-        req.storage[HeldLease.self] = lease
-        do {
-            try await CollectionHold.waitUntilReleased(address, on: req.db)
-            // Decided under the lease, on a record and bytes that stay (as the API does).
-            if let teamQuota {
-                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: await req.team(requiring: .developer).0,
-                                                                  store: store, on: req.db, reservingOn: lease)
-            }
-            try await upload.publish(as: address)
-        } catch {
-            await releaseLease(req)
-            throw error
-        }
+    /// Moves a checked upload into the store under its lease, which names the blob from here on:
+    /// blob collection never removes a leased blob, so it stays until
+    /// ``keep(_:size:model:team:collection:req:)`` has registered it, and the quota the upload
+    /// reserved stays reserved until then (the blob counts instead once registered).
+    private func publish(_ upload: any BlobUpload, as address: String, keeping lease: inout LeaseKeeper, req: Request) async throws {
+        try await lease.name(address)
+        try await CollectionHold.waitUntilReleased(address, on: req.db)
+        try await upload.publish(as: address)
     }
 
     /// Registers the blob and the collection's model version of it (reused when it exists).
     ///
     /// The upload is audited only once the version exists: a container the version checks refuse
     /// (a passphrase container, another team's or a revoked key) is not recorded as uploaded; its
-    /// lease is released, so blob collection removes it after the grace period.
+    /// lease is released (``upload(req:)``), so blob collection removes it after the grace period.
     private func keep(_ address: String, size: Int64, model: String, team: TeamRecord, collection: CollectionRecord, req: Request) async throws -> Uploaded {
-        do {
-            let known = try await BlobRecord.find(address, on: req.db) != nil
-            // A blob the server knows restarts its grace period only once it proved to be this
-            // team's model (``ModelVersions`` marks it): stored blobs are public, and another
-            // team's form could otherwise keep any of them, and its owner's quota, for ever.
-            if !known { try await BlobController.register(address, size: size, team: team, on: req.db) }
-            let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
-            let id = try await versions.resolve([model: address])[model]!
-            guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }
-            if !known {
-                try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
-            }
-            await releaseLease(req)
-            return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
-        } catch {
-            await releaseLease(req)
-            throw error
+        let known = try await BlobRecord.find(address, on: req.db) != nil
+        // A blob the server knows restarts its grace period only once it proved to be this
+        // team's model (``ModelVersions`` marks it): stored blobs are public, and another
+        // team's form could otherwise keep any of them, and its owner's quota, for ever.
+        if !known { try await BlobController.register(address, size: size, team: team, on: req.db) }
+        let versions = ModelVersions(collection: collection, store: store, actor: try req.user().name, database: req.db)
+        let id = try await versions.resolve([model: address])[model]!
+        guard let version = try await ModelVersionRecord.find(id, on: req.db) else { throw APIError.notFound("model version") }
+        if !known {
+            try await Audit.record(on: req.db, teamID: team.id, action: "blob.upload", actor: try req.user().name, target: address, outcome: "ok")
         }
-    }
-
-    private func releaseLease(_ req: Request) async {
-        if let lease = req.storage[HeldLease.self] {
-            req.storage[HeldLease.self] = nil
-            try? await lease.delete(on: req.db)
-        }
+        await releaseLease(req)
+        return Uploaded(sha256: address, size: version.size, keyID: version.keyID, label: ModelChoice(version).label)
     }
 }
 
 /// The fields of a form upload read before it was refused, to show its page again.
 private enum UploadFields: StorageKey {
     typealias Value = [String: String]
-}
-
-/// The upload lease of the blob a request is storing, released once the blob is registered.
-private enum HeldLease: StorageKey {
-    typealias Value = UploadLeaseRecord
 }
 
 /// A responder that only throws `error`: runs the dashboard's error page for an error caught early.

@@ -46,4 +46,11 @@ final class UploadLeaseRecord: Model, @unchecked Sendable {
     static func forUpload(of blobID: String, lifetime: TimeInterval = UploadLeaseRecord.lifetime, now: Date = Date()) -> UploadLeaseRecord {
         UploadLeaseRecord(blobID: blobID, expiresAt: now.addingTimeInterval(lifetime))
     }
+
+    /// The lease of an upload whose blob is known only from its bytes (the dashboard's), taken
+    /// before they are read, under `upload:UUID` (never a content address, so collection's checks
+    /// for leases on a blob do not see it) until ``LeaseKeeper/name(_:)`` names the blob.
+    static func forUnnamedUpload(lifetime: TimeInterval = UploadLeaseRecord.lifetime, now: Date = Date()) -> UploadLeaseRecord {
+        forUpload(of: "upload:" + UUID().uuidString, lifetime: lifetime, now: now)
+    }
 }

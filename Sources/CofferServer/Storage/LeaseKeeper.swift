@@ -4,7 +4,8 @@ import SQLKit
 import Vapor
 
 /// Keeps an upload's lease (``UploadLeaseRecord``) from expiring while the upload's body keeps
-/// arriving (``BlobIntake/receive(_:into:keeping:pieces:)`` calls ``bodyArrived()`` for each chunk).
+/// arriving (``BlobIntake/receive(_:into:keeping:pieces:)`` calls ``bodyArrived()`` for each chunk),
+/// and names its blob once the body is in when the address was not known before (``name(_:)``).
 ///
 /// A lease reserves the upload's size against its team's quota (``TeamQuota``) and keeps blob
 /// collection away from its bytes, both only until it expires. Before, it expired an hour after it
@@ -50,9 +51,23 @@ struct LeaseKeeper {
     mutating func bodyArrived() async throws {
         let now = clock()
         guard now.timeIntervalSince(renewedAt) >= interval else { return }
+        try await renew(at: now)
+    }
+
+    /// The body is in and its SHA-256 is `address`: the lease, taken before the address was known
+    /// (``UploadLeaseRecord/forUnnamedUpload(lifetime:now:)``), names that blob from now on, so blob
+    /// collection leaves it alone, and keeps what it reserved; renewed in the same statement.
+    /// Throws as ``bodyArrived()`` does: a lease that lapsed reserved nothing meanwhile.
+    mutating func name(_ address: String) async throws {
+        try await renew(at: clock(), naming: address)
+    }
+
+    /// Sets the lease to expire ``lifetime`` after `now` (naming `blobID`, if given), unless it
+    /// expired already; 503 `upload_lease_lapsed` otherwise.
+    private mutating func renew(at now: Date, naming blobID: String? = nil) async throws {
         let renewed: Bool
         do {
-            renewed = try await Self.extend(leaseID, to: now.addingTimeInterval(lifetime), ifUnexpiredAt: now, on: database)
+            renewed = try await Self.extend(leaseID, to: now.addingTimeInterval(lifetime), naming: blobID, ifUnexpiredAt: now, on: database)
         } catch {
             logger.warning("an upload's lease could not be renewed; the upload is refused", metadata: ["type": "\(type(of: error))"])
             throw APIError(.serviceUnavailable, "upload_lease_lapsed",
@@ -65,11 +80,15 @@ struct LeaseKeeper {
         renewedAt = now
     }
 
-    /// Sets lease `leaseID` to expire at `expiry` if it has not expired at `now`, in one statement;
-    /// false when it had (or is gone: blob collection deletes expired leases).
-    static func extend(_ leaseID: UUID, to expiry: Date, ifUnexpiredAt now: Date, on database: any Database) async throws -> Bool {
-        try await database.sql().raw("""
-            UPDATE upload_leases SET expires_at = \(bind: expiry) WHERE id = \(bind: leaseID) AND expires_at > \(bind: now) RETURNING id
+    /// Sets lease `leaseID` to expire at `expiry` (and to name `blobID`, if given) if it has not
+    /// expired at `now`, in one statement; false when it had (or is gone: blob collection deletes
+    /// expired leases).
+    static func extend(_ leaseID: UUID, to expiry: Date, naming blobID: String? = nil, ifUnexpiredAt now: Date,
+                       on database: any Database) async throws -> Bool {
+        var naming: SQLQueryString = ""
+        if let blobID { naming = ", blob_id = \(bind: blobID)" }
+        return try await database.sql().raw("""
+            UPDATE upload_leases SET expires_at = \(bind: expiry)\(naming) WHERE id = \(bind: leaseID) AND expires_at > \(bind: now) RETURNING id
             """).first() != nil
     }
 }

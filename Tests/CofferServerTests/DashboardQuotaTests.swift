@@ -1,0 +1,83 @@
+import CofferFormat
+@testable import CofferServer
+import Fluent
+import Foundation
+import S3TestSupport
+import Testing
+
+/// A dashboard upload reserves the size it states against its team's quota before a byte of its
+/// body is read, as the API does. Before, the whole body was written to disk and only then checked
+/// against the quota, so any number of uploads started at once each stored their bytes first.
+@Suite("Dashboard uploads and the team quota")
+struct DashboardQuotaTests {
+    /// A sealed model of team T's key of about `size` bytes, different for each `seed`.
+    static func model(_ flowers: Flowers, size: Int, seed: Int) throws -> Data {
+        Data(try SealedModel.seal((0..<size).map { UInt8(truncatingIfNeeded: $0 &* seed) }, name: "m\(seed)", using: .modelKey(flowers.key)))
+    }
+
+    @Test("a team near its quota is refused 413 from the head of an upload, from the script and from the form; nothing is stored or left reserved")
+    func refusedFromTheHead() async throws {
+        let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let stored = try Self.model(flowers, size: 9_000_000, seed: 13)
+        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored).status == 201)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
+        let path = DashboardDeploymentTests.collection + "/models/FlowerClassifier"
+        let port = try #require(server.base.port)
+
+        // Each states 6 MB and sends its head only: the answer comes without a byte of the body.
+        let ways = [("script", "Content-Type: application/octet-stream\r\nX-CSRF-Token: \(browser.csrf)\r\n"),
+                    ("form", "Content-Type: multipart/form-data; boundary=coffer-quota-test\r\n")]
+        for (way, headers) in ways {
+            let connection = try await RawConnection.connect(port: port)
+            try await connection.send("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(browser.cookieHeader)\r\n"
+                                      + headers + "Content-Length: 6000000\r\n\r\n")
+            let (text, _) = try await connection.wait(seconds: 10) { $0.contains("COFFER_TEAM_QUOTA_BYTES") }
+            await connection.close()
+            #expect(RawConnection.statuses(text) == [413], "\(way): \(text.prefix(300))")
+            #expect(text.contains("COFFER_TEAM_QUOTA_BYTES"), "\(way)")
+        }
+        #expect(try await server.leftoverUploads() == 0)
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).count() == 0)
+
+        // What fits is still taken, and leaves nothing reserved.
+        let small = try DashboardDeploymentTests.sealed(flowers, "small")
+        let taken = try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerClassifier", small)
+        #expect(taken.status == 201, "\(taken.text)")
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).count() == 0)
+    }
+
+    @Test("while one dashboard upload of 6 MB still sends, a second of 6 MB is refused 413 by the dashboard and by the API; once it is cut, the second fits")
+    func uploadsInFlightReserve() async throws {
+        let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let first = try Self.model(flowers, size: 6_000_000, seed: 13)
+        let second = try Self.model(flowers, size: 6_000_000, seed: 29)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
+
+        // The first sends its head and a mebibyte, then waits: it holds 6 MB of the team's 10.
+        let held = try HeldUpload(port: try #require(server.base.port), method: "POST", path: DashboardDeploymentTests.collection + "/models/FlowerClassifier",
+                                  headers: [("Cookie", browser.cookieHeader), ("X-CSRF-Token", browser.csrf)], body: first, sent: 1 << 20)
+        defer { held.close() }
+        try await held.waitUntilReserved {
+            try await UploadLeaseRecord.query(on: server.app.db).filter(\.$size == Int64(first.count)).count() == 1
+        }
+        let scripted = try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerStylizer", second)
+        #expect(scripted.status == 413, "\(scripted.text)")
+        #expect((scripted.object["reason"] as? String)?.contains("reserved by uploads in progress") == true, "\(scripted.text)")
+        let api = try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(second.sha256Hex)", body: second)
+        #expect(api.status == 413 && api.errorCode == "quota_exceeded", "\(api.text)")
+
+        // Cut, the first gives its reservation back.
+        held.close()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try await UploadLeaseRecord.query(on: server.app.db).count() > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        let taken = try await DashboardDeploymentTests.scriptUpload(browser, model: "FlowerStylizer", second)
+        #expect(taken.status == 201, "\(taken.text)")
+        #expect(try await server.leftoverUploads() == 0)
+    }
+}
