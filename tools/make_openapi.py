@@ -387,7 +387,8 @@ paths = {
                                  "`blob_store_unavailable` when the object store did not answer, `uploads_busy` (with "
                                  "`Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take "
                                  "(COFFER_S3_UPLOAD_MEMORY); 429 `too_many_uploads` (with `Retry-After`) when the "
-                                 "account's own uploads in progress hold its share of that memory (a quarter)."),
+                                 "account's own uploads in progress hold its share of that memory (a quarter), or, "
+                                 "with the blob folder, number as many as one account may have at once (six)."),
                 "requestBody": {"required": True, **binary}},
     },
     "/v1/teams/{team}/blobs/{sha256}/facts": {

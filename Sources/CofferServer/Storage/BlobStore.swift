@@ -22,7 +22,9 @@ protocol BlobStore: Sendable {
 
     /// A new upload, which no reader sees until ``BlobUpload/publish(as:)``. `address`, when the
     /// uploader stated it in advance, lets a store write straight to its final place; `uploader` is
-    /// the account sending it (a store that bounds what uploads hold bounds each account's share).
+    /// the account sending it: each store bounds what one account's uploads in progress hold (a
+    /// bucket's ``UploadMemory``, a folder's ``UploadSlots``) and refuses past it with 429
+    /// `too_many_uploads` (``APIError/tooManyUploads()``), before a byte of the body is read.
     func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload
 
     /// An answer with `status` whose body streams `range` of a stored blob in bounded memory.

@@ -1,20 +1,34 @@
 import CofferFormat
+import Foundation
 import NIOCore
 import _NIOFileSystem
 
 /// An upload into ``FolderBlobStore``: a new file under `incoming/` (0600), renamed into place
-/// when published.
+/// when published. It holds one of its uploader's ``UploadSlots`` until it is published or discarded.
 final class FolderUpload: BlobUpload {
     private let store: FolderBlobStore
     private let path: String
+    /// The account whose slot of the store's ``UploadSlots`` this upload holds.
+    private let uploader: UUID
     private var handle: WriteFileHandle?
     private var written: Int64 = 0
+    /// Whether the upload still holds its uploader's slot.
+    private var holdsSlot = true
 
-    init(store: FolderBlobStore, path: String) async throws {
+    /// An upload to the new file `path`, holding the slot the store took for `uploader`.
+    init(store: FolderBlobStore, path: String, uploader: UUID) async throws {
         self.store = store
         self.path = path
+        self.uploader = uploader
         handle = try await FileSystem.shared.openFile(
             forWritingAt: FilePath(path), options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite]))
+    }
+
+    /// Gives the uploader's slot back, once.
+    private func releaseSlot() {
+        guard holdsSlot else { return }
+        holdsSlot = false
+        store.uploadSlots.giveBack(for: uploader)
     }
 
     func write(_ piece: ByteBuffer) async throws {
@@ -27,6 +41,8 @@ final class FolderUpload: BlobUpload {
     /// The bytes reach the disk before the file is renamed into place (and the rename before this
     /// returns): after a power cut, a published blob is whole, never empty or short.
     func publish(as address: String) async throws {
+        // Published or failed, the upload is over: a failed one is discarded and its file removed.
+        defer { releaseSlot() }
         if let handle {
             self.handle = nil
             do {
@@ -41,6 +57,7 @@ final class FolderUpload: BlobUpload {
     }
 
     func discard() async {
+        releaseSlot()
         if let handle {
             self.handle = nil
             try? await handle.close()

@@ -13,10 +13,13 @@ import Darwin
 ///
 /// Uploads are written under `ROOT/incoming/` and renamed into place only when their digest,
 /// size and container header check out, so a reader never sees a partial blob and several
-/// instances can share one folder.
+/// instances can share one folder. One account has at most ``UploadSlots/perAccount`` of them in
+/// progress on an instance at once.
 struct FolderBlobStore: BlobStore {
     let root: String
     let headerFacts = HeaderFactsCache()
+    /// The uploads each account has in progress here.
+    var uploadSlots = UploadSlots()
 
     init(root: String) throws {
         self.root = root
@@ -30,8 +33,16 @@ struct FolderBlobStore: BlobStore {
         (try? FileManager.default.attributesOfItem(atPath: path(of: address)))?[.size] as? Int64
     }
 
+    /// Refused with 429 `too_many_uploads` (``APIError/tooManyUploads()``) when `uploader` has as
+    /// many uploads in progress as ``uploadSlots`` allows one account, before a file is made.
     func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload {
-        try await FolderUpload(store: self, path: root + "/incoming/" + UUID().uuidString)
+        guard uploadSlots.take(for: uploader) else { throw APIError.tooManyUploads() }
+        do {
+            return try await FolderUpload(store: self, path: root + "/incoming/" + UUID().uuidString, uploader: uploader)
+        } catch {
+            uploadSlots.giveBack(for: uploader)
+            throw error
+        }
     }
 
     /// Moves a verified upload into place (a no-op if another upload of the same bytes won).

@@ -67,9 +67,7 @@ struct S3BlobStore: BlobStore {
             throw APIError(.serviceUnavailable, "uploads_busy", "too many uploads are in progress on this server; retry shortly",
                            headers: ["Retry-After": "10"])
         case .accountShareSpent:
-            throw APIError(.tooManyRequests, "too_many_uploads",
-                           "your account has as many uploads in progress as one account may; retry when one has finished",
-                           headers: ["Retry-After": "10"])
+            throw APIError.tooManyUploads()
         }
         let key = address.map(key(of:)) ?? "incoming/" + UUID().uuidString
         do {

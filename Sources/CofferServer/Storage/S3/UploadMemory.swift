@@ -19,18 +19,23 @@ final class UploadMemory: @unchecked Sendable {
     }
 
     let limit: Int64
-    /// What one account's uploads may hold at once: a quarter of ``limit``, and never less than one
-    /// upload's ``S3Upload/reservedBytes``, so that an account can always hold one upload when the
-    /// budget has room.
-    let accountShare: Int64
+    /// What one account's uploads may hold at once (``accountShare(of:)``).
+    var accountShare: Int64 { shares.share }
     private let lock = NSLock()
     private var reserved: Int64 = 0
-    private var heldBy: [UUID: Int64] = [:]
+    private var shares: AccountShares
 
-    /// A budget of `limit` bytes of which one account may hold a quarter, or at least one upload.
+    /// A budget of `limit` bytes of which one account may hold ``accountShare(of:)``.
     init(limit: Int64) {
         self.limit = limit
-        accountShare = max(limit / 4, min(S3Upload.reservedBytes, limit))
+        shares = AccountShares(share: Self.accountShare(of: limit))
+    }
+
+    /// One account's share of a budget of `limit` bytes: a quarter, and never less than one
+    /// upload's ``S3Upload/reservedBytes``, so that an account can always hold one upload when the
+    /// budget has room.
+    static func accountShare(of limit: Int64) -> Int64 {
+        max(limit / 4, min(S3Upload.reservedBytes, limit))
     }
 
     /// Takes `bytes` from the budget for `account`'s upload; the refusal (nothing taken) when the
@@ -38,11 +43,10 @@ final class UploadMemory: @unchecked Sendable {
     /// at its share hears so whether or not others have spent the rest.
     func reserve(_ bytes: Int64, for account: UUID) -> Refusal? {
         lock.withLock {
-            let held = heldBy[account, default: 0]
-            guard bytes <= accountShare - held else { return .accountShareSpent }
+            guard shares.admits(bytes, for: account) else { return .accountShareSpent }
             guard bytes <= limit - reserved else { return .spent }
             reserved += bytes
-            heldBy[account] = held + bytes
+            shares.take(bytes, for: account)
             return nil
         }
     }
@@ -50,10 +54,7 @@ final class UploadMemory: @unchecked Sendable {
     /// Gives back `bytes` taken by ``reserve(_:for:)`` for `account` (never more than it holds).
     func release(_ bytes: Int64, for account: UUID) {
         lock.withLock {
-            let held = heldBy[account, default: 0]
-            let given = min(max(bytes, 0), held)
-            reserved -= given
-            heldBy[account] = held > given ? held - given : nil
+            reserved -= shares.giveBack(bytes, for: account)
         }
     }
 }
