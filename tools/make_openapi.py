@@ -381,7 +381,10 @@ paths = {
         "put": {**op("uploadBlob", "Upload a sealed model (developer); Content-Length is its stated size",
                      {**ok("already stored", ref("Blob")), **ok("stored", ref("Blob"), "201")},
                      errors=["411", "422", "503"], retry_after=["429", "503"],
-                     description="503 `blob_being_collected` while blob collection decides about these bytes (send again), "
+                     description="413 `quota_exceeded` when the blob does not fit its team's quota (COFFER_TEAM_QUOTA_BYTES) "
+                                 "beside what the team stores and its uploads in progress reserved, or the teams one of its owners "
+                                 "owns, together, past the same limit. "
+                                 "503 `blob_being_collected` while blob collection decides about these bytes (send again), "
                                  "`upload_lease_lapsed` when the upload's lease (its quota reservation) lapsed or could not be "
                                  "renewed while its body arrived (send again), "
                                  "`blob_store_unavailable` when the object store did not answer, `uploads_busy` (with "

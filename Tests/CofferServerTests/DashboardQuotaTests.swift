@@ -10,9 +10,9 @@ import Testing
 /// against the quota, so any number of uploads started at once each stored their bytes first.
 @Suite("Dashboard uploads and the team quota")
 struct DashboardQuotaTests {
-    /// A sealed model of team T's key of about `size` bytes, different for each `seed`.
-    static func model(_ flowers: Flowers, size: Int, seed: Int) throws -> Data {
-        Data(try SealedModel.seal((0..<size).map { UInt8(truncatingIfNeeded: $0 &* seed) }, name: "m\(seed)", using: .modelKey(flowers.key)))
+    /// A model of about `size` bytes sealed with `key`, different for each `seed`.
+    static func model(_ key: ModelKey, size: Int, seed: Int) throws -> Data {
+        Data(try SealedModel.seal((0..<size).map { UInt8(truncatingIfNeeded: $0 &* seed) }, name: "m\(seed)", using: .modelKey(key)))
     }
 
     @Test("a team near its quota is refused 413 from the head of an upload, from the script and from the form; nothing is stored or left reserved")
@@ -20,7 +20,7 @@ struct DashboardQuotaTests {
         let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
-        let stored = try Self.model(flowers, size: 9_000_000, seed: 13)
+        let stored = try Self.model(flowers.key, size: 9_000_000, seed: 13)
         #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored).status == 201)
         let browser = try await DashboardTests.ownerBrowser(server)
         _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
@@ -54,8 +54,8 @@ struct DashboardQuotaTests {
         let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
         defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
-        let first = try Self.model(flowers, size: 6_000_000, seed: 13)
-        let second = try Self.model(flowers, size: 6_000_000, seed: 29)
+        let first = try Self.model(flowers.key, size: 6_000_000, seed: 13)
+        let second = try Self.model(flowers.key, size: 6_000_000, seed: 29)
         let browser = try await DashboardTests.ownerBrowser(server)
         _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
 

@@ -3209,7 +3209,7 @@ enum OpenAPIDocument {
   },
   "/v1/teams/{team}/blobs/{sha256}": {
    "put": {
-    "description": "503 `blob_being_collected` while blob collection decides about these bytes (send again), `upload_lease_lapsed` when the upload's lease (its quota reservation) lapsed or could not be renewed while its body arrived (send again), `blob_store_unavailable` when the object store did not answer, `uploads_busy` (with `Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take (COFFER_S3_UPLOAD_MEMORY); 429 `too_many_uploads` (with `Retry-After`) when the account's own uploads in progress hold its share of that memory (a quarter), or, with the blob folder, number as many as one account may have at once (six).",
+    "description": "413 `quota_exceeded` when the blob does not fit its team's quota (COFFER_TEAM_QUOTA_BYTES) beside what the team stores and its uploads in progress reserved, or the teams one of its owners owns, together, past the same limit. 503 `blob_being_collected` while blob collection decides about these bytes (send again), `upload_lease_lapsed` when the upload's lease (its quota reservation) lapsed or could not be renewed while its body arrived (send again), `blob_store_unavailable` when the object store did not answer, `uploads_busy` (with `Retry-After`) when uploads in progress hold all the memory a bucket's uploads may take (COFFER_S3_UPLOAD_MEMORY); 429 `too_many_uploads` (with `Retry-After`) when the account's own uploads in progress hold its share of that memory (a quarter), or, with the blob folder, number as many as one account may have at once (six).",
     "operationId": "uploadBlob",
     "parameters": [
      {

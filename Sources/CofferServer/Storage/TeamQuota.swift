@@ -2,14 +2,17 @@ import Fluent
 import Vapor
 
 /// A team's storage quota (COFFER_TEAM_QUOTA_BYTES): the bytes of the blobs it uploaded first,
-/// and what its uploads in flight reserved.
+/// and what its uploads in flight reserved. The same limit holds for each account across the teams
+/// it owns (``admitForOwners(of:named:size:except:on:)``): any signed-in user may create teams, and
+/// one account must not store the quota once per team it creates.
 ///
 /// Checked when an upload starts, before a byte is written: a blob the store already holds costs
 /// nothing more. An admitted upload reserves its size on its lease until the lease is deleted
 /// (the upload ended: its blob, if stored, counts instead) or expires (an hour after it was taken
 /// or last renewed: ``LeaseKeeper`` renews it while the body keeps arriving, so an upload kept
 /// alive for hours still holds its reservation), and the check runs under the team's lock
-/// (``TeamLock``), so uploads started at the same moment cannot together pass the quota.
+/// (``TeamLock``) and its owners' (``AccountLock``), so uploads started at the same moment cannot
+/// together pass the quota.
 struct TeamQuota {
     let limit: Int64
 
@@ -32,36 +35,38 @@ struct TeamQuota {
     }
 
     /// Refuses with 413 `quota_exceeded` when `size` more bytes, with what the team's other uploads
-    /// in flight reserved, would take `team` past the limit; else reserves them on `lease`.
+    /// in flight reserved, would take `team` past the limit, or any of its owners across the teams
+    /// they own; else reserves them on `lease`.
     func admit(_ size: Int64, for team: TeamRecord, on db: any Database, reservingOn lease: UploadLeaseRecord) async throws {
-        let teamID = try team.requireID(), leaseID = try lease.requireID(), limit = limit, name = team.name
+        let teamID = try team.requireID(), leaseID = try lease.requireID(), quota = self, name = team.name
         try await db.writeTransaction { tx in
             try await TeamLock.hold(teamID, on: tx)
-            let used = try await Self.used(by: teamID, on: tx)
-            let reserved = try await Self.reserved(by: teamID, except: leaseID, on: tx)
-            let (busy, overflowed) = used.addingReportingOverflow(reserved)
-            let (total, overflow) = busy.addingReportingOverflow(size)
-            guard overflowed || overflow || total > limit else {
-                try await UploadLeaseRecord.query(on: tx).filter(\.$id == leaseID).set(\.$teamID, to: teamID).set(\.$size, to: size).update()
-                return
+            let (used, reserved) = try await Self.held(by: [teamID], except: leaseID, on: tx)
+            guard quota.fits(size, used: used, reserved: reserved) else {
+                let inFlight = reserved > 0 ? " (\(reserved) more reserved by uploads in progress)" : ""
+                throw APIError(.payloadTooLarge, "quota_exceeded",
+                               "team \(name) stores \(used) of its \(quota.limit) bytes\(inFlight); this blob needs \(size) more (COFFER_TEAM_QUOTA_BYTES)")
             }
-            let inFlight = reserved > 0 ? " (\(reserved) more reserved by uploads in progress)" : ""
-            throw APIError(.payloadTooLarge, "quota_exceeded",
-                           "team \(name) stores \(used) of its \(limit) bytes\(inFlight); this blob needs \(size) more (COFFER_TEAM_QUOTA_BYTES)")
+            try await quota.admitForOwners(of: teamID, named: name, size: size, except: leaseID, on: tx)
+            try await UploadLeaseRecord.query(on: tx).filter(\.$id == leaseID).set(\.$teamID, to: teamID).set(\.$size, to: size).update()
         }
     }
 
-    /// What `teamID`'s uploads in flight (unexpired leases) other than `leaseID` reserved, added
-    /// without overflow.
-    static func reserved(by teamID: UUID, except leaseID: UUID, on db: any Database) async throws -> Int64 {
-        let sizes = try await UploadLeaseRecord.query(on: db).filter(\.$teamID == teamID).filter(\.$expiresAt > Date())
-            .filter(\.$id != leaseID).all(\.$size)
-        return total(sizes.compactMap { $0 })
+    /// Whether `size` more bytes fit the limit beside `used` and `reserved` (not when the sum
+    /// overflows).
+    func fits(_ size: Int64, used: Int64, reserved: Int64) -> Bool {
+        let (busy, overflowed) = used.addingReportingOverflow(reserved)
+        let (total, overflow) = busy.addingReportingOverflow(size)
+        return !overflowed && !overflow && total <= limit
     }
 
-    /// The bytes of the blobs `teamID` uploaded first, added without overflow.
-    static func used(by teamID: UUID, on db: any Database) async throws -> Int64 {
-        total(try await BlobRecord.query(on: db).filter(\.$team.$id == teamID).all(\.$size))
+    /// The bytes of the blobs `teamIDs` uploaded first, and what their uploads in flight (unexpired
+    /// leases) other than `leaseID` reserved, each added without overflow.
+    static func held(by teamIDs: [UUID], except leaseID: UUID, on db: any Database) async throws -> (used: Int64, reserved: Int64) {
+        let used = try await BlobRecord.query(on: db).filter(\.$team.$id ~~ teamIDs).all(\.$size)
+        let reserved = try await UploadLeaseRecord.query(on: db).filter(\.$teamID ~~ teamIDs).filter(\.$expiresAt > Date())
+            .filter(\.$id != leaseID).all(\.$size)
+        return (total(used), total(reserved.compactMap { $0 }))
     }
 
     /// `sizes` added, negatives as 0, `Int64.max` past overflow.
