@@ -82,4 +82,47 @@ struct DashboardQuotaTests {
         #expect(taken.status == 201, "\(taken.text)")
         #expect(try await server.leftoverUploads() == 0)
     }
+
+    @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256; a declaration that lies is refused")
+    func storedBytesCostNothing() async throws {
+        let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
+        defer { Task { try? await server.stop() } }
+        let flowers = try await Flowers.make(server)
+        let stored = try Self.model(flowers.key, size: 9_000_000, seed: 13)
+        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored).status == 201)
+        let browser = try await DashboardTests.ownerBrowser(server)
+        _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
+        let path = DashboardDeploymentTests.collection + "/models/FlowerClassifier"
+        func upload(_ body: Data, declaring sha256: String?) async throws -> HTTP.Reply {
+            var headers = ["X-CSRF-Token": browser.csrf]
+            if let sha256 { headers[ModelUploadPage.declaredAddressHeader] = sha256 }
+            return try await browser.postRaw(path, body: body, contentType: "application/octet-stream", headers: headers)
+        }
+
+        // Without the declaration its 9 MB are charged again, and do not fit: the script is told why.
+        let undeclared = try await upload(stored, declaring: nil)
+        #expect(undeclared.status == 413, "\(undeclared.text)")
+        #expect(undeclared.object["code"] as? String == "quota_exceeded", "\(undeclared.text)")
+        // Declared, the bytes the server has cost nothing: the model version is made.
+        let declared = try await upload(stored, declaring: stored.sha256Hex)
+        #expect(declared.status == 201, "\(declared.text)")
+        #expect(declared.object["sha256"] as? String == stored.sha256Hex, "\(declared.text)")
+
+        // A declaration of the stored blob with other bytes of its size: received without a
+        // reservation, refused once they hash to something else, and not kept.
+        let other = try Self.model(flowers.key, size: 9_000_000, seed: 29)
+        #expect(other.count == stored.count)
+        let lying = try await upload(other, declaring: stored.sha256Hex)
+        #expect(lying.status == 422 && lying.object["code"] as? String == "digest_mismatch", "\(lying.text)")
+        #expect(try await BlobRecord.find(other.sha256Hex, on: server.app.db) == nil)
+        // Declaring the stored blob with another size is refused before the body: it could not hash to it.
+        let resized = try await upload(Data(count: 4096), declaring: stored.sha256Hex)
+        #expect(resized.status == 422 && resized.object["code"] as? String == "digest_mismatch", "\(resized.text)")
+        // A declaration that is not a SHA-256.
+        let malformed = try await upload(stored.prefix(4096), declaring: "ABC")
+        #expect(malformed.status == 400, "\(malformed.text)")
+
+        #expect(try await server.leftoverUploads() == 0)
+        #expect(try await UploadLeaseRecord.query(on: server.app.db).count() == 0)
+    }
 }

@@ -34,6 +34,9 @@ OWNER_PASSWORD = "spring release 2026"
 VIEWER_EMAIL = "vera@example.com"
 VIEWER_PASSWORD = "viewer password 42"
 SCRIPT = "<script>alert(1)</script>"
+# The team's storage quota: room for the story's sealed models (classifier and stylizer 4 280 bytes
+# each, spare 8 376, classifier-large 514: 17 450), not for spare's bytes counted twice (21 032).
+TEAM_QUOTA = 19000
 
 
 class Failure(Exception):
@@ -68,7 +71,7 @@ class Run:
     # -- the server and the CLI --------------------------------------------------------------
     def start_server(self):
         env = dict(os.environ, COFFER_BOOTSTRAP_TOKEN=self.token, COFFER_DATA_DIR=os.path.join(self.work, "data"),
-                   COFFER_BLOB_COLLECT_MINUTES="0")
+                   COFFER_BLOB_COLLECT_MINUTES="0", COFFER_TEAM_QUOTA_BYTES=str(TEAM_QUOTA))
         log = open(os.path.join(self.artifacts, "server.log"), "w")
         # Started from the temporary folder: the templates must not depend on the working directory.
         self.server = subprocess.Popen([os.path.join(self.bin, "coffer-server"), "serve", "--hostname", "127.0.0.1",
@@ -281,9 +284,9 @@ class Run:
         # Keys and sealing stay on the developer's machine (the CLI); uploads, deployments and rules are the browser's.
         key = os.path.join(self.work, "Flowers.modelkey")
         self.cli("key", "create", "--team", "Flowers", "--name", "flowers", "--output", key)
-        for name in ["classifier", "stylizer"]:
+        for name, size in [("classifier", 4096), ("stylizer", 4096), ("spare", 8192), ("other", 8192)]:
             with open(os.path.join(self.work, name + ".bin"), "wb") as f:
-                f.write(os.urandom(4096))
+                f.write(os.urandom(size))
             self.cli("encrypt", os.path.join(self.work, name + ".bin"), "--key", key, "--output", os.path.join(self.work, name + ".coffer"), "--quiet")
         # A real Core ML classifier (the inspection fixture), so the deployment page has facts to show.
         fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "ModelInspectionTests", "Fixtures", "Classifier.mlmodel")
@@ -299,6 +302,14 @@ class Run:
         status = self.upload(owner, 0, os.path.join(self.work, "classifier.bin"))
         check("not a valid Coffer container" in status, "a file that is not a sealed model is refused in words")
         self.upload(owner, 0, os.path.join(self.work, "classifier.coffer"))
+        # The team's quota (TEAM_QUOTA) leaves room for spare.coffer once. Sent again, its size is
+        # refused for the quota; the script then hashes it and sends it naming its SHA-256, and
+        # bytes the server has cost nothing. New bytes of the same size stay refused.
+        self.upload(owner, 1, os.path.join(self.work, "spare.coffer"))
+        status = self.upload(owner, 1, os.path.join(self.work, "spare.coffer"))
+        check(status.startswith("Uploaded spare.coffer"), "a model the server stores is uploaded again near the quota: " + status)
+        status = self.upload(owner, 1, os.path.join(self.work, "other.coffer"))
+        check("COFFER_TEAM_QUOTA_BYTES" in status, "new bytes past the team's quota are refused in words")
         self.upload(owner, 1, os.path.join(self.work, "stylizer.coffer"))
         check(owner.find_element(By.CSS_SELECTOR, "form.upload progress").get_attribute("value") == "100", "the progress bar reached 100 %")
         classifier = self.chosen(owner, "model-0")

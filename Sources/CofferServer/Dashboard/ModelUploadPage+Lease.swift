@@ -11,12 +11,29 @@ extension ModelUploadPage {
     /// then (``UploadLeaseRecord/forUnnamedUpload(lifetime:now:)``, ``LeaseKeeper/name(_:)``).
     /// Before, the whole body was written to disk and only then checked against the quota: any
     /// number of uploads started at once each stored their bytes first, whatever the quota.
-    func takeLease(reserving size: Int64, for team: TeamRecord, req: Request) async throws -> LeaseKeeper {
-        let lease = UploadLeaseRecord.forUnnamedUpload(lifetime: leaseLifetime)
+    ///
+    /// An upload `declaring` its address (the script's, ``ModelUploadPage/declaredAddressHeader``)
+    /// is leased and charged as the API's `PUT` to it is (``TeamQuota/admitUpload(of:size:for:store:on:reservingOn:)``):
+    /// bytes stored at that size cost nothing, so a team near its quota can upload a model it
+    /// stores already. A registered blob of another size is refused 422 before a byte is read: a
+    /// body of `size` bytes could not hash to it, and would be received without a reservation.
+    func takeLease(reserving size: Int64, for team: TeamRecord, declaring address: String? = nil, req: Request) async throws -> LeaseKeeper {
+        if let address, let record = try await BlobRecord.find(address, on: req.db), record.size != size {
+            throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(record.size) bytes, not \(size)")
+        }
+        let lease = address.map { UploadLeaseRecord.forUpload(of: $0, lifetime: leaseLifetime) }
+            ?? UploadLeaseRecord.forUnnamedUpload(lifetime: leaseLifetime)
         try await lease.create(on: req.db)
         req.storage[HeldLease.self] = lease
         if let teamQuota {
-            try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db, reservingOn: lease)
+            let quota = TeamQuota(limit: teamQuota)
+            if let address {
+                // Decided on a record and bytes that stay: the lease keeps collection away from them.
+                try await CollectionHold.waitUntilReleased(address, on: req.db)
+                try await quota.admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
+            } else {
+                try await quota.admit(size, for: team, on: req.db, reservingOn: lease)
+            }
         }
         return try LeaseKeeper(lease, lifetime: leaseLifetime, on: req.db, logger: req.logger)
     }

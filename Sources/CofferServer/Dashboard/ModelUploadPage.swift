@@ -8,8 +8,9 @@ import Vapor
 /// Two ways in, one set of checks (``BlobIntake``, the API's own, and ``ModelVersions``, which
 /// refuses passphrase containers and keys of other teams):
 /// - the dashboard's script sends the file itself as the body (`application/octet-stream`, its
-///   size in Content-Length, the CSRF token in `X-CSRF-Token`) and shows the progress; the answer
-///   is JSON, `{sha256, size, keyID, label}` or `{error, reason}`;
+///   size in Content-Length, the CSRF token in `X-CSRF-Token`, and, when it sends the file again
+///   after a `quota_exceeded`, its SHA-256 in ``declaredAddressHeader``) and shows the progress;
+///   the answer is JSON, `{sha256, size, keyID, label}` or `{error, code, reason}`;
 /// - a browser without JavaScript posts the form (`multipart/form-data`), read as it streams
 ///   (``MultipartModelForm``); the answer sends it back to its page with the model chosen.
 ///
@@ -17,12 +18,19 @@ import Vapor
 /// quota, the size it states (Content-Length; a form's, bounded by the blob limit) is reserved
 /// against the quota on the upload's lease, as the API does (``TeamQuota``): a team without room is
 /// refused 413 `quota_exceeded` at once, and uploads started together cannot each pass the quota.
+/// An upload that declares its SHA-256 is charged as the API's `PUT` to that address is: nothing
+/// for bytes the server already stores at that size (a team near its quota can still choose a model
+/// it uploaded before), and its body must hash to the address it declared.
 /// The body is then streamed into an upload of the blob store that no reader sees (the folder's
 /// `incoming/`), the lease renewed while it arrives, and published under its SHA-256: bytes the
 /// server already has are stored once and their model version reused.
 struct ModelUploadPage: RouteCollection {
     struct Uploaded: Content { let sha256: String; let size: Int64; let keyID: String; let label: String }
-    struct Failure: Content { let error: String; let reason: String }
+    struct Failure: Content { let error: String; let code: String?; let reason: String }
+
+    /// The header in which the script may declare the SHA-256 (64 lowercase hex digits) of the file
+    /// it sends, so that bytes the server already stores cost no quota.
+    static let declaredAddressHeader = "X-Coffer-SHA256"
 
     let store: any BlobStore
     let maximumSize: Int64
@@ -50,7 +58,8 @@ struct ModelUploadPage: RouteCollection {
                     throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the sealed model as application/octet-stream or in a form")
                 }
                 guard length <= maximumSize else { throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes") }
-                let (address, size) = try await receiveBody(req, length: length, team: team)
+                let declared = try Self.declaredAddress(req)
+                let (address, size) = try await receiveBody(req, length: length, declaring: declared, team: team)
                 let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
                 return try await version.encodeResponse(status: .created, for: req)
             }
@@ -79,7 +88,7 @@ struct ModelUploadPage: RouteCollection {
             var (status, _, message) = DashboardErrorMiddleware.describe(error, logger: req.logger)
             if case DashboardError.signInRequired = error { status = .unauthorized }
             if status == .unauthorized { message = "Your session has ended: sign in again in another tab, then upload." }
-            let response = try await Failure(error: "\(status.code)", reason: message).encodeResponse(status: status, for: req)
+            let response = try await Failure(error: "\(status.code)", code: (error as? APIError)?.code, reason: message).encodeResponse(status: status, for: req)
             response.headers.replaceOrAdd(name: .connection, value: "close")
             DashboardErrorMiddleware.addRetryAfter(for: error, to: response)
             return response
@@ -107,15 +116,29 @@ struct ModelUploadPage: RouteCollection {
         return response
     }
 
+    /// The SHA-256 the script declared for its body (``declaredAddressHeader``), if it did; 400 when
+    /// it is not a content address.
+    static func declaredAddress(_ req: Request) throws -> String? {
+        guard let declared = req.headers.first(name: declaredAddressHeader) else { return nil }
+        guard BlobAddress.isValid(declared) else {
+            throw APIError.invalid("\(declaredAddressHeader) is the SHA-256 of the file in 64 lowercase hex digits")
+        }
+        return declared
+    }
+
     /// The raw body (the script's upload): exactly `length` bytes, reserved against `team`'s quota
-    /// first, then streamed to disk and checked.
-    private func receiveBody(_ req: Request, length: Int64, team: TeamRecord) async throws -> (String, Int64) {
+    /// first (unless it `declaring` an address whose bytes the server stores), then streamed to disk
+    /// and checked, against the declared address too.
+    private func receiveBody(_ req: Request, length: Int64, declaring declared: String?, team: TeamRecord) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
-        var lease = try await takeLease(reserving: length, for: team, req: req)
+        var lease = try await takeLease(reserving: length, for: team, declaring: declared, req: req)
         let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
             try await intake.receive(req.body, into: upload, keeping: lease)
             let address = try intake.finish()
+            if let declared, address != declared {
+                throw APIError(.unprocessableEntity, "digest_mismatch", "the file's SHA-256 differs from the \(Self.declaredAddressHeader) it was sent with")
+            }
             try await publish(upload, as: address, keeping: &lease, req: req)
             return (address, intake.received)
         } catch {

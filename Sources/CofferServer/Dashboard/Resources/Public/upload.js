@@ -1,6 +1,9 @@
 // Coffer dashboard: uploads a sealed model from the new-deployment and clone pages with a progress
 // bar, without leaving the page, then chooses it in the deployment form. Without this script the
 // same forms post as multipart/form-data and the server sends the page back with the model chosen.
+// A team at its storage quota may still choose a model the server stores already: refused for the
+// quota, the script hashes the file (SHA-256, in the browser) and sends it again with that hash,
+// which the server charges only for bytes it does not have.
 // Loaded as a file: the Content-Security-Policy allows no inline script. Writes text only, never HTML.
 (function () {
   'use strict';
@@ -14,11 +17,30 @@
     select.value = sha256;
   }
 
+  // The largest file hashed in the browser to retry a refusal for the quota: WebCrypto hashes a
+  // whole buffer, so the file is read into memory once.
+  var largestHashed = 1024 * 1024 * 1024;
+
+  function hex(buffer) {
+    return Array.prototype.map.call(new Uint8Array(buffer), function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+
+  // Whether a refusal is worth a second try with the file's hash: the quota, a file small enough to
+  // hash here, and WebCrypto (only in a secure context: HTTPS or this machine).
+  function canDeclare(xhr, body, file) {
+    return xhr.status === 413 && body.code === 'quota_exceeded' && file.size <= largestHashed &&
+      window.crypto && window.crypto.subtle && typeof file.arrayBuffer === 'function';
+  }
+
   function upload(form, event) {
     var input = form.querySelector('input[type=file]');
     var file = input.files && input.files[0];
     if (!file) { return; } // the browser's own "required" message
     event.preventDefault();
+    send(form, input, file, null);
+  }
+
+  function send(form, input, file, sha256) {
     var bar = form.querySelector('progress');
     var status = form.querySelector('.upload-status');
     var button = form.querySelector('button[type=submit]');
@@ -27,6 +49,7 @@
     xhr.open('POST', form.action);
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     xhr.setRequestHeader('X-CSRF-Token', form.querySelector('input[name=csrf]').value);
+    if (sha256) { xhr.setRequestHeader('X-Coffer-SHA256', sha256); }
     xhr.responseType = 'json';
     bar.hidden = false;
     bar.value = 0;
@@ -48,6 +71,19 @@
         status.textContent = 'Uploaded ' + file.name + ': ' + body.label + '. It is chosen below.';
         if (select) { choose(select, body.sha256, body.label); }
         input.value = '';
+      } else if (!sha256 && canDeclare(xhr, body, file)) {
+        button.disabled = true;
+        status.textContent = 'Checking whether the server already has ' + file.name + '…';
+        file.arrayBuffer().then(function (bytes) {
+          return window.crypto.subtle.digest('SHA-256', bytes);
+        }).then(function (digest) {
+          send(form, input, file, hex(digest));
+        }, function () {
+          button.disabled = false;
+          bar.hidden = true;
+          status.className = 'hint upload-status error';
+          status.textContent = body.reason;
+        });
       } else {
         bar.hidden = true;
         status.className = 'hint upload-status error';
