@@ -159,8 +159,8 @@ struct BlobController: Sendable {
     /// budget of their own (``lookups``), so a flood past the first costs the database no more
     /// than the first cost the store; past both, only remembered blobs are served.
     ///
-    /// A body streamed through the server holds one of ``streams`` until its client has taken it
-    /// (see ``stream(_:range:status:to:)``); HEAD, 304, 416 and presigned redirects take none.
+    /// A body streamed through the server holds one of ``streams`` until the store's work for it has
+    /// ended (see ``stream(_:range:status:to:)``); HEAD, 304, 416 and presigned redirects take none.
     private func answer(_ req: Request, withBody: Bool) async throws -> Response {
         let address = try Self.address(req)
         let budget = "address:" + AddressBudget.key(req.clientAddress)
@@ -231,6 +231,10 @@ struct BlobController: Sendable {
     /// store connection are held until its client has taken it, however slowly it reads. Refused
     /// uncached with `Retry-After`, before the store is asked for a byte, when the client's address
     /// (429) or the server (503) streams all it may.
+    ///
+    /// The slot goes to the store with the body (``BlobStore/stream(_:range:status:metrics:holding:)``),
+    /// which gives it back when its reading and writing have ended, even if the client went away
+    /// and Vapor let the response go first.
     private func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, to client: String) throws -> Response {
         let slot: StreamSlot
         do throws(StreamSlots.Refusal) {
@@ -246,8 +250,7 @@ struct BlobController: Sendable {
                                headers: later)
             }
         }
-        let response = store.stream(address, range: range, status: status, metrics: metrics)
-        response.keep(slot)
+        let response = store.stream(address, range: range, status: status, metrics: metrics, holding: slot)
         usage.countDownload(address, from: range.lowerBound)
         return response
     }

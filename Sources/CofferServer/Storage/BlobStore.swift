@@ -27,8 +27,15 @@ protocol BlobStore: Sendable {
     /// `too_many_uploads` (``APIError/tooManyUploads()``), before a byte of the body is read.
     func beginUpload(for address: String?, by uploader: UUID) async throws -> any BlobUpload
 
-    /// An answer with `status` whose body streams `range` of a stored blob in bounded memory.
-    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response
+    /// An answer with `status` whose body streams `range` of a stored blob in bounded memory, and
+    /// gives `slot` back (``StreamSlot/release()``) once the body's work has ended: its last read
+    /// of the store done or failed, and its last write to the client taken or dropped.
+    ///
+    /// Not when the answer goes: Vapor lets the answer go as soon as its write fails, and runs its
+    /// body even when the client had gone before the answer was written. The slot stays in the
+    /// body, so an answer never written gives it back when it is dropped (``StreamSlot``).
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics,
+                holding slot: StreamSlot) -> Response
 
     /// A URL that serves the blob without this server (a presigned GET), or nil to serve it here.
     func directURL(of address: String) -> String?

@@ -60,12 +60,16 @@ struct FolderBlobStore: BlobStore {
     }
 
     /// Streams `range` of the file in 1 MiB pieces (never the whole blob in memory; measured faster
-    /// than 256 KiB pieces, docs/BENCHMARKS.md).
-    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
+    /// than 256 KiB pieces, docs/BENCHMARKS.md), and gives `slot` back when the reading task ends:
+    /// after its last write, with the file closed, whether the body ended, failed or found its
+    /// client gone (then Vapor may have let the response go already).
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics,
+                holding slot: StreamSlot) -> Response {
         let path = path(of: address)
         let response = Response(status: status)
         response.headers.contentType = .binary
         response.body = .init(asyncStream: { writer in
+            defer { slot.release() }
             do {
                 try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
                     var offset = range.lowerBound

@@ -8,7 +8,9 @@ import NIOConcurrencyHelpers
 /// few MiB in flight), a file handle or a store connection for as long as its client takes to read
 /// it; the idle timeout does not end it while each write completes within it. Without a bound,
 /// clients that read slowly could hold that for every tenant's downloads until memory or
-/// descriptors ran out. HEAD answers, 304s, 416s and presigned redirects take no slot.
+/// descriptors ran out. HEAD answers, 304s, 416s and presigned redirects take no slot. A slot is
+/// held until the work producing its body has ended, whatever became of its response
+/// (``StreamSlot``): that work, its store reads and its buffers, is what the limits bound.
 final class StreamSlots: Sendable {
     /// Why ``take(for:)`` gave no slot.
     enum Refusal: Error, Equatable {
@@ -66,7 +68,7 @@ final class StreamSlots: Sendable {
         state.withLockedValue { (total: $0.total, address: $0.byAddress[address, default: 0]) }
     }
 
-    /// Gives back a slot of `address`: called by ``StreamSlot`` only, once a slot.
+    /// Gives back a slot of `address`: called by ``StreamSlot/release()`` only, once a slot.
     fileprivate func release(_ address: String) {
         state.withLockedValue { held in
             held.total -= 1
@@ -76,17 +78,38 @@ final class StreamSlots: Sendable {
     }
 }
 
-/// One streamed body's place among ``StreamSlots``. It is given back when the last reference to it
-/// goes: exactly once, whatever ended the stream (its end, an error, the client gone, or a response
-/// never written).
+/// One streamed body's place among ``StreamSlots``, given back exactly once: by ``release()``, which
+/// the store calls when the body's work has ended, or else when the last reference to it goes.
+///
+/// The store holds it inside the work that produces the body (the folder's reading task, the
+/// bucket's ``S3DownloadRelay``), not in the response: Vapor lets a response go as soon as its
+/// write fails, and when the client has gone before the response was written it still runs the
+/// body, which reads the store with nobody to take the bytes. A slot given back with the response
+/// left that read outside the bound, so a client opening and abandoning downloads could have more
+/// store reads in flight than ``StreamSlots/limit``. The release when the last reference goes is
+/// for a body that never runs (a response never written): its slot goes with the response.
 final class StreamSlot: Sendable {
     private let slots: StreamSlots
     private let address: String
+    /// Whether the slot was given back: ``release()`` and `deinit` may both come, and only the first
+    /// gives it back.
+    private let released = NIOLockedValueBox(false)
 
     fileprivate init(slots: StreamSlots, address: String) {
         self.slots = slots
         self.address = address
     }
 
-    deinit { slots.release(address) }
+    /// Gives the slot back, once: calls after the first (and the `deinit` that follows) do
+    /// nothing, so a body's work ending on several paths never frees a slot another holds.
+    func release() {
+        let first: Bool = released.withLockedValue { done in
+            guard !done else { return false }
+            done = true
+            return true
+        }
+        if first { slots.release(address) }
+    }
+
+    deinit { release() }
 }

@@ -79,13 +79,15 @@ struct S3BlobStore: BlobStore {
     }
 
     /// Streams the object's range as the store sends it, on the device connection's event loop
-    /// (``S3DownloadRelay``); memory stays at what is in flight.
-    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics) -> Response {
+    /// (``S3DownloadRelay``); memory stays at what is in flight. The relay holds `slot` and gives it
+    /// back once the store's download has ended and the connection has let go of every piece.
+    func stream(_ address: String, range: Range<Int64>, status: HTTPResponseStatus, metrics: ServerMetrics,
+                holding slot: StreamSlot) -> Response {
         let response = Response(status: status)
         response.headers.contentType = .binary
         let client = client, key = key(of: address)
         response.body = .init(stream: { writer in
-            let relay = S3DownloadRelay(writer: writer, metrics: metrics)
+            let relay = S3DownloadRelay(writer: writer, metrics: metrics, holding: slot)
             client.pipeObject(key: key, bytes: range, on: writer.eventLoop) { relay.accept($0) }
                 .whenComplete { relay.finish($0) }
         }, count: Int(range.count))
