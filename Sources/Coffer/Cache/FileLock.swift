@@ -14,8 +14,11 @@ import Darwin
 /// ``release()`` or when the process ends, however it ends.
 ///
 /// The table is what keeps tasks apart where `flock` is emulated with process-wide `fcntl` locks
-/// (NFS): a file this process holds a lock on is not opened again, and so no second descriptor of
-/// it is ever closed, which would drop the lock.
+/// (NFS): a file a task of this process holds (or is taking) a lock on is claimed by that task, so
+/// no other task locks it, and no descriptor of it but the holder's is closed, which would drop the
+/// lock. The table's mutex is held only while the table changes: the `open`, `fstat`, `flock`,
+/// `lstat` and the holder's `close`, which may wait on a slow or network file system, run outside
+/// it, so that a stalled mount stalls only the locks on it.
 ///
 /// A lock is only as good as the file it is on: if the file is removed (the app's "clear storage",
 /// a user deleting the cache folder) while it is held, the next client creates a new file and locks
@@ -45,47 +48,48 @@ final class FileLock: @unchecked Sendable {
     }
 
     /// The lock on `path` if no one holds it; nil when another client does (in this process or
-    /// another). Never waits.
+    /// another), or when another task of this process is taking it at that moment. Never waits.
     ///
-    /// Looked up, opened, locked and recorded under the in-process table's mutex, so two tasks
-    /// cannot both find the file free. A file a task of this process holds is not opened at all.
+    /// The file is opened, then claimed in the in-process table by the identity of what was opened
+    /// (not by what the path names, which a rename may change meanwhile), then locked: two tasks
+    /// cannot both claim one file, and a descriptor of a file another task claimed is parked, never
+    /// closed. From the claim on, every way out either returns the lock or closes the descriptor and
+    /// then gives the claim up. Only the look-up in and changes to the table hold its mutex.
     static func acquireIfFree(_ path: String) throws -> FileLock? {
-        try HeldLockFiles.withProcessTable { (table: inout HeldLockFiles) throws -> FileLock? in
-            while true {
-                // Held by a task of this process: not opened, since on NFS closing a second descriptor
-                // would drop that task's lock. Nothing there (or a path that cannot be looked at): the
-                // open creates the file, or says why not.
-                if let named = FileIdentity(path: path), table.holds(named) { return nil }
-                let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-                guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
-                var info = stat()
-                guard fstat(fd, &info) == 0 else {
-                    let code = errno
-                    table.park(fd)  // which file it is cannot be told: it may be a held one
-                    throw IOFailure(operation: .stat, path: path, errno: code)
-                }
-                let opened = FileIdentity(info)
-                guard !table.holds(opened) else {
-                    // The path named a held file again between the look and the open (linked
-                    // there by someone else): this descriptor must not be closed while it is held.
-                    table.park(fd)
-                    continue
-                }
-                var locked = flock(fd, LOCK_EX | LOCK_NB)
-                while locked != 0, errno == EINTR { locked = flock(fd, LOCK_EX | LOCK_NB) }
-                guard locked == 0 else {
-                    let code = errno
-                    close(fd)  // not a held file: closing drops no lock of this process
-                    if code == EWOULDBLOCK { return nil }
-                    throw IOFailure(operation: .open, path: path, errno: code)
-                }
-                guard FileIdentity(path: path) == opened else {
-                    close(fd)  // removed (or replaced) while this client opened it: lock what is there now
-                    continue
-                }
-                table.record(opened)
-                return FileLock(descriptor: fd, path: path, file: opened)
+        while true {
+            // Held by a task of this process: not opened, since on NFS closing a second descriptor
+            // would drop that task's lock (and a waiter polling would park one at every try).
+            // Nothing there (or a path that cannot be looked at): the open creates the file, or
+            // says why not.
+            if let named = FileIdentity(path: path), HeldLockFiles.withProcessTable({ $0.holds(named) }) { return nil }
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw IOFailure(operation: .create, path: path, errno: errno) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                let code = errno
+                // Which file it is cannot be told: it may be a held one.
+                HeldLockFiles.withProcessTable { $0.park(fd) }
+                throw IOFailure(operation: .stat, path: path, errno: code)
             }
+            let opened = FileIdentity(info)
+            // Claimed by another task since the look (which took it first, or the path named it
+            // again, linked there by someone else): the claim parked this descriptor; look again.
+            guard HeldLockFiles.withProcessTable({ $0.claim(opened, descriptor: fd) }) else { continue }
+            var locked = flock(fd, LOCK_EX | LOCK_NB)
+            while locked != 0, errno == EINTR { locked = flock(fd, LOCK_EX | LOCK_NB) }
+            let code = errno
+            // Locked, and still the file the path names (not removed or replaced while this client
+            // opened it): the lock. Otherwise the claim ends: the descriptor is closed first, while
+            // the file is still claimed, so that no task of this process locks it in between
+            // (closing drops no lock of another task: none may hold a claimed file).
+            guard locked == 0, FileIdentity(path: path) == opened else {
+                close(fd)
+                HeldLockFiles.withProcessTable { $0.forget(opened) }
+                if locked == 0 { continue }  // removed or replaced: lock what is there now
+                if code == EWOULDBLOCK { return nil }
+                throw IOFailure(operation: .open, path: path, errno: code)
+            }
+            return FileLock(descriptor: fd, path: path, file: opened)
         }
     }
 
@@ -93,13 +97,18 @@ final class FileLock: @unchecked Sendable {
     /// was removed or replaced, when another client may hold a lock on a new file of that name.
     func isStillNamed() -> Bool { FileIdentity(path: path) == file }
 
-    /// Releases the lock: closes its descriptor and removes the file from the in-process table,
-    /// both under the table's mutex. A second call does nothing.
+    /// Releases the lock: closes its descriptor and then removes the file from the in-process
+    /// table, so that no task of this process locks the file while this descriptor still holds the
+    /// process's lock on it. The `close` runs outside the table's mutex; whether this is the first
+    /// call is decided under it. A second call does nothing.
     func release() {
-        HeldLockFiles.withProcessTable { (table: inout HeldLockFiles) -> Void in
-            guard !released else { return }
+        let first = HeldLockFiles.withProcessTable { (_: inout HeldLockFiles) -> Bool in
+            guard !released else { return false }
             released = true
-            table.release(file, descriptor: descriptor)
+            return true
         }
+        guard first else { return }
+        close(descriptor)
+        HeldLockFiles.withProcessTable { $0.forget(file) }
     }
 }

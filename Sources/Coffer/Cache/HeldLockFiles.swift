@@ -8,47 +8,64 @@ import Musl
 import Darwin
 #endif
 
-/// The files this process holds a ``FileLock`` on, by device and inode: the lock between tasks of
-/// one process, which `flock` alone is not everywhere.
+/// The files this process holds, or is taking, a ``FileLock`` on, by device and inode: the lock
+/// between tasks of one process, which `flock` alone is not everywhere.
 ///
 /// On NFS (Linux since 2.6.12, and macOS) `flock` is emulated with POSIX `fcntl` record locks,
 /// which belong to the process: two descriptors of one process never exclude each other, and
-/// closing any descriptor of a file drops every lock the process holds on it. So a file in this
-/// table is never opened again by ``FileLock`` until its holder releases it, and a descriptor that
-/// turns out to be of such a file all the same (``park(_:)``) stays open until no lock is held.
-/// ``FileLock/acquireIfFree(_:)`` and ``FileLock/release()`` do their work in
-/// ``withProcessTable(_:)``, so that two tasks cannot both find a file free.
+/// closing any descriptor of a file drops every lock the process holds on it. So one task at a
+/// time may lock a file (``claim(_:descriptor:)``), and only that task closes its descriptor while
+/// the file is in the table; any other descriptor that is, or may be, of a file in the table
+/// (``park(_:)``) stays open until no file is.
+///
+/// The table is in memory only, and its mutex (``withProcessTable(_:)``) is held for moments: the
+/// system calls that may wait on a slow or network file system (`open`, `stat`, `flock` and the
+/// holder's `close`) run outside it, so that one stalled mount does not stall every lock of the
+/// process. A parked descriptor is closed under the mutex, which is rare (a race, or an `fstat`
+/// that failed): outside, a task could claim its file and lock it just before the `close` dropped
+/// that lock.
 struct HeldLockFiles {
+    /// The files a task holds, or is taking, the lock on.
     private var held: Set<FileIdentity> = []
-    /// Descriptors that may be of a held file, closed once no lock is held.
+    /// Descriptors that may be of a file in `held`, closed once `held` is empty.
     private var parked: [Int32] = []
 
     private static let mutex = NSLock()
     nonisolated(unsafe) private static var process = HeldLockFiles()
 
-    /// `body`'s result, run with the process's table locked. Only calls that never wait (no
-    /// blocking `flock`) belong in `body`.
+    /// `body`'s result, run with the process's table locked. Only work on the table belongs in
+    /// `body`: no `open`, `stat` or `flock`, which may wait on the file system while every other
+    /// lock of the process waits for the mutex.
     static func withProcessTable<T>(_ body: (inout HeldLockFiles) throws -> T) rethrows -> T {
         try Self.mutex.withLock { try body(&Self.process) }
     }
 
-    /// Whether a lock of this process is on `file`.
+    /// Whether a task of this process holds, or is taking, the lock on `file`.
     func holds(_ file: FileIdentity) -> Bool { held.contains(file) }
 
-    /// Records that a lock of this process is now on `file`.
-    mutating func record(_ file: FileIdentity) { held.insert(file) }
+    /// Makes the calling task the only one of this process that may lock `file`, through
+    /// `descriptor` (open on it), and says true; until ``forget(_:)``, every other task finds the
+    /// file held. When another task holds or is taking it, parks `descriptor` (closing it could
+    /// drop that task's lock) and says false.
+    mutating func claim(_ file: FileIdentity, descriptor: Int32) -> Bool {
+        guard held.insert(file).inserted else {
+            park(descriptor)
+            return false
+        }
+        return true
+    }
 
-    /// Keeps `descriptor`, which may be of a held file, open while any lock is held (closing it
+    /// Keeps `descriptor`, which may be of a held file, open while any file is held (closing it
     /// could drop that lock); closes it at once when none is.
     mutating func park(_ descriptor: Int32) {
         if held.isEmpty { close(descriptor) } else { parked.append(descriptor) }
     }
 
-    /// Closes `descriptor`, the one holding the lock on `file`, and forgets the lock: closed first,
-    /// under the table's mutex, so that no task opens the file while this descriptor still holds
-    /// the process's lock on it. Once no lock is held, the parked descriptors are closed too.
-    mutating func release(_ file: FileIdentity, descriptor: Int32) {
-        close(descriptor)
+    /// Forgets the claim on `file`, whose descriptor its claimant has closed already: closed
+    /// first, while the file was still in the table, so that no other task of this process locked
+    /// the file while that descriptor still held (or could still drop) the process's lock on it.
+    /// Once no file is held, the parked descriptors are closed too.
+    mutating func forget(_ file: FileIdentity) {
         held.remove(file)
         guard held.isEmpty else { return }
         for spare in parked { close(spare) }
