@@ -34,17 +34,19 @@ final class StreamSlots: Sendable {
 
     let limit: Int
     let perAddress: Int
-    private let state = NIOLockedValueBox(Held())
+    private let state: NIOLockedValueBox<Held>
 
-    /// What is held: in all, and per address (an address holding none has no entry).
+    /// What is held: in all, and per address (each address's share is ``perAddress``; an address
+    /// holding none has no entry).
     private struct Held {
         var total = 0
-        var byAddress: [String: Int] = [:]
+        var byAddress: KeyedShares<String>
     }
 
     init(limit: Int, perAddress: Int) {
         self.limit = limit
         self.perAddress = perAddress
+        state = NIOLockedValueBox(Held(byAddress: KeyedShares(share: Int64(perAddress))))
     }
 
     /// A slot for a body streamed to `address` (a budget key); the refusal (nothing taken) when the
@@ -52,11 +54,10 @@ final class StreamSlots: Sendable {
     /// share hears so whether or not others have taken the rest.
     func take(for address: String) throws(Refusal) -> StreamSlot {
         let refusal: Refusal? = state.withLockedValue { held in
-            let mine = held.byAddress[address, default: 0]
-            guard mine < perAddress else { return .addressFull }
+            guard held.byAddress.admits(1, for: address) else { return .addressFull }
             guard held.total < limit else { return .full }
             held.total += 1
-            held.byAddress[address] = mine + 1
+            held.byAddress.take(1, for: address)
             return nil
         }
         if let refusal { throw refusal }
@@ -65,15 +66,15 @@ final class StreamSlots: Sendable {
 
     /// The bodies being streamed: in all, and to `address`.
     func held(by address: String) -> (total: Int, address: Int) {
-        state.withLockedValue { (total: $0.total, address: $0.byAddress[address, default: 0]) }
+        // At most `perAddress`, an `Int`: the conversion cannot trap.
+        state.withLockedValue { (total: $0.total, address: Int($0.byAddress.held(by: address))) }
     }
 
     /// Gives back a slot of `address`: called by ``StreamSlot/release()`` only, once a slot.
     fileprivate func release(_ address: String) {
         state.withLockedValue { held in
-            held.total -= 1
-            let mine = held.byAddress[address, default: 0] - 1
-            held.byAddress[address] = mine > 0 ? mine : nil
+            // What was given back (the slot's one), so that the total stays the sum of the addresses'.
+            held.total -= Int(held.byAddress.giveBack(1, for: address))
         }
     }
 }

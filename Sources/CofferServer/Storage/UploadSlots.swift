@@ -11,11 +11,11 @@ final class UploadSlots: @unchecked Sendable {
     static let defaultPerAccount = UploadMemory.accountShare(of: UploadMemory.defaultLimit) / S3Upload.reservedBytes
 
     private let lock = NSLock()
-    private var slots: AccountShares
+    private var slots: KeyedShares<UUID>
 
     /// At most `perAccount` uploads in progress per account.
     init(perAccount: Int64 = UploadSlots.defaultPerAccount) {
-        slots = AccountShares(share: perAccount)
+        slots = KeyedShares(share: perAccount)
     }
 
     /// The most uploads one account may have in progress.

@@ -23,12 +23,12 @@ final class UploadMemory: @unchecked Sendable {
     var accountShare: Int64 { shares.share }
     private let lock = NSLock()
     private var reserved: Int64 = 0
-    private var shares: AccountShares
+    private var shares: KeyedShares<UUID>
 
     /// A budget of `limit` bytes of which one account may hold ``accountShare(of:)``.
     init(limit: Int64) {
         self.limit = limit
-        shares = AccountShares(share: Self.accountShare(of: limit))
+        shares = KeyedShares(share: Self.accountShare(of: limit))
     }
 
     /// One account's share of a budget of `limit` bytes: a quarter, and never less than one
