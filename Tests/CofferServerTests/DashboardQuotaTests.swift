@@ -15,15 +15,23 @@ struct DashboardQuotaTests {
         Data(try SealedModel.seal((0..<size).map { UInt8(truncatingIfNeeded: $0 &* seed) }, name: "m\(seed)", using: .modelKey(key)))
     }
 
-    @Test("a team near its quota is refused 413 from the head of an upload, from the script and from the form; nothing is stored or left reserved")
-    func refusedFromTheHead() async throws {
+    /// A server with a 10 MB team quota whose team stores a 9 MB model (`stored`), and its owner's
+    /// browser on the new-deployment page.
+    static func nearQuota() async throws -> (TestServer, Flowers, Data, Browser) {
         let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
-        defer { Task { try? await server.stop() } }
         let flowers = try await Flowers.make(server)
         let stored = try Self.model(flowers.key, size: 9_000_000, seed: 13)
-        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored).status == 201)
+        let put = try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored)
+        #expect(put.status == 201, "\(put.text)")
         let browser = try await DashboardTests.ownerBrowser(server)
         _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
+        return (server, flowers, stored, browser)
+    }
+
+    @Test("a team near its quota is refused 413 from the head of an upload, from the script and from the form; nothing is stored or left reserved")
+    func refusedFromTheHead() async throws {
+        let (server, flowers, stored, browser) = try await Self.nearQuota()
+        defer { Task { try? await server.stop() } }
         let path = DashboardDeploymentTests.collection + "/models/FlowerClassifier"
         let port = try #require(server.base.port)
 
@@ -85,13 +93,8 @@ struct DashboardQuotaTests {
 
     @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256; a declaration that lies is refused")
     func storedBytesCostNothing() async throws {
-        let server = try await TestServer.start { $0.teamQuotaBytes = 10_000_000 }
+        let (server, flowers, stored, browser) = try await Self.nearQuota()
         defer { Task { try? await server.stop() } }
-        let flowers = try await Flowers.make(server)
-        let stored = try Self.model(flowers.key, size: 9_000_000, seed: 13)
-        #expect(try await flowers.admin.call("PUT", "/v1/teams/T/blobs/\(stored.sha256Hex)", body: stored).status == 201)
-        let browser = try await DashboardTests.ownerBrowser(server)
-        _ = try await browser.get(DashboardDeploymentTests.collection + "/deployments/new")
         let path = DashboardDeploymentTests.collection + "/models/FlowerClassifier"
         func upload(_ body: Data, declaring sha256: String?) async throws -> HTTP.Reply {
             var headers = ["X-CSRF-Token": browser.csrf]
