@@ -91,7 +91,7 @@ struct DashboardQuotaTests {
         #expect(try await server.leftoverUploads() == 0)
     }
 
-    @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256; a declaration that lies is refused")
+    @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256: answered without reading the body; a declaration that lies is refused")
     func storedBytesCostNothing() async throws {
         let (server, flowers, stored, browser) = try await Self.nearQuota()
         defer { Task { try? await server.stop() } }
@@ -106,18 +106,36 @@ struct DashboardQuotaTests {
         let undeclared = try await upload(stored, declaring: nil)
         #expect(undeclared.status == 413, "\(undeclared.text)")
         #expect(undeclared.object["code"] as? String == "quota_exceeded", "\(undeclared.text)")
-        // Declared, the bytes the server has cost nothing: the model version is made.
-        let declared = try await upload(stored, declaring: stored.sha256Hex)
-        #expect(declared.status == 201, "\(declared.text)")
-        #expect(declared.object["sha256"] as? String == stored.sha256Hex, "\(declared.text)")
 
-        // A declaration of the stored blob with other bytes of its size: received without a
-        // reservation, refused once they hash to something else, and not kept.
+        // Declared, the bytes the server has cost nothing and are not read again: the version is made
+        // while all but a few bytes of the body are unsent (a declaration, charged nothing, never
+        // writes a body to disk).
+        let port = try #require(server.base.port)
+        let connection = try await RawConnection.connect(port: port)
+        try await connection.send("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nCookie: \(browser.cookieHeader)\r\n"
+                                  + "Content-Type: application/octet-stream\r\nX-CSRF-Token: \(browser.csrf)\r\n"
+                                  + "\(ModelUploadPage.declaredAddressHeader): \(stored.sha256Hex)\r\nContent-Length: \(stored.count)\r\n\r\n\u{0}")
+        let (text, _) = try await connection.wait(seconds: 10) { $0.contains("\"label\"") || $0.contains("\"reason\"") }
+        await connection.close()
+        #expect(RawConnection.statuses(text) == [201], "\(text.prefix(300))")
+        #expect(text.contains(stored.sha256Hex), "\(text.prefix(300))")
+        #expect(try await server.leftoverUploads() == 0)
+
+        // A stored copy that is damaged is replaced by a declared upload, whose body is then read and
+        // must hash to its declaration: other bytes of its size are refused, and not kept.
+        let blobs = try FolderBlobStore(root: server.configuration.resolvedBlobDirectoryForTests)
+        let handle = try #require(FileHandle(forUpdatingAtPath: blobs.path(of: stored.sha256Hex)))
+        try handle.truncate(atOffset: 4096)
+        try handle.close()
         let other = try Self.model(flowers.key, size: 9_000_000, seed: 29)
         #expect(other.count == stored.count)
         let lying = try await upload(other, declaring: stored.sha256Hex)
         #expect(lying.status == 422 && lying.object["code"] as? String == "digest_mismatch", "\(lying.text)")
         #expect(try await BlobRecord.find(other.sha256Hex, on: server.app.db) == nil)
+        let repaired = try await upload(stored, declaring: stored.sha256Hex)
+        #expect(repaired.status == 201, "\(repaired.text)")
+        #expect(try await blobs.size(of: stored.sha256Hex) == Int64(stored.count), "the damaged copy was replaced")
+
         // Declaring the stored blob with another size is refused before the body: it could not hash to it.
         let resized = try await upload(Data(count: 4096), declaring: stored.sha256Hex)
         #expect(resized.status == 422 && resized.object["code"] as? String == "digest_mismatch", "\(resized.text)")

@@ -22,7 +22,10 @@ struct AccountPages: RouteCollection {
     let knownBrowsers: KnownBrowsers
 
     /// A Bcrypt hash (of a random password, at the cost of real ones) checked when the address is
-    /// unknown, so that both failures take as long. Made on first use, not at every start.
+    /// unknown, so that both failures take as long. Made once a process, on a thread of Dispatch's
+    /// as the dashboard is registered (``Dashboard/register(_:configuration:store:deployments:signer:admin:invitations:masterKey:)``),
+    /// not at its first use: that was a sign-in's request, whose event loop, and every connection
+    /// on it, waited for the Bcrypt hash.
     static let decoy: String = (try? Bcrypt.hash(Secrets.make(prefix: ""))) ?? ""
 
     init(sessions: DashboardSessions, attemptsPerMinute: Int, knownBrowsers: KnownBrowsers) {

@@ -19,6 +19,8 @@ enum Dashboard {
         let hashing = PasswordHashing(threads: configuration.passwordHashingThreads, maximumWaiting: configuration.passwordHashingPlaces)
         app.passwordHashing = hashing
         app.lifecycle.use(PasswordHashingShutdown(hashing: hashing))
+        // The decoy's Bcrypt hash, made off the event loops before a sign-in needs it.
+        DispatchQueue.global(qos: .utility).async { _ = AccountPages.decoy }
         let sessions = DashboardSessions(lifetime: configuration.sessionLifetime, secureCookies: configuration.secureCookies)
 
         let securityHeaders = SecurityHeadersMiddleware(strictTransport: configuration.secureCookies)

@@ -127,11 +127,18 @@ struct ModelUploadPage: RouteCollection {
     }
 
     /// The raw body (the script's upload): exactly `length` bytes, reserved against `team`'s quota
-    /// first (unless it `declaring` an address whose bytes the server stores), then streamed to disk
-    /// and checked, against the declared address too.
+    /// first (unless it is `declaring` an address whose bytes the server stores), then streamed to
+    /// disk and checked, against the declared address too.
+    ///
+    /// A declared address the store holds at `length` bytes is answered without reading the body,
+    /// as the API's `PUT` of a stored blob is: nothing is written, so a declaration, which costs no
+    /// quota, cannot hold disk space (or, its lease naming the blob, keep another team's unused blob
+    /// from collection) while a body trickles in. ``keep(_:size:model:team:collection:req:)`` still
+    /// makes a version only of this team's model (``ModelVersions``).
     private func receiveBody(_ req: Request, length: Int64, declaring declared: String?, team: TeamRecord) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
         var lease = try await takeLease(reserving: length, for: team, declaring: declared, req: req)
+        if let declared, try await store.size(of: declared) == length { return (declared, length) }
         let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
             try await intake.receive(req.body, into: upload, keeping: lease)
