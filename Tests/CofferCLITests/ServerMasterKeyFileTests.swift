@@ -21,6 +21,88 @@ struct ServerMasterKeyFileTests {
         return (status, run.output, run)
     }
 
+    /// Writes `text` to a new file at `path` with `mode` (whatever the umask).
+    static func write(_ text: String, to path: String, mode: mode_t) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        guard chmod(path, mode) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// A new master key, base64, as `openssl rand -base64 32` makes one.
+    static func newKey() -> String {
+        Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+    }
+
+    @Test("a master.key others may read (0644: restored from a backup, copied) stops serve, check and rotate-master-key with one line naming it and chmod 600, never the key; 0600 starts; with COFFER_MASTER_KEY the file is not read")
+    func readableByOthers() async throws {
+        guard ServerOperatorTests.binaryExists() else { return }
+        let key = Self.newKey()
+        let (status, output, run) = try await start { path in try Self.write(key + "\n", to: path, mode: 0o644) }
+        defer { run.cleanUp() }
+        let keyFile = run.data + "/master.key"
+        #expect(status == 1, "serve started with a master key others may read: \(output)")
+
+        // check reports it with serve's own line, and only it (exit 78).
+        let check = try await ServerOperatorTests.check(data: run.data)
+        #expect(check.status == 78, "\(check.stdout) \(check.stderr)")
+        let line = try #require(ServerOperatorTests.onlyLine(check), "\(check.stderr)")
+        #expect(line.contains(keyFile) && line.contains("mode 644") && line.contains("chmod 600"), "\(line)")
+        #expect(output.contains(line), "not serve's line: \(line); serve said: \(output)")
+
+        // rotate-master-key stops at it too (77, as for its own key file), before anything is written.
+        let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
+        let newKey = Self.newKey()
+        try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
+        let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: run.data, within: 60)
+        #expect(rotate.status == 77, "\(rotate.stdout) \(rotate.stderr)")
+        #expect(rotate.stderr.contains("coffer-server: " + line), "\(rotate.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keyFile + ".next"))
+        #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key + "\n", "the key file was changed")
+
+        // COFFER_MASTER_KEY is not a file: the one in the folder is not read.
+        let given = try await ServerOperatorTests.check(data: run.data, ["COFFER_MASTER_KEY": key])
+        #expect(given.status == 0, "\(given.stdout) \(given.stderr)")
+
+        // chmod 600, as the line says: check takes the same file, and serve starts with it.
+        #expect(chmod(keyFile, 0o600) == 0)
+        let fixed = try await ServerOperatorTests.check(data: run.data)
+        #expect(fixed.status == 0 && fixed.stdout.contains("master key from \(keyFile)"), "\(fixed.stdout) \(fixed.stderr)")
+        let served = try ServerOperatorTests.Run(prepare: { data in
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try Self.write(key + "\n", to: data + "/master.key", mode: 0o600)
+        })
+        defer { served.cleanUp() }
+        #expect(await served.waitUntilHealthy(), "\(served.output)")
+        #expect(await served.stop() == 0)
+        #expect(try String(contentsOfFile: served.data + "/master.key", encoding: .utf8) == key + "\n", "the key was replaced")
+        for text in [output, check.stdout, check.stderr, rotate.stdout, rotate.stderr, given.stdout, given.stderr, fixed.stdout, fixed.stderr, served.output] {
+            #expect(!text.contains(key) && !text.contains(newKey), "a master key in coffer-server's output")
+        }
+    }
+
+    @Test("a master.key.next others may read (a rotation's new key, restored 0644) stops serve with one line naming it and chmod 600, check's line; it is neither removed nor moved")
+    func pendingReadableByOthers() async throws {
+        guard ServerOperatorTests.binaryExists() else { return }
+        let key = Self.newKey(), next = Self.newKey()
+        let (status, output, run) = try await start { path in
+            try Self.write(key + "\n", to: path, mode: 0o600)
+            try Self.write(next + "\n", to: path + ".next", mode: 0o644)
+        }
+        defer { run.cleanUp() }
+        let pending = run.data + "/master.key.next"
+        #expect(status == 1, "serve started with a pending master key others may read: \(output)")
+        let check = try await ServerOperatorTests.check(data: run.data)
+        #expect(check.status == 78, "\(check.stdout) \(check.stderr)")
+        let line = try #require(ServerOperatorTests.onlyLine(check), "\(check.stderr)")
+        #expect(line.contains(pending) && line.contains("mode 644") && line.contains("chmod 600"), "\(line)")
+        #expect(output.contains(line), "not serve's line: \(line); serve said: \(output)")
+        // Settling neither removed it nor put it in place of master.key.
+        #expect(try String(contentsOfFile: pending, encoding: .utf8) == next + "\n")
+        #expect(try String(contentsOfFile: run.data + "/master.key", encoding: .utf8) == key + "\n")
+        for text in [output, check.stdout, check.stderr] {
+            #expect(!text.contains(key) && !text.contains(next), "a master key in coffer-server's output")
+        }
+    }
+
     @Test("a master.key that is not a regular file (a link to /dev/zero, a pipe nobody writes to) is refused at once, not read for ever")
     func notARegularFile() async throws {
         guard ServerOperatorTests.binaryExists() else { return }
@@ -73,7 +155,8 @@ struct ServerMasterKeyFileTests {
         guard ServerOperatorTests.binaryExists() else { return }
         let secret = "not-a-key-but-a-secret-" + UUID().uuidString
         let (status, output, run) = try await start { path in
-            try Data(secret.utf8).write(to: URL(fileURLWithPath: path))
+            // Private (0600), as a key file must be: what is refused here is its contents.
+            try Self.write(secret, to: path, mode: 0o600)
         }
         defer { run.cleanUp() }
         #expect(status != nil && status != 0, "\(output)")

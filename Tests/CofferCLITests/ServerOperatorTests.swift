@@ -283,6 +283,7 @@ struct ServerOperatorTests {
 
         // A damaged master key file, and then none while the database holds keys.
         try Data("not base64\n".utf8).write(to: URL(fileURLWithPath: masterKey))
+        chmod(masterKey, 0o600)  // private still: only its contents are wrong
         let damaged = try await Self.check(data: run.data)
         #expect(damaged.status == 78 && damaged.stderr.contains("does not hold 32 bytes"), "\(damaged.stderr)")
         try FileManager.default.removeItem(atPath: masterKey)

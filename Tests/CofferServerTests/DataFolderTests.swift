@@ -22,7 +22,8 @@ struct DataFolderTests {
         // Someone else prepared it, with a master key they know.
         chmod(folder, 0o777)
         let planted = Data("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n".utf8)
-        FileManager.default.createFile(atPath: folder + "/master.key", contents: planted)
+        // 0600, so that only the folder is wrong (a key file others may read is refused on its own).
+        FileManager.default.createFile(atPath: folder + "/master.key", contents: planted, attributes: [.posixPermissions: 0o600])
         await #expect {
             _ = try await TestServer.start(dataDirectory: folder)
         } throws: { error in

@@ -12,8 +12,9 @@ import Darwin
 /// account's file could hold a secret of its choosing (models sealed for it, model keys wrapped
 /// under a master key it knows), and a file others can read has given the secret away already.
 ///
-/// The one rule for the CLI's secret inputs and `coffer-server rotate-master-key --new-key-file`;
-/// judged on the `fstat` of the descriptor that is then read (``BoundedFile/read(_:atMost:followingLinks:checking:)``),
+/// The one rule for the CLI's secret inputs, `coffer-server rotate-master-key --new-key-file` and
+/// the master key files `coffer-server` reads (`DATA_DIR/master.key`, `master.key.next`); judged on
+/// the `fstat` of the descriptor that is then read (``BoundedFile/read(_:atMost:followingLinks:checking:)``),
 /// so the file judged is the file read.
 package enum SecretFileProblem: Equatable, Sendable {
     /// Not a regular file (nor a pipe, where pipes are allowed).

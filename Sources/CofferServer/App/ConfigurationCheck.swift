@@ -37,7 +37,7 @@ public struct ConfigurationCheck: Sendable {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)
         }
         let masterKey = check.checkMasterKey(configuration)
-        check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: "the pending master key file")
+        check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: PendingMasterKey.what)
         check.checkSecretFile(Bootstrap.tokenFile(of: configuration), what: "the bootstrap token file")
         let accounts = await check.checkDatabase(configuration, masterKey: masterKey)
         // A start that finds no account writes a bootstrap token file: one already there stops it.
@@ -105,16 +105,19 @@ public struct ConfigurationCheck: Sendable {
         return nil
     }
 
-    /// A file holding a secret, if it exists: readable by the server, by nobody else.
+    /// A file holding a secret, if it exists: readable by the server, and fit to hold a secret by
+    /// the rule a start holds the master key files to (``RefusedSecretFile``, in the start's words):
+    /// a regular file of this account (or root's) that its group and others may not read or write.
     private mutating func checkSecretFile(_ path: String, what: String) {
-        guard FileManager.default.fileExists(atPath: path) else { return }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
         if access(path, R_OK) != 0 { problems.append("\(what) \(path) is not readable by this user") }
-        if let mode = Self.mode(path), mode & 0o077 != 0 {
-            problems.append("\(what) \(path) can be read by other users (mode \(String(mode, radix: 8))): chmod 600 \(path)")
-        }
+        if let refused = RefusedSecretFile(info, what: what, path: path) { problems.append(refused.description) }
     }
 
-    /// The master key from COFFER_MASTER_KEY (already checked) or `DATA_DIR/master.key`.
+    /// The master key from COFFER_MASTER_KEY (already checked) or `DATA_DIR/master.key`, read as a
+    /// start reads it (``MasterKey/readFile(at:what:)``: a file others may read is refused with the
+    /// start's line).
     private mutating func checkMasterKey(_ configuration: ServerConfiguration) -> MasterKey? {
         if let base64 = configuration.masterKeyBase64 {
             facts.append("master key from COFFER_MASTER_KEY")
@@ -132,7 +135,6 @@ public struct ConfigurationCheck: Sendable {
             problems.append("\(error)")
             return nil
         }
-        checkSecretFile(path, what: "the master key file")
         do {
             let key = try MasterKey.decode(contents, from: path)
             facts.append("master key from \(path)")
@@ -203,7 +205,7 @@ public struct ConfigurationCheck: Sendable {
         }
         if let masterKey {
             await checkStoredKeys(masterKey, configuration: configuration, on: app.db, name: name)
-        } else if configuration.masterKeyBase64 == nil,
+        } else if configuration.masterKeyBase64 == nil, !SecretFile.entryExists(at: configuration.dataDirectory + "/master.key"),
                   let keys = try? await KeyRecord.query(on: app.db).count(), let signing = try? await SigningKeyRecord.query(on: app.db).count(),
                   keys + signing > 0 {
             problems.append("\(configuration.dataDirectory)/master.key is missing, but the database holds keys wrapped by a master key: "

@@ -14,8 +14,7 @@ extension MasterKey {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(path, atMost: maximumFileSize + 1) { info in
-                guard let problem = SecretFileProblem.of(info, allowingPipes: true) else { return }
-                throw RefusedSecretFile(problem, what: what, path: path)
+                if let refused = RefusedSecretFile(info, what: what, path: path, allowingPipes: true) { throw refused }
             }
         } catch let failure as IOFailure {
             throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")

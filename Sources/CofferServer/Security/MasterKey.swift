@@ -8,7 +8,8 @@ import Darwin
 #endif
 
 /// The key that encrypts every model key at rest (envelope encryption). It never enters the
-/// database: it comes from COFFER_MASTER_KEY or `DATA_DIR/master.key` (created 0600 on first start).
+/// database: it comes from COFFER_MASTER_KEY or `DATA_DIR/master.key` (created 0600 on first start;
+/// a file others may read is refused, ``readFile(at:what:)``).
 struct MasterKey: Sendable {
     let key: SymmetricKey
     /// The first 16 hex digits of SHA-256(key): names the master key in wrapped rows without revealing it.
@@ -47,10 +48,11 @@ struct MasterKey: Sendable {
     }
 
     /// The key in the file at `path`, nil when there is nothing at that path; a file that cannot
-    /// be read or holds no key is an error naming the file (never its contents).
-    static func read(at path: String) throws -> MasterKey? {
-        guard let bytes = try readFile(at: path) else { return nil }
-        return try decode(bytes, from: path)
+    /// be read or holds no key is an error naming the file (`what`; never its contents), and one
+    /// others may read or write is refused (``readFile(at:what:)``).
+    static func read(at path: String, what: String = "the master key file") throws -> MasterKey? {
+        guard let bytes = try readFile(at: path, what: what) else { return nil }
+        return try decode(bytes, from: path, what: what)
     }
 
     /// The key in `bytes`, read from the file at `path` (`what` names it in the error, never its
@@ -72,24 +74,37 @@ struct MasterKey: Sendable {
         Data((key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n").utf8)
     }
 
-    /// The bytes of the master key file at `path`, nil when there is nothing at that path; at
-    /// most ``maximumFileSize`` + 1 bytes are read (``decode(_:from:what:)`` refuses more than
-    /// ``maximumFileSize``), from a regular file only (`/dev/zero` or a pipe would never end). A
-    /// link to a missing file is an error, not "none": a new key cannot be made through it and
-    /// would not be the one that wrapped the stored keys.
-    static func readFile(at path: String) throws -> [UInt8]? {
+    /// The bytes of the master key file at `path` (`what` names it in errors), nil when there is
+    /// nothing at that path; at most ``maximumFileSize`` + 1 bytes are read
+    /// (``decode(_:from:what:)`` refuses more than ``maximumFileSize``), from a regular file only
+    /// (`/dev/zero` or a pipe would never end). A link to a missing file is an error, not "none": a
+    /// new key cannot be made through it and would not be the one that wrapped the stored keys.
+    ///
+    /// The file is held to the rule for secret files (``SecretFileProblem``, as
+    /// `rotate-master-key --new-key-file` holds its file) on the descriptor that is then read: one
+    /// its group or others may read or write (restored from a backup, copied 0644), or another
+    /// account's (root's excepted), is refused before a byte of it is read. A link is followed and
+    /// the file it leads to judged.
+    ///
+    /// - Throws: ``RefusedSecretFile`` for a file the rule refuses; ``ServerSetupError`` for one
+    ///   that is not a regular file or cannot be read.
+    static func readFile(at path: String, what: String = "the master key file") throws -> [UInt8]? {
         let bytes: [UInt8]
         do {
             // A regular file only, opened without waiting on a pipe (PositionalFile's checks).
-            bytes = try PositionalFile(readingAt: path).read(count: maximumFileSize + 1, at: 0)
+            let file = try PositionalFile(readingAt: path)
+            var info = stat()
+            guard fstat(file.descriptor, &info) == 0 else { throw IOFailure(operation: .stat, path: path, errno: errno) }
+            if let refused = RefusedSecretFile(info, what: what, path: path) { throw refused }
+            bytes = try file.read(count: maximumFileSize + 1, at: 0)
         } catch let failure as IOFailure where failure.code == ENOENT {
             var status = stat()
             guard lstat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFLNK else {
-                throw ServerSetupError("the master key file \(path) is a link to a missing file")
+                throw ServerSetupError("\(what) \(path) is a link to a missing file")
             }
             return nil
         } catch let failure as IOFailure {
-            throw ServerSetupError("cannot read the master key file \(path): \(failure.reason)")
+            throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")
         }
         return bytes
     }

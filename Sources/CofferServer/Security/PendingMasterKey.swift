@@ -21,6 +21,26 @@ enum PendingMasterKey {
     /// Where the pending key of the master key file `keyFile` is.
     static func path(for keyFile: String) -> String { keyFile + ".next" }
 
+    /// How lines name the pending key's file (a start's refusal and `check`'s are the same line).
+    static let what = "the pending master key file"
+
+    /// The key in the pending file `pending`, nil when there is none to read: nothing there any
+    /// more, or a file a power cut left without a whole key in it. A file its group or others may
+    /// read or write, or another account's, is refused as `master.key` is
+    /// (``MasterKey/readFile(at:what:)``), not taken for one without a key: settling would remove
+    /// it, or put it in place of `master.key`.
+    ///
+    /// - Throws: ``RefusedSecretFile`` only.
+    static func readKey(at pending: String) throws -> MasterKey? {
+        do {
+            return try MasterKey.read(at: pending, what: what)
+        } catch let refused as RefusedSecretFile {
+            throw refused
+        } catch {
+            return nil
+        }
+    }
+
     /// Writes `key` as the pending key of `keyFile`; a pending file already holding `key` (the
     /// rotation's transaction run again) is kept.
     static func write(_ key: MasterKey, for keyFile: String) throws {
@@ -78,8 +98,9 @@ enum PendingMasterKey {
             // Another process settled it while this one waited.
             guard SecretFile.entryExists(at: pending) else { return nil }
             // A pending file that holds no key was being written when the power went: the rotation
-            // had not committed (it commits only once the file is synced).
-            if let next = try? MasterKey.read(at: pending), recorded == next.id {
+            // had not committed (it commits only once the file is synced). One others may read
+            // stops the start, with its line.
+            if let next = try Self.readKey(at: pending), recorded == next.id {
                 try Self.finish(next, for: keyFile)
                 return "finished the master key rotation a crash interrupted: \(keyFile) now holds master key \(next.id), which the stored keys are wrapped by"
             }

@@ -1,9 +1,15 @@
 import CofferFormat
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A file that was to hand over a secret, refused before a byte of it was read
 /// (``SecretFileProblem``: the rule the CLI holds its secret files to); its description is one
-/// line naming the file and the fix, never its contents. `coffer-server` exits with the CLI's code
-/// for it: 66 for what is not a file, else 77.
+/// line naming the file and the fix, never its contents. `coffer-server rotate-master-key` exits
+/// with the CLI's code for it: 66 for what is not a file, else 77; a start (`serve`,
+/// `public-key`) stops with 1, as for any other reason, and `check` reports the line with 78.
 package struct RefusedSecretFile: Error, CustomStringConvertible {
     /// What is wrong with the file.
     package let problem: SecretFileProblem
@@ -14,5 +20,12 @@ package struct RefusedSecretFile: Error, CustomStringConvertible {
     init(_ problem: SecretFileProblem, what: String, path: String) {
         self.problem = problem
         self.description = problem.line(what, path)
+    }
+
+    /// The refusal of the file at `path` whose `fstat` (of the descriptor that is then read) is
+    /// `info`, by ``SecretFileProblem/of(_:allowingPipes:)``; nil when the rule takes the file.
+    init?(_ info: stat, what: String, path: String, allowingPipes: Bool = false) {
+        guard let problem = SecretFileProblem.of(info, allowingPipes: allowingPipes) else { return nil }
+        self.init(problem, what: what, path: path)
     }
 }
