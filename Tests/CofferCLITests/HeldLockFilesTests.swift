@@ -46,6 +46,25 @@ struct HeldLockFilesTests {
         table.forget(file)
     }
 
+    @Test("a descriptor that lost the claim on a file is closed when that file's claim ends, though another file stays claimed")
+    func loserClosedWithItsFile() throws {
+        var table = HeldLockFiles()
+        let holder = try PipeEnds(), latecomer = try PipeEnds(), lasting = try PipeEnds()
+        defer { holder.closeReader(); latecomer.closeReader(); lasting.closeReader() }
+        let file = try holder.identity(), other = try lasting.identity()
+
+        let claimedOther = table.claim(other, descriptor: lasting.writer)
+        let first = table.claim(file, descriptor: holder.writer)
+        let second = table.claim(file, descriptor: latecomer.writer)
+        #expect(claimedOther && first && !second)
+        close(holder.writer)
+        table.forget(file)
+        #expect(!latecomer.writerIsOpen, "not kept until the other file's lock ends")
+        #expect(table.holds(other) && lasting.writerIsOpen)
+        close(lasting.writer)
+        table.forget(other)
+    }
+
     @Test("a parked descriptor stays open while any file is claimed, since it may be of that file")
     func parkedUntilNoFileIsClaimed() throws {
         var table = HeldLockFiles()
