@@ -52,8 +52,8 @@ final class FileLock: @unchecked Sendable {
     ///
     /// The file is opened, then claimed in the in-process table by the identity of what was opened
     /// (not by what the path names, which a rename may change meanwhile), then locked: two tasks
-    /// cannot both claim one file, and a descriptor of a file another task claimed is parked, never
-    /// closed. From the claim on, every way out either returns the lock or closes the descriptor and
+    /// cannot both claim one file, and a descriptor of a file another task claimed is kept open
+    /// until that claim ends (``HeldLockFiles/forget(_:)`` closes it). From the claim on, every way out either returns the lock or closes the descriptor and
     /// then gives the claim up. Only the look-up in and changes to the table hold its mutex.
     static func acquireIfFree(_ path: String) throws -> FileLock? {
         while true {

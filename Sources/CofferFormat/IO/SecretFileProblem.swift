@@ -38,7 +38,7 @@ package enum SecretFileProblem: Equatable, Sendable {
     package func line(_ what: String, _ path: String) -> String {
         switch self {
         case .notRegular: return "\(what) \(path) is not a regular file"
-        case .notYours: return "\(what) \(path) belongs to another user; use a file of your own (chmod 600)"
+        case .notYours: return "\(what) \(path) belongs to another user; use a file of your own (chown it to this account, chmod 600)"
         case .open(let mode): return "\(what) \(path) may be read or written by others (mode \(mode)); chmod 600 it"
         }
     }

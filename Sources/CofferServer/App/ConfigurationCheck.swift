@@ -37,7 +37,10 @@ public struct ConfigurationCheck: Sendable {
             check.checkFolder(configuration.resolvedBlobDirectory, what: "the blob folder", private: false)
         }
         let masterKey = check.checkMasterKey(configuration)
-        check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: PendingMasterKey.what)
+        // A start reads the pending key only where it reads master.key: not with COFFER_MASTER_KEY.
+        if configuration.masterKeyBase64 == nil {
+            check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: PendingMasterKey.what)
+        }
         check.checkSecretFile(Bootstrap.tokenFile(of: configuration), what: "the bootstrap token file")
         let accounts = await check.checkDatabase(configuration, masterKey: masterKey)
         // A start that finds no account writes a bootstrap token file: one already there stops it.
@@ -111,8 +114,12 @@ public struct ConfigurationCheck: Sendable {
     private mutating func checkSecretFile(_ path: String, what: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return }
-        if access(path, R_OK) != 0 { problems.append("\(what) \(path) is not readable by this user") }
-        if let refused = RefusedSecretFile(info, what: what, path: path) { problems.append(refused.description) }
+        // One line a file: the rule's, or else that this account cannot read it.
+        if let refused = RefusedSecretFile(info, what: what, path: path) {
+            problems.append(refused.description)
+        } else if access(path, R_OK) != 0 {
+            problems.append("\(what) \(path) is not readable by this user")
+        }
     }
 
     /// The master key from COFFER_MASTER_KEY (already checked) or `DATA_DIR/master.key`, read as a
