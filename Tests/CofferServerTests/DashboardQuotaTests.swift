@@ -91,7 +91,7 @@ struct DashboardQuotaTests {
         #expect(try await server.leftoverUploads() == 0)
     }
 
-    @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256: answered without reading the body; a declaration that lies is refused")
+    @Test("a team near its quota may upload from the dashboard a model the server stores already, when the script declares its SHA-256 (with an empty body or the file): answered without reading the body; a declaration that lies is refused")
     func storedBytesCostNothing() async throws {
         let (server, flowers, stored, browser) = try await Self.nearQuota()
         defer { Task { try? await server.stop() } }
@@ -99,6 +99,7 @@ struct DashboardQuotaTests {
         func upload(_ body: Data, declaring sha256: String?) async throws -> HTTP.Reply {
             var headers = ["X-CSRF-Token": browser.csrf]
             if let sha256 { headers[ModelUploadPage.declaredAddressHeader] = sha256 }
+            if body.isEmpty { headers["Content-Length"] = "0" }
             return try await browser.postRaw(path, body: body, contentType: "application/octet-stream", headers: headers)
         }
 
@@ -120,6 +121,12 @@ struct DashboardQuotaTests {
         #expect(RawConnection.statuses(text) == [201], "\(text.prefix(300))")
         #expect(text.contains(stored.sha256Hex), "\(text.prefix(300))")
         #expect(try await server.leftoverUploads() == 0)
+        // Asked with an empty body, as the script asks (a browser sends a body whole before it reads
+        // the answer): the stored blob is chosen; one the server does not store is 409 not_stored.
+        let asked = try await upload(Data(), declaring: stored.sha256Hex)
+        #expect(asked.status == 201 && asked.object["sha256"] as? String == stored.sha256Hex, "\(asked.text)")
+        let unknown = try await upload(Data(), declaring: String(repeating: "ab", count: 32))
+        #expect(unknown.status == 409 && unknown.object["code"] as? String == "not_stored", "\(unknown.text)")
 
         // A stored copy that is damaged is replaced by a declared upload, whose body is then read and
         // must hash to its declaration: other bytes of its size are refused, and not kept.
@@ -127,6 +134,8 @@ struct DashboardQuotaTests {
         let handle = try #require(FileHandle(forUpdatingAtPath: blobs.path(of: stored.sha256Hex)))
         try handle.truncate(atOffset: 4096)
         try handle.close()
+        let damagedAsked = try await upload(Data(), declaring: stored.sha256Hex)
+        #expect(damagedAsked.status == 409 && damagedAsked.object["code"] as? String == "not_stored", "\(damagedAsked.text)")
         let other = try Self.model(flowers.key, size: 9_000_000, seed: 29)
         #expect(other.count == stored.count)
         let lying = try await upload(other, declaring: stored.sha256Hex)

@@ -21,10 +21,7 @@ extension ModelUploadPage {
         if let address, let record = try await BlobRecord.find(address, on: req.db), record.size != size {
             throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(record.size) bytes, not \(size)")
         }
-        let lease = address.map { UploadLeaseRecord.forUpload(of: $0, lifetime: leaseLifetime) }
-            ?? UploadLeaseRecord.forUnnamedUpload(lifetime: leaseLifetime)
-        try await lease.create(on: req.db)
-        req.storage[HeldLease.self] = lease
+        let lease = try await takeLease(naming: address, req: req)
         if let teamQuota {
             let quota = TeamQuota(limit: teamQuota)
             if let address {
@@ -36,6 +33,16 @@ extension ModelUploadPage {
             }
         }
         return try LeaseKeeper(lease, lifetime: leaseLifetime, on: req.db, logger: req.logger)
+    }
+
+    /// Takes the request's upload lease, naming `address` (a blob the script declared) or no blob
+    /// yet, held until ``releaseLease(_:)``.
+    func takeLease(naming address: String?, req: Request) async throws -> UploadLeaseRecord {
+        let lease = address.map { UploadLeaseRecord.forUpload(of: $0, lifetime: leaseLifetime) }
+            ?? UploadLeaseRecord.forUnnamedUpload(lifetime: leaseLifetime)
+        try await lease.create(on: req.db)
+        req.storage[HeldLease.self] = lease
+        return lease
     }
 
     /// Deletes the request's lease, if it holds one, with what it reserved: the upload ended, its

@@ -8,9 +8,11 @@ import Vapor
 /// Two ways in, one set of checks (``BlobIntake``, the API's own, and ``ModelVersions``, which
 /// refuses passphrase containers and keys of other teams):
 /// - the dashboard's script sends the file itself as the body (`application/octet-stream`, its
-///   size in Content-Length, the CSRF token in `X-CSRF-Token`, and, when it sends the file again
-///   after a `quota_exceeded`, its SHA-256 in ``declaredAddressHeader``) and shows the progress;
-///   the answer is JSON, `{sha256, size, keyID, label}` or `{error, code, reason}`;
+///   size in Content-Length, the CSRF token in `X-CSRF-Token`) and shows the progress; the answer
+///   is JSON, `{sha256, size, keyID, label}` or `{error, code, reason}`. Refused 413
+///   `quota_exceeded`, it asks with an empty body whether the server stores the file, naming its
+///   SHA-256 in ``declaredAddressHeader`` (``storedBlob(_:team:req:)``): bytes it stores cost no
+///   quota, as through the API;
 /// - a browser without JavaScript posts the form (`multipart/form-data`), read as it streams
 ///   (``MultipartModelForm``); the answer sends it back to its page with the model chosen.
 ///
@@ -59,7 +61,11 @@ struct ModelUploadPage: RouteCollection {
                 }
                 guard length <= maximumSize else { throw APIError(.payloadTooLarge, "too_large", "blobs are limited to \(maximumSize) bytes") }
                 let declared = try Self.declaredAddress(req)
-                let (address, size) = try await receiveBody(req, length: length, declaring: declared, team: team)
+                let (address, size) = if let declared, length == 0 {
+                    try await storedBlob(declared, team: team, req: req)
+                } else {
+                    try await receiveBody(req, length: length, declaring: declared, team: team)
+                }
                 let version = try await keep(address, size: size, model: model, team: team, collection: collection, req: req)
                 return try await version.encodeResponse(status: .created, for: req)
             }
@@ -124,6 +130,22 @@ struct ModelUploadPage: RouteCollection {
             throw APIError.invalid("\(declaredAddressHeader) is the SHA-256 of the file in 64 lowercase hex digits")
         }
         return declared
+    }
+
+    /// The blob at `address`, which an empty body declared (the script's question after a
+    /// `quota_exceeded`: does the server have this file?), when the store holds it: charged nothing,
+    /// as the API's `PUT` of a stored blob is, and made a version of only if it is this team's model
+    /// (``keep(_:size:model:team:collection:req:)``); 409 `not_stored` otherwise. A browser sends a
+    /// body whole before it reads an answer, so asking again with the file would send it twice.
+    private func storedBlob(_ address: String, team: TeamRecord, req: Request) async throws -> (String, Int64) {
+        // Named from the start: blob collection leaves a leased blob alone until it is registered.
+        _ = try await takeLease(naming: address, req: req)
+        try await CollectionHold.waitUntilReleased(address, on: req.db)
+        guard let size = try await store.size(of: address), size > 0,
+              try await BlobRecord.find(address, on: req.db).map({ $0.size == size }) ?? true else {
+            throw APIError(.conflict, "not_stored", "the server does not store this file; send it whole")
+        }
+        return (address, size)
     }
 
     /// The raw body (the script's upload): exactly `length` bytes, reserved against `team`'s quota

@@ -2,8 +2,9 @@
 // bar, without leaving the page, then chooses it in the deployment form. Without this script the
 // same forms post as multipart/form-data and the server sends the page back with the model chosen.
 // A team at its storage quota may still choose a model the server stores already: refused for the
-// quota, the script hashes the file (SHA-256, in the browser) and sends it again with that hash,
-// which the server charges only for bytes it does not have.
+// quota, the script hashes the file (SHA-256, in the browser) and asks, with that hash and an empty
+// body, whether the server has it: bytes it stores cost no quota. (Not the file again: a browser
+// sends a body whole before it reads the answer.)
 // Loaded as a file: the Content-Security-Policy allows no inline script. Writes text only, never HTML.
 (function () {
   'use strict';
@@ -37,10 +38,12 @@
     var file = input.files && input.files[0];
     if (!file) { return; } // the browser's own "required" message
     event.preventDefault();
-    send(form, input, file, null);
+    send(form, input, file, null, null);
   }
 
-  function send(form, input, file, sha256) {
+  // Sends `file`, or, with `sha256`, only the question whether the server stores it (`refusal`: the
+  // quota's answer, shown again when it does not).
+  function send(form, input, file, sha256, refusal) {
     var bar = form.querySelector('progress');
     var status = form.querySelector('.upload-status');
     var button = form.querySelector('button[type=submit]');
@@ -55,9 +58,9 @@
     bar.value = 0;
     button.disabled = true;
     status.className = 'hint upload-status';
-    status.textContent = 'Uploading ' + file.name + '…';
+    status.textContent = (sha256 ? 'Checking whether the server already has ' : 'Uploading ') + file.name + '…';
     xhr.upload.onprogress = function (e) {
-      if (e.lengthComputable) {
+      if (e.lengthComputable && e.total > 0 && !sha256) {
         bar.value = Math.floor(e.loaded * 100 / e.total);
         status.textContent = 'Uploading ' + file.name + ': ' + bar.value + ' %';
       }
@@ -77,7 +80,7 @@
         file.arrayBuffer().then(function (bytes) {
           return window.crypto.subtle.digest('SHA-256', bytes);
         }).then(function (digest) {
-          send(form, input, file, hex(digest));
+          send(form, input, file, hex(digest), body.reason);
         }, function () {
           button.disabled = false;
           bar.hidden = true;
@@ -87,7 +90,7 @@
       } else {
         bar.hidden = true;
         status.className = 'hint upload-status error';
-        status.textContent = body.reason || ('The upload was refused (HTTP ' + xhr.status + ').');
+        status.textContent = (sha256 && xhr.status === 409 && refusal) || body.reason || ('The upload was refused (HTTP ' + xhr.status + ').');
       }
     };
     xhr.onerror = function () {
@@ -96,7 +99,7 @@
       status.className = 'hint upload-status error';
       status.textContent = 'The upload stopped: the server refused it or the connection broke. Check that the file is a sealed model (.coffer) and try again.';
     };
-    xhr.send(file);
+    xhr.send(sha256 ? new Uint8Array(0) : file);
   }
 
   Array.prototype.forEach.call(document.querySelectorAll('form.upload'), function (form) {
