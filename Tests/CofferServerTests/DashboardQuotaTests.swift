@@ -135,7 +135,7 @@ struct DashboardQuotaTests {
         try handle.truncate(atOffset: 4096)
         try handle.close()
         let damagedAsked = try await upload(Data(), declaring: stored.sha256Hex)
-        #expect(damagedAsked.status == 409 && damagedAsked.object["code"] as? String == "not_stored", "\(damagedAsked.text)")
+        #expect(damagedAsked.status == 409 && damagedAsked.object["code"] as? String == "stored_damaged", "\(damagedAsked.text)")
         let other = try Self.model(flowers.key, size: 9_000_000, seed: 29)
         #expect(other.count == stored.count)
         let lying = try await upload(other, declaring: stored.sha256Hex)

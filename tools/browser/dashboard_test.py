@@ -10,6 +10,7 @@ Screenshots of the main pages, at a laptop's width and a phone's, go into the ar
 Exits non-zero when a check fails.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -57,6 +58,9 @@ def free_port():
 
 
 class Run:
+    # The story's team quota (None: unlimited; the admin story's subclass stores larger models).
+    team_quota = TEAM_QUOTA
+
     def __init__(self, args):
         self.bin = os.path.abspath(args.bin)
         self.artifacts = os.path.abspath(args.artifacts)
@@ -71,7 +75,9 @@ class Run:
     # -- the server and the CLI --------------------------------------------------------------
     def start_server(self):
         env = dict(os.environ, COFFER_BOOTSTRAP_TOKEN=self.token, COFFER_DATA_DIR=os.path.join(self.work, "data"),
-                   COFFER_BLOB_COLLECT_MINUTES="0", COFFER_TEAM_QUOTA_BYTES=str(TEAM_QUOTA))
+                   COFFER_BLOB_COLLECT_MINUTES="0")
+        if self.team_quota is not None:
+            env["COFFER_TEAM_QUOTA_BYTES"] = str(self.team_quota)
         log = open(os.path.join(self.artifacts, "server.log"), "w")
         # Started from the temporary folder: the templates must not depend on the working directory.
         self.server = subprocess.Popen([os.path.join(self.bin, "coffer-server"), "serve", "--hostname", "127.0.0.1",
@@ -308,6 +314,16 @@ class Run:
         self.upload(owner, 1, os.path.join(self.work, "spare.coffer"))
         status = self.upload(owner, 1, os.path.join(self.work, "spare.coffer"))
         check(status.startswith("Uploaded spare.coffer"), "a model the server stores is uploaded again near the quota: " + status)
+        # Its copy on the server's disk damaged, the script's question is answered stored_damaged
+        # and it sends the file, which costs nothing and replaces the copy.
+        spare = os.path.join(self.work, "spare.coffer")
+        with open(spare, "rb") as f:
+            address = hashlib.sha256(f.read()).hexdigest()
+        copy = os.path.join(self.work, "data", "blobs", address[:2], address)
+        os.truncate(copy, 100)
+        status = self.upload(owner, 1, spare)
+        check(status.startswith("Uploaded spare.coffer") and os.path.getsize(copy) == os.path.getsize(spare),
+              "a damaged copy is replaced near the quota: " + status)
         status = self.upload(owner, 1, os.path.join(self.work, "other.coffer"))
         check("COFFER_TEAM_QUOTA_BYTES" in status, "new bytes past the team's quota are refused in words")
         self.upload(owner, 1, os.path.join(self.work, "stylizer.coffer"))

@@ -135,14 +135,22 @@ struct ModelUploadPage: RouteCollection {
     /// The blob at `address`, which an empty body declared (the script's question after a
     /// `quota_exceeded`: does the server have this file?), when the store holds it: charged nothing,
     /// as the API's `PUT` of a stored blob is, and made a version of only if it is this team's model
-    /// (``keep(_:size:model:team:collection:req:)``); 409 `not_stored` otherwise. A browser sends a
-    /// body whole before it reads an answer, so asking again with the file would send it twice.
+    /// (``keep(_:size:model:team:collection:req:)``); 409 `not_stored` otherwise, or 409
+    /// `stored_damaged` for a registered blob whose stored copy is missing or of another size: the
+    /// script then sends the file with its declaration, free and checked against it, and the copy
+    /// is replaced. A browser sends a body whole before it reads an answer, so asking with the file
+    /// first would send it twice.
     private func storedBlob(_ address: String, team: TeamRecord, req: Request) async throws -> (String, Int64) {
         // Named from the start: blob collection leaves a leased blob alone until it is registered.
         _ = try await takeLease(naming: address, req: req)
         try await CollectionHold.waitUntilReleased(address, on: req.db)
-        guard let size = try await store.size(of: address), size > 0,
-              try await BlobRecord.find(address, on: req.db).map({ $0.size == size }) ?? true else {
+        let record = try await BlobRecord.find(address, on: req.db)
+        let stored = try await store.size(of: address)
+        if let record, stored != record.size {
+            // Sending it costs nothing (a registered blob is counted already) and replaces the copy.
+            throw APIError(.conflict, "stored_damaged", "the server's copy of this file is missing or damaged; send it whole to replace it")
+        }
+        guard let size = stored, size > 0 else {
             throw APIError(.conflict, "not_stored", "the server does not store this file; send it whole")
         }
         return (address, size)

@@ -41,9 +41,11 @@
     send(form, input, file, null, null);
   }
 
-  // Sends `file`, or, with `sha256`, only the question whether the server stores it (`refusal`: the
-  // quota's answer, shown again when it does not).
+  // Sends `file`; with `sha256` and `refusal` (the quota's answer, shown again if the server does
+  // not have the file) only the question whether the server stores it; with `sha256` alone the
+  // file declared (the server's copy is damaged: sending it again is free, and replaces it).
   function send(form, input, file, sha256, refusal) {
+    var asking = Boolean(sha256 && refusal);
     var bar = form.querySelector('progress');
     var status = form.querySelector('.upload-status');
     var button = form.querySelector('button[type=submit]');
@@ -58,9 +60,9 @@
     bar.value = 0;
     button.disabled = true;
     status.className = 'hint upload-status';
-    status.textContent = (sha256 ? 'Checking whether the server already has ' : 'Uploading ') + file.name + '…';
+    status.textContent = (asking ? 'Checking whether the server already has ' : 'Uploading ') + file.name + '…';
     xhr.upload.onprogress = function (e) {
-      if (e.lengthComputable && e.total > 0 && !sha256) {
+      if (e.lengthComputable && e.total > 0 && !asking) {
         bar.value = Math.floor(e.loaded * 100 / e.total);
         status.textContent = 'Uploading ' + file.name + ': ' + bar.value + ' %';
       }
@@ -74,6 +76,8 @@
         status.textContent = 'Uploaded ' + file.name + ': ' + body.label + '. It is chosen below.';
         if (select) { choose(select, body.sha256, body.label); }
         input.value = '';
+      } else if (asking && xhr.status === 409 && body.code === 'stored_damaged') {
+        send(form, input, file, sha256, null);
       } else if (!sha256 && canDeclare(xhr, body, file)) {
         button.disabled = true;
         status.textContent = 'Checking whether the server already has ' + file.name + '…';
@@ -90,7 +94,7 @@
       } else {
         bar.hidden = true;
         status.className = 'hint upload-status error';
-        status.textContent = (sha256 && xhr.status === 409 && refusal) || body.reason || ('The upload was refused (HTTP ' + xhr.status + ').');
+        status.textContent = (asking && body.code === 'not_stored' && refusal) || body.reason || ('The upload was refused (HTTP ' + xhr.status + ').');
       }
     };
     xhr.onerror = function () {
@@ -99,7 +103,7 @@
       status.className = 'hint upload-status error';
       status.textContent = 'The upload stopped: the server refused it or the connection broke. Check that the file is a sealed model (.coffer) and try again.';
     };
-    xhr.send(sha256 ? new Uint8Array(0) : file);
+    xhr.send(asking ? new Uint8Array(0) : file);
   }
 
   Array.prototype.forEach.call(document.querySelectorAll('form.upload'), function (form) {
