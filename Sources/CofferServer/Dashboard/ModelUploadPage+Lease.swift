@@ -22,11 +22,13 @@ extension ModelUploadPage {
             throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(record.size) bytes, not \(size)")
         }
         let lease = try await takeLease(naming: address, req: req)
+        // Decided on a record and bytes that stay, with or without a quota (a declared upload of
+        // stored bytes is answered from them): the lease keeps collection away from them, and one
+        // collecting them now has finished once its hold is released.
+        if let address { try await CollectionHold.waitUntilReleased(address, on: req.db) }
         if let teamQuota {
             let quota = TeamQuota(limit: teamQuota)
             if let address {
-                // Decided on a record and bytes that stay: the lease keeps collection away from them.
-                try await CollectionHold.waitUntilReleased(address, on: req.db)
                 try await quota.admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
             } else {
                 try await quota.admit(size, for: team, on: req.db, reservingOn: lease)
