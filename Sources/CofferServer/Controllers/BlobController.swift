@@ -68,11 +68,12 @@ struct BlobController: Sendable {
             try await CollectionHold.waitUntilReleased(address, on: req.db)
             // Decided under the lease, on a record and bytes that stay (the body is still unread):
             // a record being collected could otherwise make the upload free, then vanish.
+            let held = try await HeldBlob.read(address, store: store, on: req.db)
             if let teamQuota {
-                try await TeamQuota(limit: teamQuota).admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
+                try await TeamQuota(limit: teamQuota).admitUpload(of: held, size: size, for: team, on: req.db, reservingOn: lease)
             }
             let keeper = try LeaseKeeper(lease, lifetime: leaseLifetime, on: req.db, logger: req.logger)
-            let response = try await save(req, address: address, size: size, team: team, keeping: keeper)
+            let response = try await save(req, address: address, size: size, held: held, team: team, keeping: keeper)
             try await lease.delete(on: req.db)
             return response
         } catch {
@@ -81,9 +82,8 @@ struct BlobController: Sendable {
         }
     }
 
-    private func save(_ req: Request, address: String, size: Int64, team: TeamRecord, keeping lease: LeaseKeeper) async throws -> Response {
-        let stored = try await store.size(of: address)
-        if stored == size {
+    private func save(_ req: Request, address: String, size: Int64, held: HeldBlob, team: TeamRecord, keeping lease: LeaseKeeper) async throws -> Response {
+        if held.isStored(at: size) {
             // The bytes were not sent: the grace period is not restarted (anyone who knows an address
             // and size, which manifests publish, could otherwise keep an unused blob for ever).
             try await Self.register(address, size: size, team: team, uploaded: false, on: req.db)
@@ -92,7 +92,7 @@ struct BlobController: Sendable {
         // A stored blob of another size is damaged (a blob is published only after its bytes hashed
         // to its address, and one address has one size): the upload below, checked the same way,
         // replaces it. Refusing would leave the damage in place for ever.
-        if let stored { req.logger.warning("blob \(address) is stored with \(stored) bytes, not \(size); replacing it with the upload once it checks") }
+        if let stored = held.storedSize { req.logger.warning("blob \(address) is stored with \(stored) bytes, not \(size); replacing it with the upload once it checks") }
         let upload = try await store.beginUpload(for: address, by: try req.user().userID)
         do {
             try await receive(req, into: upload, size: size, address: address, keeping: lease)

@@ -11,30 +11,20 @@ extension ModelUploadPage {
     /// then (``UploadLeaseRecord/forUnnamedUpload(lifetime:now:)``, ``LeaseKeeper/name(_:)``).
     /// Before, the whole body was written to disk and only then checked against the quota: any
     /// number of uploads started at once each stored their bytes first, whatever the quota.
-    ///
-    /// An upload `declaring` its address (the script's, ``ModelUploadPage/declaredAddressHeader``)
-    /// is leased and charged as the API's `PUT` to it is (``TeamQuota/admitUpload(of:size:for:store:on:reservingOn:)``):
-    /// bytes stored at that size cost nothing, so a team near its quota can upload a model it
-    /// stores already. A registered blob of another size is refused 422 before a byte is read: a
-    /// body of `size` bytes could not hash to it, and would be received without a reservation.
-    func takeLease(reserving size: Int64, for team: TeamRecord, declaring address: String? = nil, req: Request) async throws -> LeaseKeeper {
-        if let address, let record = try await BlobRecord.find(address, on: req.db), record.size != size {
-            throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(record.size) bytes, not \(size)")
-        }
-        let lease = try await takeLease(naming: address, req: req)
-        // Decided on a record and bytes that stay, with or without a quota (a declared upload of
-        // stored bytes is answered from them): the lease keeps collection away from them, and one
-        // collecting them now has finished once its hold is released.
-        if let address { try await CollectionHold.waitUntilReleased(address, on: req.db) }
-        if let teamQuota {
-            let quota = TeamQuota(limit: teamQuota)
-            if let address {
-                try await quota.admitUpload(of: address, size: size, for: team, store: store, on: req.db, reservingOn: lease)
-            } else {
-                try await quota.admit(size, for: team, on: req.db, reservingOn: lease)
-            }
-        }
+    func takeLease(reserving size: Int64, for team: TeamRecord, req: Request) async throws -> LeaseKeeper {
+        let lease = try await takeLease(naming: nil, req: req)
+        if let teamQuota { try await TeamQuota(limit: teamQuota).admit(size, for: team, on: req.db, reservingOn: lease) }
         return try LeaseKeeper(lease, lifetime: leaseLifetime, on: req.db, logger: req.logger)
+    }
+
+    /// Takes the lease of an upload that declares `address` (the script's,
+    /// ``ModelUploadPage/declaredAddressHeader``), naming it, and reads what the server holds
+    /// there once, after any collection of it ended (``HeldBlob``): the lease keeps collection
+    /// away from the record and bytes decided on until the upload ends.
+    func takeLease(declaring address: String, req: Request) async throws -> (UploadLeaseRecord, HeldBlob) {
+        let lease = try await takeLease(naming: address, req: req)
+        try await CollectionHold.waitUntilReleased(address, on: req.db)
+        return (lease, try await HeldBlob.read(address, store: store, on: req.db))
     }
 
     /// Takes the request's upload lease, naming `address` (a blob the script declared) or no blob

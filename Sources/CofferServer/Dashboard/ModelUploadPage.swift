@@ -141,16 +141,12 @@ struct ModelUploadPage: RouteCollection {
     /// is replaced. A browser sends a body whole before it reads an answer, so asking with the file
     /// first would send it twice.
     private func storedBlob(_ address: String, team: TeamRecord, req: Request) async throws -> (String, Int64) {
-        // Named from the start: blob collection leaves a leased blob alone until it is registered.
-        _ = try await takeLease(naming: address, req: req)
-        try await CollectionHold.waitUntilReleased(address, on: req.db)
-        let record = try await BlobRecord.find(address, on: req.db)
-        let stored = try await store.size(of: address)
-        if let record, stored != record.size {
+        let (_, held) = try await takeLease(declaring: address, req: req)
+        if held.isDamaged {
             // Sending it costs nothing (a registered blob is counted already) and replaces the copy.
             throw APIError(.conflict, "stored_damaged", "the server's copy of this file is missing or damaged; send it whole to replace it")
         }
-        guard let size = stored, size > 0 else {
+        guard let size = held.storedSize, size > 0 else {
             throw APIError(.conflict, "not_stored", "the server does not store this file; send it whole")
         }
         return (address, size)
@@ -167,8 +163,20 @@ struct ModelUploadPage: RouteCollection {
     /// makes a version only of this team's model (``ModelVersions``).
     private func receiveBody(_ req: Request, length: Int64, declaring declared: String?, team: TeamRecord) async throws -> (String, Int64) {
         var intake = BlobIntake(size: length)
-        var lease = try await takeLease(reserving: length, for: team, declaring: declared, req: req)
-        if let declared, try await store.size(of: declared) == length { return (declared, length) }
+        var lease: LeaseKeeper
+        if let declared {
+            // A registered blob's size is known: a body of another size could not hash to it.
+            // Decided with the quota's charge on one read, under the lease naming the blob.
+            let (record, held) = try await takeLease(declaring: declared, req: req)
+            if let registered = held.registeredSize, registered != length {
+                throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(registered) bytes, not \(length)")
+            }
+            if held.isStored(at: length) { return (declared, length) }
+            if let teamQuota { try await TeamQuota(limit: teamQuota).admitUpload(of: held, size: length, for: team, on: req.db, reservingOn: record) }
+            lease = try LeaseKeeper(record, lifetime: leaseLifetime, on: req.db, logger: req.logger)
+        } else {
+            lease = try await takeLease(reserving: length, for: team, req: req)
+        }
         let upload = try await store.beginUpload(for: nil, by: try req.user().userID)
         do {
             try await intake.receive(req.body, into: upload, keeping: lease)

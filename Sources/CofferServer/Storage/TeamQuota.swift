@@ -16,22 +16,14 @@ import Vapor
 struct TeamQuota {
     let limit: Int64
 
-    /// Whether an upload of `size` bytes spends quota. A registered blob's bytes are counted
-    /// already (for the team that uploaded it first), so re-sending one, or replacing a damaged
-    /// copy of one, is free; an unregistered blob the store holds whole costs nothing more.
-    static func charges(registered: Bool, stored: Int64?, size: Int64) -> Bool {
-        !registered && stored != size
-    }
-
-    /// Refuses with 413 `quota_exceeded` an upload of `size` bytes to `address` that spends quota
-    /// (``charges(registered:stored:size:)``) and would take `team` past the limit; else reserves
-    /// `size` on `lease`. Call it under the upload's lease, so blob collection cannot change the
-    /// record or bytes it decides on.
-    func admitUpload(of address: String, size: Int64, for team: @autoclosure () async throws -> TeamRecord,
-                     store: any BlobStore, on db: any Database, reservingOn lease: UploadLeaseRecord) async throws {
-        let registered = try await BlobRecord.find(address, on: db) != nil
-        guard try await Self.charges(registered: registered, stored: store.size(of: address), size: size) else { return }
-        try await admit(size, for: team(), on: db, reservingOn: lease)
+    /// Refuses with 413 `quota_exceeded` an upload of `size` bytes to a blob the server holds as
+    /// `held` when it spends quota (``HeldBlob/charges(_:)``) and would take `team` past the limit;
+    /// else reserves `size` on `lease`. Call it under the upload's lease, with `held` read under
+    /// it, so blob collection cannot change the record or bytes it decides on.
+    func admitUpload(of held: HeldBlob, size: Int64, for team: TeamRecord, on db: any Database,
+                     reservingOn lease: UploadLeaseRecord) async throws {
+        guard held.charges(size) else { return }
+        try await admit(size, for: team, on: db, reservingOn: lease)
     }
 
     /// Refuses with 413 `quota_exceeded` when `size` more bytes, with what the team's other uploads
