@@ -103,6 +103,63 @@ struct ServerMasterKeyFileTests {
         }
     }
 
+    /// The mode of the file at `path` (its permission bits), nil when it cannot be learnt.
+    static func mode(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_mode & 0o7777)
+    }
+
+    @Test("the files coffer-server writes (master.key, bootstrap-token, a rotation's master.key.next and the master.key.previous-ID it keeps) are 0600 whatever the umask: under umask 477 they were 0200, which the next start could not read; it starts again under that umask")
+    func modeWhateverTheUmask() async throws {
+        guard ServerOperatorTests.binaryExists() else { return }
+        // The mask is the server's alone (sh -c 'umask 477 && exec coffer-server …'): the test
+        // process's is every test's. The database file and blob folders are made beforehand, with
+        // the test's own mask: SQLite and Foundation make theirs under the process's mask too
+        // (0200 and 0300 under 477, which only root could open again), and they are not secret
+        // files this test is about.
+        let mask = 0o477
+        let first = try ServerOperatorTests.Run(umask: mask, prepare: { data in
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for folder in ["blobs/incoming", "blobs/collecting"] {
+                try FileManager.default.createDirectory(atPath: data + "/" + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            try Self.write("", to: data + "/coffer.sqlite", mode: 0o644)
+        })
+        defer { first.cleanUp() }
+        #expect(await first.waitUntilHealthy(), "\(first.output)")
+        #expect(await first.stop() == 0)
+        let keyFile = first.data + "/master.key"
+        #expect(Self.mode(keyFile) == 0o600, "master.key: \(String(Self.mode(keyFile) ?? -1, radix: 8))")
+        let tokenFile = first.data + "/bootstrap-token"
+        #expect(Self.mode(tokenFile) == 0o600, "bootstrap-token: \(String(Self.mode(tokenFile) ?? -1, radix: 8))")
+
+        // A rotation under the same mask writes master.key.next, renames it over master.key, and
+        // keeps the old key beside it.
+        let oldKey = try String(contentsOfFile: keyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let newKey = Self.newKey()
+        let newKeyFile = first.folder.appendingPathComponent("new-master.key").path
+        try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
+        let rotated = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: first.data,
+                                                           within: 120, umask: mask)
+        #expect(rotated.status == 0, "\(rotated.stdout) \(rotated.stderr)")
+        let oldID = try ServerOperatorTests.masterKeyID(oldKey)
+        let kept = keyFile + ".previous-" + oldID
+        #expect(Self.mode(keyFile) == 0o600, "master.key.next, now master.key: \(String(Self.mode(keyFile) ?? -1, radix: 8))")
+        #expect(Self.mode(kept) == 0o600, "\(kept): \(String(Self.mode(kept) ?? -1, radix: 8))")
+        #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == newKey + "\n")
+        #expect(!FileManager.default.fileExists(atPath: keyFile + ".next"))
+
+        // The next start, under the same mask, reads them.
+        let again = try ServerOperatorTests.Run(umask: mask, prepare: { data in try FileManager.default.moveItem(atPath: first.data, toPath: data) })
+        defer { again.cleanUp() }
+        #expect(await again.waitUntilHealthy(), "\(again.output)")
+        #expect(await again.stop() == 0)
+        for text in [first.output, rotated.stdout, rotated.stderr, again.output] {
+            #expect(!text.contains(oldKey) && !text.contains(newKey), "a master key in coffer-server's output")
+        }
+    }
+
     @Test("a master.key that is not a regular file (a link to /dev/zero, a pipe nobody writes to) is refused at once, not read for ever")
     func notARegularFile() async throws {
         guard ServerOperatorTests.binaryExists() else { return }

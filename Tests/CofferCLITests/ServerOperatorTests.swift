@@ -19,8 +19,10 @@ struct ServerOperatorTests {
         let process: ChildProcess
         private let log: URL
 
-        /// `prepare` gets the data folder's path (not yet created) before the process starts.
-        init(_ arguments: [String] = [], environment: [String: String] = [:], prepare: (String) throws -> Void = { _ in }) throws {
+        /// `prepare` gets the data folder's path (not yet created) before the process starts;
+        /// `umask`, the file mode creation mask of the server alone (``launch(_:_:umask:)``).
+        init(_ arguments: [String] = [], environment: [String: String] = [:], umask: Int? = nil,
+             prepare: (String) throws -> Void = { _ in }) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-operator-" + UUID().uuidString)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             data = folder.appendingPathComponent("data").path
@@ -32,8 +34,9 @@ struct ServerOperatorTests {
             FileManager.default.createFile(atPath: log.path, contents: nil)
             let handle = try FileHandle(forWritingTo: log)
             defer { try? handle.close() }
-            process = try ChildProcess(executable: AdminServer.binary,
-                                       arguments: ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments,
+            let launched = ServerOperatorTests.launch(
+                AdminServer.binary, ["serve", "--data-dir", data, "--hostname", "127.0.0.1", "--port", String(port)] + arguments, umask: umask)
+            process = try ChildProcess(executable: launched.executable, arguments: launched.arguments,
                                        environment: clean.merging(environment) { $1 }, directory: folder,
                                        output: .file(handle), errorOutput: .file(handle))
         }
@@ -72,6 +75,14 @@ struct ServerOperatorTests {
         }
 
         func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// `executable` with `arguments` as a child is started: when `umask` is given, through
+    /// `sh -c 'umask MASK && exec "$0" "$@"'`, so that the mask is the child's alone (the test
+    /// process's is every test's that runs in it, and tests run in parallel).
+    static func launch(_ executable: URL, _ arguments: [String], umask: Int?) -> (executable: URL, arguments: [String]) {
+        guard let umask else { return (executable, arguments) }
+        return (URL(fileURLWithPath: "/bin/sh"), ["-c", "umask \(String(umask, radix: 8)) && exec \"$0\" \"$@\"", executable.path] + arguments)
     }
 
     static func binaryExists() -> Bool {
@@ -187,14 +198,17 @@ struct ServerOperatorTests {
     }
 
     /// `coffer-server ARGUMENTS` run to its end (killed after `seconds`) with the data folder
-    /// `data` and only `environment`'s settings.
-    static func server(_ arguments: [String], data: String, _ environment: [String: String] = [:], within seconds: Double) async throws -> CLI.Result {
+    /// `data` and only `environment`'s settings; `umask`: its file mode creation mask alone
+    /// (``launch(_:_:umask:)``).
+    static func server(_ arguments: [String], data: String, _ environment: [String: String] = [:], within seconds: Double,
+                       umask: Int? = nil) async throws -> CLI.Result {
         let cli = CLI()
         defer { cli.cleanUp() }
         var clean = ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("COFFER_") || $0.key.hasPrefix("LOG_") }.mapValues { _ in "" }
         clean.merge(environment) { $1 }
         clean["COFFER_DATA_DIR"] = data
-        return try await cli.run(arguments, environment: clean, binary: AdminServer.binary, terminateAfter: seconds)
+        let launched = launch(AdminServer.binary, arguments, umask: umask)
+        return try await cli.run(launched.arguments, environment: clean, binary: launched.executable, terminateAfter: seconds)
     }
 
     /// A data folder as `serve` leaves it: a server started in it until healthy, then stopped (SIGTERM).

@@ -128,11 +128,12 @@ struct MasterKey: Sendable {
     }
 }
 
-/// Files that hold secrets: created exclusively with mode 0600, and durably.
+/// Files that hold secrets: created exclusively with mode 0600 (whatever the umask), and durably.
 enum SecretFile {
-    /// Creates the file at `path` holding `contents`, or fails when anything is there. Once it
-    /// returns, the contents and the file's name survive a power cut (the database may come to
-    /// rely on them: a bootstrap token, a master key); when it throws, no file it made is left.
+    /// Creates the file at `path` holding `contents`, mode 0600 whatever the umask, or fails when
+    /// anything is there. Once it returns, the contents and the file's name survive a power cut
+    /// (the database may come to rely on them: a bootstrap token, a master key); when it throws,
+    /// no file it made is left.
     static func create(at path: String, contents: Data) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -142,6 +143,11 @@ enum SecretFile {
         guard fd >= 0 else { throw ServerSetupError("cannot create \(path): \(String(cString: strerror(errno)))") }
         do {
             defer { close(fd) }
+            // open() gives 0600 less the umask: under 0477, say, 0200, which the next start could
+            // not read. Exactly 0600, whatever the umask, before a byte of the secret is written.
+            guard fchmod(fd, 0o600) == 0 else {
+                throw ServerSetupError("cannot make \(path) mode 0600: \(String(cString: strerror(errno)))")
+            }
             try contents.withUnsafeBytes { bytes in
                 guard write(fd, bytes.baseAddress, bytes.count) == bytes.count, fsync(fd) == 0 else {
                     throw ServerSetupError("cannot write \(path): \(String(cString: strerror(errno)))")
