@@ -126,7 +126,7 @@ struct RotateMasterKey: AsyncParsableCommand {
             > new.key; chmod 600 new.key). A FILE that is not yours (or root's) or that others may \
             read or write is refused before anything is read, exit 77 (66 if it is not a file). \
             DATA_DIR/master.key and master.key.next are held to the same rule, as serve holds \
-            them (exit 77; chmod 600 them). \
+            them (exit 77; chmod 600 them, and chown them to this account if they are not its own). \
             With DATA_DIR/master.key the new key is written to \
             DATA_DIR/master.key.next before the database changes and moved over master.key after; \
             if that is interrupted, the next start (or rotation) finishes or undoes it. With \

@@ -84,10 +84,12 @@ struct MasterKey: Sendable {
     /// `rotate-master-key --new-key-file` holds its file) on the descriptor that is then read: one
     /// its group or others may read or write (restored from a backup, copied 0644), or another
     /// account's (root's excepted), is refused before a byte of it is read. A link is followed and
-    /// the file it leads to judged.
+    /// the file it leads to judged. One this account may not open is refused by its owner or mode
+    /// (``RefusedSecretFile/init(unopenable:what:path:)``): another account's 0600 file, or this
+    /// account's made 0200 under a umask, is told to chown or chmod it.
     ///
-    /// - Throws: ``RefusedSecretFile`` for a file the rule refuses; ``ServerSetupError`` for one
-    ///   that is not a regular file or cannot be read.
+    /// - Throws: ``RefusedSecretFile`` for a file the rule refuses or this account may not open;
+    ///   ``ServerSetupError`` for one that is not a regular file or cannot be read otherwise.
     static func readFile(at path: String, what: String = "the master key file") throws -> [UInt8]? {
         let bytes: [UInt8]
         do {
@@ -103,6 +105,11 @@ struct MasterKey: Sendable {
                 throw ServerSetupError("\(what) \(path) is a link to a missing file")
             }
             return nil
+        } catch let failure as IOFailure where failure.operation == .open && (failure.code == EACCES || failure.code == EPERM) {
+            // Not opened, so judged by its path: whose it is, or its mode, says what to do.
+            var status = stat()
+            if stat(path, &status) == 0, let refused = RefusedSecretFile(unopenable: status, what: what, path: path) { throw refused }
+            throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")
         } catch let failure as IOFailure {
             throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")
         }

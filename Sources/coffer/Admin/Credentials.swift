@@ -99,6 +99,11 @@ struct Credentials: Codable, Equatable {
             throw AdminFailure(.permission, "\(path) is not yours; run coffer login again, or set COFFER_CONFIG_DIR to a folder of yours")
         case .open(let mode):
             throw AdminFailure(.permission, "\(path) may be read or written by others (mode \(mode)); chmod 600 it if it is yours, or run coffer login again")
+        case .rootsAndOpen(let mode):
+            throw AdminFailure(.permission, "\(path) belongs to root and may be read or written by others (mode \(mode)); "
+                               + "run coffer login again, or set COFFER_CONFIG_DIR to a folder of yours")
+        case .unreadable(let mode):  // not found in a file that was opened; here for completeness
+            throw AdminFailure(.permission, "\(path) cannot be read by you (mode \(mode)); chmod 600 it, or run coffer login again")
         }
     }
 
