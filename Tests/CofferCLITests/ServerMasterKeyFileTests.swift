@@ -110,6 +110,12 @@ struct ServerMasterKeyFileTests {
         return Int(info.st_mode & 0o7777)
     }
 
+    /// `coffer-server serve` on the data folder `data` until it stops by itself (at most 60 s): a
+    /// start that is refused.
+    static func refusedStart(data: String) async throws -> CLI.Result {
+        try await ServerOperatorTests.server(["serve", "--hostname", "127.0.0.1", "--port", "0"], data: data, within: 60)
+    }
+
     @Test("the files coffer-server writes (master.key, bootstrap-token, a rotation's master.key.next and the master.key.previous-ID it keeps) are 0600 whatever the umask: under umask 477 they were 0200, which the next start could not read; it starts again under that umask")
     func modeWhateverTheUmask() async throws {
         guard ServerOperatorTests.binaryExists() else { return }
@@ -157,6 +163,88 @@ struct ServerMasterKeyFileTests {
         #expect(await again.stop() == 0)
         for text in [first.output, rotated.stdout, rotated.stderr, again.output] {
             #expect(!text.contains(oldKey) && !text.contains(newKey), "a master key in coffer-server's output")
+        }
+    }
+
+    @Test("a master.key.next that is no torn write (a pipe, a folder, a private file longer than a rotation writes that holds no key) stops serve (1), check (78, serve's line) and rotate-master-key (1, as for such a master.key) with one line naming it and saying to move it away; it is neither removed nor moved")
+    func pendingNotATornWrite() async throws {
+        guard ServerOperatorTests.binaryExists() else { return }
+        let makers: [(String, (String) throws -> Void)] = [
+            ("a pipe", { guard mkfifo($0, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) } }),
+            ("a folder", { try FileManager.default.createDirectory(atPath: $0, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700]) }),
+            ("no key, longer than a rotation writes", { try Self.write(String(repeating: "x", count: 100) + "\n", to: $0, mode: 0o600) }),
+        ]
+        for (what, make) in makers {
+            let run = try await ServerOperatorTests.servedFolder()
+            defer { run.cleanUp() }
+            let keyFile = run.data + "/master.key", pending = keyFile + ".next"
+            let key = try String(contentsOfFile: keyFile, encoding: .utf8)
+            try make(pending)
+            let made = try FileManager.default.attributesOfItem(atPath: pending)[.type] as? FileAttributeType
+
+            let serve = try await Self.refusedStart(data: run.data)
+            #expect(serve.status == 1, "\(what): \(serve.stdout) \(serve.stderr)")
+            let check = try await ServerOperatorTests.check(data: run.data)
+            #expect(check.status == 78, "\(what): \(check.stdout) \(check.stderr)")
+            let line = try #require(ServerOperatorTests.onlyLine(check), "\(what): \(check.stderr)")
+            #expect(line.contains(pending) && line.contains("move it away"), "\(what): \(line)")
+            #expect((serve.stdout + serve.stderr).contains(line), "\(what): not serve's line: \(line); serve said: \(serve.stderr)")
+
+            let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
+            let newKey = Self.newKey()
+            try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
+            let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: run.data, within: 60)
+            #expect(rotate.status == 1, "\(what): \(rotate.stdout) \(rotate.stderr)")
+            #expect(rotate.stderr.contains("coffer-server: " + line), "\(what): \(rotate.stderr)")
+
+            // Settling neither removed it nor put it in place of master.key.
+            let left = try FileManager.default.attributesOfItem(atPath: pending)[.type] as? FileAttributeType
+            #expect(left != nil && left == made, "\(what)")
+            #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key, "\(what)")
+            for text in [serve.stdout, serve.stderr, check.stdout, check.stderr, rotate.stdout, rotate.stderr] {
+                #expect(!text.contains(key.trimmingCharacters(in: .whitespacesAndNewlines)) && !text.contains(newKey), "a master key in coffer-server's output")
+            }
+        }
+    }
+
+    @Test("a master.key.next this account may not open stops serve (1), check (78, serve's line) and rotate-master-key (77) with one line saying what to do, and is neither removed nor moved; done as the line says, check takes it. As root: another account's 0600 file (chown it to this account); as another account: its own, 0200 (chmod 600)")
+    func pendingNotOpenable() async throws {
+        guard ServerOperatorTests.binaryExists() else { return }
+        let run = try await ServerOperatorTests.servedFolder()
+        defer { run.cleanUp() }
+        let keyFile = run.data + "/master.key", pending = keyFile + ".next"
+        let key = try String(contentsOfFile: keyFile, encoding: .utf8), next = Self.newKey()
+        // Root opens any file, so as root the rule refuses another account's; any other account
+        // cannot open its own 0200 file (as a umask of 477 made them), and the start says why.
+        let asRoot = geteuid() == 0
+        try Self.write(next + "\n", to: pending, mode: asRoot ? 0o600 : 0o200)
+        if asRoot { #expect(chown(pending, 65534, 65534) == 0) }
+
+        let serve = try await Self.refusedStart(data: run.data)
+        #expect(serve.status == 1, "\(serve.stdout) \(serve.stderr)")
+        let check = try await ServerOperatorTests.check(data: run.data)
+        #expect(check.status == 78, "\(check.stdout) \(check.stderr)")
+        let line = try #require(ServerOperatorTests.onlyLine(check), "\(check.stderr)")
+        #expect(line.contains(pending) && line.contains(asRoot ? "chown it to this account" : "chmod 600"), "\(line)")
+        #expect((serve.stdout + serve.stderr).contains(line), "not serve's line: \(line); serve said: \(serve.stderr)")
+        let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
+        let newKey = Self.newKey()
+        try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
+        let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: run.data, within: 60)
+        #expect(rotate.status == 77, "\(rotate.stdout) \(rotate.stderr)")
+        #expect(rotate.stderr.contains("coffer-server: " + line), "\(rotate.stderr)")
+        #expect(FileManager.default.fileExists(atPath: pending), "the pending key file was removed")
+        #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key, "master.key was changed")
+
+        // As the line says: this account's, 0600. It holds the key of a rotation that did not
+        // commit: check takes it (a start removes it).
+        if asRoot { #expect(chown(pending, geteuid(), getegid()) == 0) }
+        #expect(chmod(pending, 0o600) == 0)
+        #expect(try String(contentsOfFile: pending, encoding: .utf8) == next + "\n")
+        let fixed = try await ServerOperatorTests.check(data: run.data)
+        #expect(fixed.status == 0, "\(fixed.stdout) \(fixed.stderr)")
+        for text in [serve.stdout, serve.stderr, check.stdout, check.stderr, rotate.stdout, rotate.stderr, fixed.stdout, fixed.stderr] {
+            #expect(!text.contains(next) && !text.contains(newKey), "a master key in coffer-server's output")
         }
     }
 

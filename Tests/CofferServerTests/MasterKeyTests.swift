@@ -157,6 +157,48 @@ struct MasterKeyTests {
         #expect(try MasterKey.read(at: PendingMasterKey.path(for: keyFile))?.id == c.id)
     }
 
+    @Test("a pending key file is taken for a torn write only when it is a private regular file no longer than a rotation writes (empty, cut short, zeros); a pipe, a folder, more bytes that hold no key, a link to a missing file stop with one line naming it and what to do, and are left where they are")
+    func pendingKeyTornWriteOrNot() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pending-" + UUID().uuidString).path
+        try DataFolder.prepare(folder)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pending = PendingMasterKey.path(for: folder + "/master.key")
+        let key = try MasterKey(key: SymmetricKey(size: .bits256))
+        let whole = Array(key.fileContents)
+        #expect(whole.count == MasterKey.writtenFileSize)
+
+        try SecretFile.create(at: pending, contents: key.fileContents)
+        #expect(try PendingMasterKey.readKey(at: pending)?.id == key.id)
+        try FileManager.default.removeItem(atPath: pending)
+        // Empty, cut short (a whole number of base64 groups, then not), zeros where the key had not reached the disk.
+        let tornWrites: [[UInt8]] = [[], Array(whole.prefix(20)), Array(whole.prefix(43)), [UInt8](repeating: 0, count: MasterKey.writtenFileSize)]
+        for torn in tornWrites {
+            try SecretFile.create(at: pending, contents: Data(torn))
+            #expect(try PendingMasterKey.readKey(at: pending) == nil, "\(torn.count) bytes")
+            try FileManager.default.removeItem(atPath: pending)
+        }
+
+        let makers: [(String, () throws -> Void)] = [
+            ("a pipe", { guard mkfifo(pending, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) } }),
+            ("a folder", { try FileManager.default.createDirectory(atPath: pending, withIntermediateDirectories: false) }),
+            ("more than a rotation writes", { try SecretFile.create(at: pending, contents: Data(repeating: 0x78, count: MasterKey.writtenFileSize + 1)) }),
+            ("a link to a missing file", { try FileManager.default.createSymbolicLink(atPath: pending, withDestinationPath: folder + "/gone") }),
+        ]
+        for (what, make) in makers {
+            try make()
+            do {
+                _ = try PendingMasterKey.readKey(at: pending)
+                Issue.record("\(what) was taken for a pending key or a torn write")
+            } catch {
+                let line = "\(error)"
+                #expect(line.contains(pending) && (line.contains("move it away") || line.contains("move the link away")), "\(what): \(line)")
+                #expect(!line.contains("\n"), "\(what): \(line)")
+            }
+            #expect(SecretFile.entryExists(at: pending), "\(what) is gone")
+            try FileManager.default.removeItem(atPath: pending)
+        }
+    }
+
     @Test("several instances on one PostgreSQL share keys, apps and blobs",
           .enabled(if: TestServer.postgresURL != nil, "set COFFER_TEST_DATABASE_URL to run against PostgreSQL"), arguments: TestStore.available)
     func severalInstances(store: TestStore) async throws {

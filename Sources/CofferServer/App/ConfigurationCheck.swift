@@ -39,8 +39,7 @@ public struct ConfigurationCheck: Sendable {
         let masterKey = check.checkMasterKey(configuration)
         // A start reads the pending key only where it reads master.key: not with COFFER_MASTER_KEY.
         if configuration.masterKeyBase64 == nil {
-            check.checkSecretFile(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"), what: PendingMasterKey.what,
-                                  asAStartJudges: true)
+            check.checkPendingMasterKey(PendingMasterKey.path(for: configuration.dataDirectory + "/master.key"))
         }
         check.checkSecretFile(Bootstrap.tokenFile(of: configuration), what: "the bootstrap token file")
         let accounts = await check.checkDatabase(configuration, masterKey: masterKey)
@@ -112,18 +111,28 @@ public struct ConfigurationCheck: Sendable {
     /// A file holding a secret, if it exists: readable by the server, and fit to hold a secret by
     /// the rule a start holds the master key files to (``RefusedSecretFile``, in the start's words):
     /// a regular file of this account (or root's) that its group and others may not read or write.
-    ///
-    /// `asAStartJudges`: only what would stop a start (the pending master key file's case: a start
-    /// settles one it cannot open, or that is not a regular file, as one a power cut left without a
-    /// key, and goes on), so that `check` does not fail where `serve` starts.
-    private mutating func checkSecretFile(_ path: String, what: String, asAStartJudges: Bool = false) {
+    private mutating func checkSecretFile(_ path: String, what: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return }
         // One line a file: the rule's, or else that this account cannot read it.
-        if let refused = RefusedSecretFile(info, what: what, path: path), !(asAStartJudges && refused.problem == .notRegular) {
+        if let refused = RefusedSecretFile(info, what: what, path: path) {
             problems.append(refused.description)
-        } else if !asAStartJudges, access(path, R_OK) != 0 {
+        } else if access(path, R_OK) != 0 {
             problems.append("\(what) \(path) is not readable by this user")
+        }
+    }
+
+    /// A pending master key file, if there is one, read as a start's settling reads it
+    /// (``PendingMasterKey/readKey(at:)``, whose line is reported word for word): what is no torn
+    /// write stops a start (another account's file, one others may read, one that is not a regular
+    /// file), a torn write does not, and what the key inside means for the stored keys is
+    /// ``checkStoredKeys(_:configuration:on:name:)``'s.
+    private mutating func checkPendingMasterKey(_ pending: String) {
+        guard SecretFile.entryExists(at: pending) else { return }
+        do {
+            _ = try PendingMasterKey.readKey(at: pending)
+        } catch {
+            problems.append("\(error)")
         }
     }
 

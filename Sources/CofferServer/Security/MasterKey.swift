@@ -35,6 +35,10 @@ struct MasterKey: Sendable {
     /// The most bytes a master key file may hold: 44 characters of base64 and some white space.
     static let maximumFileSize = 4096
 
+    /// The bytes of a master key file as the server writes one (``fileContents``): 44 characters
+    /// of base64 and a line break.
+    static let writtenFileSize = 45
+
     /// The key from `base64` if given, else read from `path`, else created there (mode 0600) when
     /// no file is there. A file that is there but cannot be read, or holds something else, is an
     /// error naming the file (never its contents): a new key would orphan every wrapped model key.
@@ -102,7 +106,7 @@ struct MasterKey: Sendable {
         } catch let failure as IOFailure where failure.code == ENOENT {
             var status = stat()
             guard lstat(path, &status) != 0 || status.st_mode & S_IFMT != S_IFLNK else {
-                throw ServerSetupError("\(what) \(path) is a link to a missing file")
+                throw ServerSetupError("\(what) \(path) is a link to a missing file: restore the file it leads to, or move the link away")
             }
             return nil
         } catch let failure as IOFailure where failure.operation == .open && (failure.code == EACCES || failure.code == EPERM) {
@@ -110,6 +114,9 @@ struct MasterKey: Sendable {
             var status = stat()
             if stat(path, &status) == 0, let refused = RefusedSecretFile(unopenable: status, what: what, path: path) { throw refused }
             throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")
+        } catch let failure as IOFailure where failure.operation == .open && (failure.code == EISDIR || failure.code == EINVAL) {
+            // A folder, a pipe, a device (PositionalFile's refusals): nothing a server wrote.
+            throw ServerSetupError("cannot read \(what) \(path): \(failure.reason); move it away (a master key file is a regular file)")
         } catch let failure as IOFailure {
             throw ServerSetupError("cannot read \(what) \(path): \(failure.reason)")
         }

@@ -25,18 +25,28 @@ enum PendingMasterKey {
     static let what = "the pending master key file"
 
     /// The key in the pending file `pending`, nil when there is none to read: nothing there any
-    /// more, or a file a power cut left without a whole key in it. A file its group or others may
-    /// read or write, or another account's, is refused as `master.key` is
-    /// (``MasterKey/readFile(at:what:)``), not taken for one without a key: settling would remove
-    /// it, or put it in place of `master.key`.
+    /// more (another process settled it), or a torn write: a file ``MasterKey/readFile(at:what:)``
+    /// takes (regular, this account's or root's, private) that a power cut left without a whole
+    /// key — empty, cut short, or zeros where the key had not reached the disk, never more than a
+    /// rotation writes (``MasterKey/writtenFileSize``).
     ///
-    /// - Throws: ``RefusedSecretFile`` only.
+    /// Anything else stops the command with one line naming the file and what to do, never the
+    /// key, and is neither moved nor removed (settling would remove it, or put it in place of
+    /// `master.key`): a file this account may not open (another account's 0600 file), one its
+    /// group or others may read or write, one that is not a regular file (a pipe, a folder), a link
+    /// to a missing file, or more bytes than a rotation writes that hold no key.
+    ///
+    /// - Throws: ``RefusedSecretFile`` (the rule's refusals and a file this account may not open:
+    ///   `rotate-master-key` exits 77), else ``ServerSetupError``.
     static func readKey(at pending: String) throws -> MasterKey? {
+        guard let bytes = try MasterKey.readFile(at: pending, what: what) else { return nil }
         do {
-            return try MasterKey.read(at: pending, what: what)
-        } catch let refused as RefusedSecretFile {
-            throw refused
+            return try MasterKey.decode(bytes, from: pending, what: what)
         } catch {
+            guard bytes.count <= MasterKey.writtenFileSize else {
+                throw ServerSetupError("\(what) \(pending) holds no master key and is longer than a rotation writes, "
+                                       + "so no power cut left it: move it away")
+            }
             return nil
         }
     }
@@ -98,8 +108,9 @@ enum PendingMasterKey {
             // Another process settled it while this one waited.
             guard SecretFile.entryExists(at: pending) else { return nil }
             // A pending file that holds no key was being written when the power went: the rotation
-            // had not committed (it commits only once the file is synced). One others may read
-            // stops the start, with its line.
+            // had not committed (it commits only once the file is synced). One that is not such a
+            // torn write (refused by the rule, not ours to open, not a regular file) stops the
+            // start with its line, before anything is moved or removed.
             if let next = try Self.readKey(at: pending), recorded == next.id {
                 try Self.finish(next, for: keyFile)
                 return "finished the master key rotation a crash interrupted: \(keyFile) now holds master key \(next.id), which the stored keys are wrapped by"
