@@ -11,9 +11,9 @@ struct ReportBufferTests {
     static let teamID = UUID()
 
     static func report(_ eventID: String, device: String = "device-1", model: String = "FlowerClassifier",
-                       outcome: ReportOutcome = .opened, at: Date = Date()) -> DeviceReport {
+                       outcome: ReportOutcome = .opened, sequence: Int64 = 1, at: Date = Date()) -> DeviceReport {
         let key = Array(eventID.utf8).withUnsafeBufferPointer { ReportEventKey(appID: appID, eventID: $0) }
-        return DeviceReport(eventKey: key, deviceID: device, collection: "FlowerModels", sequence: 1, deploymentID: deploymentID,
+        return DeviceReport(eventKey: key, deviceID: device, collection: "FlowerModels", sequence: sequence, deploymentID: deploymentID,
                             model: model, sha256: ModelDigest(hex: String(repeating: "0f", count: 32))!, outcome: outcome,
                             failure: outcome == .failed ? .init(eventID: eventID, reason: "oom") : nil, at: at)
     }
@@ -109,6 +109,28 @@ struct ReportBufferTests {
         #expect(pending.events.map(\.failure.eventID) == ["a-event-3"])
         #expect(pending.events.map(\.failure.reason) == ["oom"])
         #expect(buffer.pendingRows == 0)
+    }
+
+    @Test("a device's outcome set keeps the highest manifest sequence its reports name, through a restore; it counts for a staged activation from then on")
+    func sequences() throws {
+        let buffer = ReportBuffer()
+        let batch = [Self.report("s-event-1", outcome: .downloaded, sequence: 7), Self.report("s-event-2", outcome: .failed, sequence: 4),
+                     Self.report("s-event-3", device: "device-2", outcome: .loaded, sequence: 3)]
+        #expect(buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (3, 0))
+        let taken = buffer.take()
+        #expect(buffer.add([Self.report("s-event-4", outcome: .opened, sequence: 2)], appID: Self.appID, teamID: Self.teamID,
+                           stage: { _ in 100 }).counts! == (1, 0))
+        buffer.restore(taken)
+        let pending = buffer.take()
+        let first = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-1")])
+        #expect(first.sequence == 7)
+        #expect(first.outcomes == ReportOutcome.downloaded.bit | ReportOutcome.failed.bit | ReportOutcome.opened.bit)
+        // A staged activation that started with sequence 5 counts device-1 (it reported on its
+        // manifest), not device-2 (only on an older one); without one (0) both count.
+        #expect(first.rolloutSequence(since: 5) == 5 && first.rolloutSequence(since: 7) == 7 && first.rolloutSequence(since: 8) == 0)
+        let second = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-2")])
+        #expect(second.sequence == 3 && second.rolloutSequence(since: 5) == 0 && second.rolloutSequence(since: 0) == 0)
+        #expect(first.rolloutSequence(since: 0) == 0)
     }
 
     @Test("past three quarters a batch is taken only while its team stays within a quarter; full is full; restored rows count once")

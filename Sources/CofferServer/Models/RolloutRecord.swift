@@ -26,10 +26,15 @@ final class RolloutRecord: Model, @unchecked Sendable {
     @OptionalField(key: "halt_reason") var haltReason: String?
     @Field(key: "created_by") var createdBy: String
     @Timestamp(key: "created_at", on: .create) var createdAt: Date?
+    /// The collection's sequence number the rollout started with (its first stage's): the gate
+    /// counts the reports devices made on this manifest or a later one (0 for rollouts from before
+    /// migration 016: every report of the deployment).
+    @Field(key: "start_sequence") var startSequence: Int64
 
     init() {}
 
-    init(collectionID: UUID, deploymentID: UUID, previousDeploymentID: UUID, plan: RolloutPlan, createdBy: String, at now: Date) {
+    init(collectionID: UUID, deploymentID: UUID, previousDeploymentID: UUID, plan: RolloutPlan, startSequence: Int64, createdBy: String,
+         at now: Date) {
         self.$collection.id = collectionID
         self.$deployment.id = deploymentID
         self.$previousDeployment.id = previousDeploymentID
@@ -40,6 +45,7 @@ final class RolloutRecord: Model, @unchecked Sendable {
         self.minReports = plan.minReports
         self.state = .staged
         self.stageStartedAt = now
+        self.startSequence = startSequence
         self.createdBy = createdBy
     }
 

@@ -6,7 +6,9 @@ import NIOConcurrencyHelpers
 /// shutdown.
 ///
 /// Per deployment, model and device it keeps the set of outcomes reported (a bit each), merged
-/// with the stored set by OR, so a retried report never counts twice, on any instance. The event
+/// with the stored set by OR, so a retried report never counts twice, on any instance (the stored
+/// set is replaced instead when the reports are the first made on a newer staged activation's
+/// manifest: ``RolloutHealth``). The event
 /// IDs this instance has seen recently answer a retry as a duplicate at once. Failures are also
 /// kept as raw events (their reasons; the table is unique per app and event ID, so a retry that
 /// reaches another instance is stored once too); the other outcomes say nothing the outcome set
@@ -30,18 +32,36 @@ final class ReportBuffer: Sendable {
         var stage: Int
         var first: Date
         var last: Date
+        /// The highest manifest sequence number among the reports merged here: whether they were
+        /// made on the manifest of the deployment's newest staged activation (``rolloutSequence(since:)``).
+        var sequence: Int64 = 0
 
-        /// Adds an outcome reported at `at` (`first` stays the time of the first report taken).
-        mutating func merge(outcome bit: Int, at: Date) {
+        /// Adds an outcome reported at `at` on the manifest with sequence number `sequence` (`first`
+        /// stays the time of the first report taken).
+        mutating func merge(outcome bit: Int, at: Date, sequence: Int64) {
             outcomes |= bit
             last = max(last, at)
+            self.sequence = max(self.sequence, sequence)
         }
 
         /// Adds what a later batch reported (`first` and `stage` stay this state's).
         mutating func merge(_ other: DeviceState) {
             outcomes |= other.outcomes
             last = max(last, other.last)
+            sequence = max(sequence, other.sequence)
         }
+
+        /// The staged activation these outcomes count for (`report_devices.rollout_sequence`), given
+        /// `since`, the start sequence of the deployment's newest one (0 without one): that one when
+        /// the device reported on its manifest or a later one, else 0 (from before it, which its gate
+        /// does not count).
+        ///
+        /// A device whose reports on the older and the newer manifest are merged in one flush has
+        /// them all counted for the newer one (a failure from before too): a buffer keeps one outcome
+        /// set per device and model, and a failure the gate sees once too often errs on the side of a
+        /// halt. The SDK does not send them so: it refuses a model that failed until a deployment
+        /// names another, so it reports nothing more about it.
+        func rolloutSequence(since: Int64) -> Int64 { sequence >= since ? since : 0 }
     }
 
     /// An accepted failure and who sent it.
@@ -141,6 +161,7 @@ final class ReportBuffer: Sendable {
         let keys = reports.map(\.eventKey)
         let bits = reports.map(\.outcome.bit)
         let times = reports.map(\.at)
+        let sequences = reports.map(\.sequence)
         let groups = DeviceGroup.grouping(reports, stage: stage)
         var accepted = [Bool](repeating: false, count: reports.count)
         var retired: ReportEventKeyTable?
@@ -171,8 +192,10 @@ final class ReportBuffer: Sendable {
             for group in groups {
                 var merged: DeviceState?
                 for index in group.members where accepted[index] {
-                    if merged == nil { merged = DeviceState(outcomes: 0, stage: group.stage, first: times[index], last: times[index]) }
-                    merged!.merge(outcome: bits[index], at: times[index])
+                    if merged == nil {
+                        merged = DeviceState(outcomes: 0, stage: group.stage, first: times[index], last: times[index], sequence: sequences[index])
+                    }
+                    merged!.merge(outcome: bits[index], at: times[index], sequence: sequences[index])
                 }
                 guard let merged else { continue }
                 // Changed in place: one hash of the key whether the device is new or not.
@@ -238,6 +261,7 @@ final class ReportBuffer: Sendable {
                         state.pending.rowsByTeam[team, default: 1] -= 1
                     }
                     newer.outcomes |= device.outcomes
+                    newer.sequence = max(newer.sequence, device.sequence)
                     newer.stage = device.stage
                     newer.first = min(newer.first, device.first)
                     newer.last = max(newer.last, device.last)

@@ -27,16 +27,26 @@ struct DeploymentStatus: Content {
         let failureRate: Double
     }
 
+    /// The counts are those of the deployment's newest staged activation, if it had one
+    /// (``RolloutHealth``): after a halt, the halted rollout's; staged again, the new one's.
     static func make(_ deployment: DeploymentRecord, on db: any Database) async throws -> DeploymentStatus {
-        try await make(deployment, rollout: Rollouts.latest(try deployment.requireID(), on: db).map(RolloutView.init), on: db)
+        let rollout = try await Rollouts.latest(try deployment.requireID(), on: db)
+        return try await make(deployment, rollout: rollout.map(RolloutView.init), since: rollout?.startSequence ?? 0, on: db)
     }
 
     /// The status when the deployment's newest rollout is already read (a deployment's page has it
-    /// in its ``DeploymentView``).
+    /// in its ``DeploymentView``, which does not say where its counts start: read here).
     static func make(_ deployment: DeploymentRecord, rollout: RolloutView?, on db: any Database) async throws -> DeploymentStatus {
+        var since: Int64 = 0
+        if rollout != nil { since = try await Rollouts.latest(try deployment.requireID(), on: db)?.startSequence ?? 0 }
+        return try await make(deployment, rollout: rollout, since: since, on: db)
+    }
+
+    private static func make(_ deployment: DeploymentRecord, rollout: RolloutView?, since: Int64,
+                             on db: any Database) async throws -> DeploymentStatus {
         let id = try deployment.requireID()
-        let health = try await RolloutHealth.load(id, on: db)
-        let reasons = try await RolloutHealth.topReasons(id, on: db)
+        let health = try await RolloutHealth.load(id, since: since, on: db)
+        let reasons = try await RolloutHealth.topReasons(id, since: since, on: db)
         let worst = health.worst(minReports: rollout?.minReports ?? 1) ?? health.worst(minReports: 0)
         let running = rollout.flatMap { ["staged", "halted"].contains($0.state) ? $0.state : nil }
         return DeploymentStatus(

@@ -32,7 +32,9 @@ struct RolloutGate: Sendable {
     }
 
     private func check(_ rollout: RolloutRecord, on db: any Database, logger: Logger, now: Date) async throws {
-        let health = try await RolloutHealth.load(rollout.$deployment.id, on: db)
+        // This rollout's devices only: not what they reported before it started (a halted
+        // rollout of the same deployment, or its time as every device's).
+        let health = try await RolloutHealth.load(rollout.$deployment.id, since: rollout.startSequence, on: db)
         switch RolloutDecision.decide(plan: rollout.plan, stageStartedAt: rollout.stageStartedAt, health: health, now: now) {
         case .halt(let reason):
             guard let change = try await halt(rollout, reason: reason, at: now, on: db) else { return }

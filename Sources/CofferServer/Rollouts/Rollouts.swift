@@ -25,6 +25,13 @@ enum Rollouts {
     /// keeps the deployment active now. 409 when the collection has no active deployment, when
     /// `deploymentID` is the active one, or when another staged rollout runs.
     /// With `checked`, the deployment must still have that spec (``Activation/apply(_:in:kind:actor:at:checked:on:)``).
+    ///
+    /// The rollout records the sequence number it starts with, and its gate counts only what devices
+    /// reported on that manifest or a later one (``RolloutHealth/load(_:since:on:)``): a deployment
+    /// staged again after a halt, or once active for every device, is judged by this rollout's
+    /// devices, not by failures (or healthy reports) from before, which would halt it at once (or
+    /// advance it with no new report at all). Nothing is deleted here: the earlier outcomes stay in
+    /// their rows until a device reports on the new manifest (``ReportBuffer/flush(on:retention:now:)``).
     static func start(_ deploymentID: UUID, in collectionID: UUID, plan: RolloutPlan, actor: String, at now: Date,
                       checked: DeploymentSpec? = nil, on db: any Database) async throws -> Change {
         try await db.writeTransaction { tx in
@@ -39,7 +46,7 @@ enum Rollouts {
             let sequence = try await Activation.apply(deploymentID, in: collectionID, kind: stageKind(plan.stages[0]), actor: actor, at: now,
                                                       checked: checked, on: tx)
             let rollout = RolloutRecord(collectionID: collectionID, deploymentID: deploymentID, previousDeploymentID: previous,
-                                        plan: plan, createdBy: actor, at: now)
+                                        plan: plan, startSequence: sequence, createdBy: actor, at: now)
             try await rollout.create(on: tx)
             return Change(rolloutID: try rollout.requireID(), collectionID: collectionID, deploymentID: deploymentID, sequence: sequence)
         }
@@ -95,6 +102,24 @@ enum Rollouts {
     /// The newest rollout of `deploymentID`, whatever its state.
     static func latest(_ deploymentID: UUID, on db: any Database) async throws -> RolloutRecord? {
         try await RolloutRecord.query(on: db).filter(\.$deployment.$id == deploymentID).sort(\.$createdAt, .descending).first()
+    }
+
+    /// The start sequence of each deployment's newest staged activation, for those of
+    /// `deploymentIDs` that had one (sequence numbers only grow, so the newest has the largest).
+    static func startSequences(of deploymentIDs: Set<UUID>, on sql: any SQLDatabase) async throws -> [UUID: Int64] {
+        let ids = Array(deploymentIDs)
+        var starts: [UUID: Int64] = [:]
+        for offset in stride(from: 0, to: ids.count, by: 500) {
+            let part = Array(ids[offset..<min(offset + 500, ids.count)])
+            let rows = try await sql.raw("""
+                SELECT deployment_id, MAX(start_sequence) AS start_sequence FROM rollouts \
+                WHERE deployment_id IN (\(binds: part)) GROUP BY deployment_id
+                """).all()
+            for row in rows {
+                starts[try row.decode(column: "deployment_id", as: UUID.self)] = try row.decode(column: "start_sequence", as: Int64.self)
+            }
+        }
+        return starts
     }
 
     /// The collection's active deployment, read so that no other activation changes it before this
