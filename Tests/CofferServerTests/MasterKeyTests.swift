@@ -157,6 +157,36 @@ struct MasterKeyTests {
         #expect(try MasterKey.read(at: PendingMasterKey.path(for: keyFile))?.id == c.id)
     }
 
+    @Test("finishing a rotation writes again a kept previous key a crash left torn (empty, cut short), so the replaced key is never lost; a kept file holding another key stops it before master.key changes")
+    func finishKeepsThePreviousKeyAfterATornWrite() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pending-" + UUID().uuidString).path
+        try DataFolder.prepare(folder)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let keyFile = folder + "/master.key", pending = PendingMasterKey.path(for: keyFile)
+        for torn in [Data(), Data("c2VjcmV0".utf8)] {
+            let old = try MasterKey(key: SymmetricKey(size: .bits256)), new = try MasterKey(key: SymmetricKey(size: .bits256))
+            try SecretFile.create(at: keyFile, contents: old.fileContents)
+            try SecretFile.create(at: pending, contents: new.fileContents)
+            let kept = PendingMasterKey.previousPath(for: keyFile, id: old.id)
+            // Killed after creating the kept file, before its bytes reached the disk.
+            try SecretFile.create(at: kept, contents: torn)
+            try PendingMasterKey.finish(new, for: keyFile)
+            #expect(try MasterKey.read(at: keyFile)?.id == new.id)
+            #expect(try MasterKey.read(at: kept)?.id == old.id, "the replaced key is kept (\(torn.count) bytes were there)")
+            for file in [keyFile, kept] { try FileManager.default.removeItem(atPath: file) }
+        }
+
+        let old = try MasterKey(key: SymmetricKey(size: .bits256)), new = try MasterKey(key: SymmetricKey(size: .bits256))
+        let other = try MasterKey(key: SymmetricKey(size: .bits256))
+        try SecretFile.create(at: keyFile, contents: old.fileContents)
+        try SecretFile.create(at: pending, contents: new.fileContents)
+        let kept = PendingMasterKey.previousPath(for: keyFile, id: old.id)
+        try SecretFile.create(at: kept, contents: other.fileContents)
+        #expect(throws: ServerSetupError.self) { try PendingMasterKey.finish(new, for: keyFile) }
+        #expect(try MasterKey.read(at: keyFile)?.id == old.id, "master.key is not replaced")
+        #expect(try MasterKey.read(at: kept)?.id == other.id)
+    }
+
     @Test("a pending key file is taken for a torn write only when it is a private regular file no longer than a rotation writes (empty, cut short, zeros); a pipe, a folder, more bytes that hold no key, a link to a missing file stop with one line naming it and what to do, and are left where they are")
     func pendingKeyTornWriteOrNot() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-pending-" + UUID().uuidString).path

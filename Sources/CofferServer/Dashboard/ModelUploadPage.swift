@@ -165,12 +165,13 @@ struct ModelUploadPage: RouteCollection {
         var intake = BlobIntake(size: length)
         var lease: LeaseKeeper
         if let declared {
-            // A registered blob's size is known: a body of another size could not hash to it.
-            // Decided with the quota's charge on one read, under the lease naming the blob.
-            let (record, held) = try await takeLease(declaring: declared, req: req)
-            if let registered = held.registeredSize, registered != length {
-                throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(registered) bytes, not \(length)")
+            // A registered blob's size is known (one address has one size): a body of another size
+            // could not hash to it, refused before anything is written, as the API's PUT is.
+            if let registered = try await BlobRecord.find(declared, on: req.db), registered.size != length {
+                throw APIError(.unprocessableEntity, "digest_mismatch", "a blob with this SHA-256 has \(registered.size) bytes, not \(length)")
             }
+            // The charge and whether the body is needed, on one read under the lease naming the blob.
+            let (record, held) = try await takeLease(declaring: declared, req: req)
             if held.isStored(at: length) { return (declared, length) }
             if let teamQuota { try await TeamQuota(limit: teamQuota).admitUpload(of: held, size: length, for: team, on: req.db, reservingOn: record) }
             lease = try LeaseKeeper(record, lifetime: leaseLifetime, on: req.db, logger: req.logger)

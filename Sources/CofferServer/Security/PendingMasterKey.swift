@@ -38,7 +38,7 @@ enum PendingMasterKey {
     ///
     /// - Throws: ``RefusedSecretFile`` (the rule's refusals and a file this account may not open:
     ///   `rotate-master-key` exits 77), else ``ServerSetupError``.
-    static func readKey(at pending: String) throws -> MasterKey? {
+    static func readKey(at pending: String, what: String = what) throws -> MasterKey? {
         guard let bytes = try MasterKey.readFile(at: pending, what: what) else { return nil }
         do {
             return try MasterKey.decode(bytes, from: pending, what: what)
@@ -81,8 +81,7 @@ enum PendingMasterKey {
                                        + "another rotation ran meanwhile; start the server once to settle it")
             }
             if let replaced = try MasterKey.read(at: keyFile), replaced.id != key.id {
-                let kept = previousPath(for: keyFile, id: replaced.id)
-                if !SecretFile.entryExists(at: kept) { try SecretFile.create(at: kept, contents: replaced.fileContents) }
+                try keep(replaced, at: previousPath(for: keyFile, id: replaced.id))
             }
         }
         guard rename(pending, keyFile) == 0 else {
@@ -93,6 +92,27 @@ enum PendingMasterKey {
         }
         // The rename must outlive a power cut: the database relies on the new key already.
         try SecretFile.synchronizeFolder(of: keyFile)
+    }
+
+    /// Keeps `replaced` at `kept` before `master.key` is replaced. A file there that holds it (a
+    /// finish run again) is kept; one a crash left while it was written (what ``readKey(at:what:)``
+    /// takes for a torn write: empty, cut short) is written again — skipping it, the rename below
+    /// would leave the replaced key nowhere; anything else (another key, a file refused by the
+    /// rule) stops the finish before `master.key` changes.
+    private static func keep(_ replaced: MasterKey, at kept: String) throws {
+        let what = "the previous master key file"
+        if SecretFile.entryExists(at: kept) {
+            if let held = try readKey(at: kept, what: what) {
+                guard held.id == replaced.id else {
+                    throw ServerSetupError("\(what) \(kept) holds master key \(held.id), not \(replaced.id), which it is named for: move it away")
+                }
+                return
+            }
+            guard unlink(kept) == 0 || errno == ENOENT else {
+                throw ServerSetupError("cannot remove \(kept) (\(String(cString: strerror(errno)))), left without a key by a crash")
+            }
+        }
+        try SecretFile.create(at: kept, contents: replaced.fileContents)
     }
 
     /// Settles a rotation of `keyFile` that stopped between writing the pending key and renaming
