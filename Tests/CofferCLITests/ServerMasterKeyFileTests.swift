@@ -116,6 +116,28 @@ struct ServerMasterKeyFileTests {
         try await ServerOperatorTests.server(["serve", "--hostname", "127.0.0.1", "--port", "0"], data: data, within: 60)
     }
 
+    /// `serve`, `check` and `rotate-master-key` on `data` with a pending key file the server must
+    /// refuse: serve exits 1, check 78 with one line naming `pending` and containing `advice`,
+    /// serve's output holds that line, and a rotation exits `rotateStatus` with it. Returns the line
+    /// and every output, and the rotation's new key (which no output may show).
+    static func refusedPending(_ pending: String, data: String, folder: URL, advice: String, rotateStatus: Int32,
+                               _ what: String) async throws -> (line: String, outputs: [String], newKey: String) {
+        let serve = try await refusedStart(data: data)
+        #expect(serve.status == 1, "\(what): \(serve.stdout) \(serve.stderr)")
+        let check = try await ServerOperatorTests.check(data: data)
+        #expect(check.status == 78, "\(what): \(check.stdout) \(check.stderr)")
+        let line = try #require(ServerOperatorTests.onlyLine(check), "\(what): \(check.stderr)")
+        #expect(line.contains(pending) && line.contains(advice), "\(what): \(line)")
+        #expect((serve.stdout + serve.stderr).contains(line), "\(what): not serve's line: \(line); serve said: \(serve.stderr)")
+        let newKeyFile = folder.appendingPathComponent("new-master.key").path
+        let fresh = Self.newKey()
+        try write(fresh + "\n", to: newKeyFile, mode: 0o600)
+        let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: data, within: 60)
+        #expect(rotate.status == rotateStatus, "\(what): \(rotate.stdout) \(rotate.stderr)")
+        #expect(rotate.stderr.contains("coffer-server: " + line), "\(what): \(rotate.stderr)")
+        return (line, [serve.stdout, serve.stderr, check.stdout, check.stderr, rotate.stdout, rotate.stderr], fresh)
+    }
+
     @Test("the files coffer-server writes (master.key, bootstrap-token, a rotation's master.key.next and the master.key.previous-ID it keeps) are 0600 whatever the umask: under umask 477 they were 0200, which the next start could not read; it starts again under that umask")
     func modeWhateverTheUmask() async throws {
         guard ServerOperatorTests.binaryExists() else { return }
@@ -182,26 +204,14 @@ struct ServerMasterKeyFileTests {
             try make(pending)
             let made = try FileManager.default.attributesOfItem(atPath: pending)[.type] as? FileAttributeType
 
-            let serve = try await Self.refusedStart(data: run.data)
-            #expect(serve.status == 1, "\(what): \(serve.stdout) \(serve.stderr)")
-            let check = try await ServerOperatorTests.check(data: run.data)
-            #expect(check.status == 78, "\(what): \(check.stdout) \(check.stderr)")
-            let line = try #require(ServerOperatorTests.onlyLine(check), "\(what): \(check.stderr)")
-            #expect(line.contains(pending) && line.contains("move it away"), "\(what): \(line)")
-            #expect((serve.stdout + serve.stderr).contains(line), "\(what): not serve's line: \(line); serve said: \(serve.stderr)")
-
-            let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
-            let newKey = Self.newKey()
-            try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
-            let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: run.data, within: 60)
-            #expect(rotate.status == 1, "\(what): \(rotate.stdout) \(rotate.stderr)")
-            #expect(rotate.stderr.contains("coffer-server: " + line), "\(what): \(rotate.stderr)")
+            let (_, outputs, newKey) = try await Self.refusedPending(pending, data: run.data, folder: run.folder, advice: "move it away",
+                                                                     rotateStatus: 1, what)
 
             // Settling neither removed it nor put it in place of master.key.
             let left = try FileManager.default.attributesOfItem(atPath: pending)[.type] as? FileAttributeType
             #expect(left != nil && left == made, "\(what)")
             #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key, "\(what)")
-            for text in [serve.stdout, serve.stderr, check.stdout, check.stderr, rotate.stdout, rotate.stderr] {
+            for text in outputs {
                 #expect(!text.contains(key.trimmingCharacters(in: .whitespacesAndNewlines)) && !text.contains(newKey), "a master key in coffer-server's output")
             }
         }
@@ -220,19 +230,9 @@ struct ServerMasterKeyFileTests {
         try Self.write(next + "\n", to: pending, mode: asRoot ? 0o600 : 0o200)
         if asRoot { #expect(chown(pending, 65534, 65534) == 0) }
 
-        let serve = try await Self.refusedStart(data: run.data)
-        #expect(serve.status == 1, "\(serve.stdout) \(serve.stderr)")
-        let check = try await ServerOperatorTests.check(data: run.data)
-        #expect(check.status == 78, "\(check.stdout) \(check.stderr)")
-        let line = try #require(ServerOperatorTests.onlyLine(check), "\(check.stderr)")
-        #expect(line.contains(pending) && line.contains(asRoot ? "chown it to this account" : "chmod 600"), "\(line)")
-        #expect((serve.stdout + serve.stderr).contains(line), "not serve's line: \(line); serve said: \(serve.stderr)")
-        let newKeyFile = run.folder.appendingPathComponent("new-master.key").path
-        let newKey = Self.newKey()
-        try Self.write(newKey + "\n", to: newKeyFile, mode: 0o600)
-        let rotate = try await ServerOperatorTests.server(["rotate-master-key", "--new-key-file", newKeyFile], data: run.data, within: 60)
-        #expect(rotate.status == 77, "\(rotate.stdout) \(rotate.stderr)")
-        #expect(rotate.stderr.contains("coffer-server: " + line), "\(rotate.stderr)")
+        let (_, outputs, newKey) = try await Self.refusedPending(pending, data: run.data, folder: run.folder,
+                                                                 advice: asRoot ? "chown it to this account" : "chmod 600", rotateStatus: 77,
+                                                                 asRoot ? "another account's file" : "its own 0200 file")
         #expect(FileManager.default.fileExists(atPath: pending), "the pending key file was removed")
         #expect(try String(contentsOfFile: keyFile, encoding: .utf8) == key, "master.key was changed")
 
@@ -243,7 +243,7 @@ struct ServerMasterKeyFileTests {
         #expect(try String(contentsOfFile: pending, encoding: .utf8) == next + "\n")
         let fixed = try await ServerOperatorTests.check(data: run.data)
         #expect(fixed.status == 0, "\(fixed.stdout) \(fixed.stderr)")
-        for text in [serve.stdout, serve.stderr, check.stdout, check.stderr, rotate.stdout, rotate.stderr, fixed.stdout, fixed.stderr] {
+        for text in outputs + [fixed.stdout, fixed.stderr] {
             #expect(!text.contains(next) && !text.contains(newKey), "a master key in coffer-server's output")
         }
     }

@@ -111,26 +111,30 @@ struct ReportBufferTests {
         #expect(buffer.pendingRows == 0)
     }
 
-    @Test("a device's outcome set keeps the highest manifest sequence its reports name, through a restore; it counts for a staged activation from then on")
+    @Test("a device's outcomes keep, each, the highest manifest sequence their reports name, through a restore; only those on a staged activation's manifest count for it")
     func sequences() throws {
         let buffer = ReportBuffer()
         let batch = [Self.report("s-event-1", outcome: .downloaded, sequence: 7), Self.report("s-event-2", outcome: .failed, sequence: 4),
                      Self.report("s-event-3", device: "device-2", outcome: .loaded, sequence: 3)]
         #expect(buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (3, 0))
         let taken = buffer.take()
-        #expect(buffer.add([Self.report("s-event-4", outcome: .opened, sequence: 2)], appID: Self.appID, teamID: Self.teamID,
+        #expect(buffer.add([Self.report("s-event-4", outcome: .opened, sequence: 6)], appID: Self.appID, teamID: Self.teamID,
                            stage: { _ in 100 }).counts! == (1, 0))
         buffer.restore(taken)
         let pending = buffer.take()
         let first = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-1")])
-        #expect(first.sequence == 7)
-        #expect(first.outcomes == ReportOutcome.downloaded.bit | ReportOutcome.failed.bit | ReportOutcome.opened.bit)
-        // A staged activation that started with sequence 5 counts device-1 (it reported on its
-        // manifest), not device-2 (only on an older one); without one (0) both count.
-        #expect(first.rolloutSequence(since: 5) == 5 && first.rolloutSequence(since: 7) == 7 && first.rolloutSequence(since: 8) == 0)
+        let downloaded = ReportOutcome.downloaded.bit, opened = ReportOutcome.opened.bit, failed = ReportOutcome.failed.bit
+        #expect(first.outcomes == downloaded | failed | opened)
+        // A staged activation that started with sequence 5 counts what device-1 reported on its
+        // manifest or later (downloaded at 7, opened at 6), not the failure it reported on an older
+        // one (4), though all three are written together; one that started at 7 only the download.
+        #expect(first.counted(since: 5) == (downloaded | opened, 5))
+        #expect(first.counted(since: 7) == (downloaded, 7))
+        // Nothing on its manifest: every outcome, counted for no staged activation.
+        #expect(first.counted(since: 8) == (downloaded | failed | opened, 0))
+        #expect(first.counted(since: 0) == (downloaded | failed | opened, 0))
         let second = try #require(pending.devices[.init(deploymentID: Self.deploymentID, model: "FlowerClassifier", deviceID: "device-2")])
-        #expect(second.sequence == 3 && second.rolloutSequence(since: 5) == 0 && second.rolloutSequence(since: 0) == 0)
-        #expect(first.rolloutSequence(since: 0) == 0)
+        #expect(second.counted(since: 5) == (ReportOutcome.loaded.bit, 0) && second.counted(since: 3) == (ReportOutcome.loaded.bit, 3))
     }
 
     @Test("past three quarters a batch is taken only while its team stays within a quarter; full is full; restored rows count once")

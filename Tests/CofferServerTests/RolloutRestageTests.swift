@@ -58,13 +58,16 @@ struct RolloutRestageTests {
 
         // The same devices get summer again (same seed), on the new manifest, and load it. One of
         // them sends only a failure it made on the first rollout's manifest, late: it is taken
-        // (the device drops it) and not counted for this rollout.
+        // (the device drops it) and not counted for this rollout. Another sends such a failure in
+        // the same batch as its report on the new manifest (so they are written in one flush): its
+        // load counts, the old failure does not.
         let second = try await fleet.manifests()
         #expect(second.filter { $0.value.deploymentID == summer }.map(\.key).sorted() == onSummer)
-        let late = try #require(onSummer.last)
+        let late = try #require(onSummer.last), mixed = try #require(onSummer.first)
         let healthy = Array(onSummer.dropLast())
         var events = healthy.map { Fleet.event(second[$0]!, device: $0, outcome: "loaded") }
         events.append(Fleet.event(first[late]!, device: late, outcome: "failed", reason: "late report"))
+        events.append(Fleet.event(first[mixed]!, device: mixed, outcome: "failed", reason: "late report"))
         let taken = try await fleet.report(events)
         #expect(taken.status == 200 && taken.object["accepted"] as? Int == events.count, "\(taken.text)")
         let loaded = try await fleet.waitForStatus(summer) { $0["devices"] as? Int == healthy.count }
@@ -83,6 +86,8 @@ struct RolloutRestageTests {
         let reason = (haltedAgain["rollout"] as? [String: Any])?["haltReason"] as? String ?? ""
         #expect(reason.hasPrefix("\(failing.count) of \(healthy.count) devices failed to load FlowerClassifier: "), "\(reason)")
         #expect((haltedAgain["outcomes"] as? [String: Int])?["failed"] == failing.count, "\(haltedAgain)")
+        // Within one rollout outcomes add up: the failing devices' loads still count.
+        #expect((haltedAgain["outcomes"] as? [String: Int])?["loaded"] == healthy.count, "\(haltedAgain)")
         #expect(((haltedAgain["topReasons"] as? [[String: Any]])?.compactMap { $0["reason"] as? String }) == ["new crash"], "\(haltedAgain)")
         #expect(try await fleet.manifests().values.allSatisfy { $0.deploymentID == spring })
         let history = try await fleet.flowers.admin.call("GET", Flowers.base + "/activations")

@@ -59,7 +59,7 @@ extension ReportBuffer {
                     // it, on any instance.
                     let starts = try await Rollouts.startSequences(of: touched, on: sql)
                     try await Self.writeDevices(pending.devices, starts: starts, ids: &ids, on: sql)
-                    try await Self.writeEvents(pending.events, ids: &ids, on: sql)
+                    try await Self.writeEvents(pending.events, starts: starts, ids: &ids, on: sql)
                 }
             } catch {
                 restore(pending)
@@ -74,7 +74,7 @@ extension ReportBuffer {
     }
 
     /// Writes device rows, each with the staged activation its outcomes count for: from `starts`,
-    /// the start sequence of each deployment's newest one (``DeviceState/rolloutSequence(since:)``).
+    /// the start sequence of each deployment's newest one (``DeviceState/counted(since:)``).
     private static func writeDevices(_ devices: [DeviceKey: DeviceState], starts: [UUID: Int64], ids: inout ReportRowIDs,
                                      on sql: any SQLDatabase) async throws {
         let rows = Array(devices)
@@ -84,10 +84,11 @@ extension ReportBuffer {
             let insert = sql.insert(into: ReportTables.devices)
                 .columns("id", "deployment_id", "model", "device_id", "outcomes", "stage", "first_at", "first_hour", "last_at", "rollout_sequence")
             for (key, device) in rows[start..<min(start + 500, rows.count)] {
+                let counted = device.counted(since: starts[key.deploymentID] ?? 0)
                 insert.values(SQLBind(ids.next()), SQLBind(key.deploymentID), SQLBind(key.model), SQLBind(key.deviceID),
-                              SQLBind(device.outcomes), SQLBind(device.stage), SQLBind(device.first),
+                              SQLBind(counted.outcomes), SQLBind(device.stage), SQLBind(device.first),
                               SQLBind(Int64((device.first.timeIntervalSince1970 / 3600).rounded(.down))), SQLBind(device.last),
-                              SQLBind(device.rolloutSequence(since: starts[key.deploymentID] ?? 0)))
+                              SQLBind(counted.rolloutSequence))
             }
             try await insert.onConflict(with: ["deployment_id", "model", "device_id"]) {
                 $0.set("outcomes", to: SQLRaw(ReportTables.mergedOutcomes))
@@ -98,7 +99,13 @@ extension ReportBuffer {
         }
     }
 
-    private static func writeEvents(_ events: [Event], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
+    /// Writes the failures kept as raw events, each with the sequence number of the manifest it was
+    /// reported on, at most the start of its deployment's newest staged activation (`starts`; 0
+    /// without one): the top reasons of a rollout are those at its start or later
+    /// (``RolloutHealth/topReasons(_:since:limit:on:)``), and the sequence is the device's claim —
+    /// one claiming a sequence no manifest had yet would otherwise show its reasons among those of
+    /// every later rollout of the deployment.
+    private static func writeEvents(_ events: [Event], starts: [UUID: Int64], ids: inout ReportRowIDs, on sql: any SQLDatabase) async throws {
         let events = sql.dialect.name == "postgresql" ? lockOrdered(events) : events
         for start in stride(from: 0, to: events.count, by: 500) {
             let insert = sql.insert(into: ReportTables.events)
@@ -107,7 +114,7 @@ extension ReportBuffer {
                 let report = event.report
                 insert.values(SQLBind(ids.next()), SQLBind(event.appID), SQLBind(event.failure.eventID), SQLBind(report.deploymentID),
                               SQLBind(report.model), SQLBind(report.deviceID), SQLBind(report.outcome.rawValue), SQLBind(event.failure.reason),
-                              SQLBind(report.sequence), SQLBind(report.at), SQLBind(event.receivedAt))
+                              SQLBind(min(report.sequence, starts[report.deploymentID] ?? 0)), SQLBind(report.at), SQLBind(event.receivedAt))
             }
             try await insert.ignoringConflicts(with: ["app_id", "event_id"]).run()
         }
@@ -124,16 +131,17 @@ extension ReportBuffer {
             var outcomes: [Int] = [], stages: [Int] = [], firsts: [Date] = [], hours: [Int64] = [], lasts: [Date] = []
             var rollouts: [Int64] = []
             for (key, device) in part {
+                let counted = device.counted(since: starts[key.deploymentID] ?? 0)
                 keys.append(ids.next())
                 deployments.append(key.deploymentID)
                 models.append(key.model)
                 devices.append(key.deviceID)
-                outcomes.append(device.outcomes)
+                outcomes.append(counted.outcomes)
                 stages.append(device.stage)
                 firsts.append(device.first)
                 hours.append(Int64((device.first.timeIntervalSince1970 / 3600).rounded(.down)))
                 lasts.append(device.last)
-                rollouts.append(device.rolloutSequence(since: starts[key.deploymentID] ?? 0))
+                rollouts.append(counted.rolloutSequence)
             }
             let table = SQLIdentifier(ReportTables.devices)
             try await sql.raw("""
@@ -162,16 +170,17 @@ extension ReportBuffer {
             var binds: [SQLiteData] = []
             binds.reserveCapacity(part.count * 10)
             for (key, device) in part {
+                let counted = device.counted(since: starts[key.deploymentID] ?? 0)
                 binds.append(.text(ids.next().uppercaseHexText))
                 binds.append(.text(key.deploymentID.uppercaseHexText))
                 binds.append(.text(key.model))
                 binds.append(.text(key.deviceID))
-                binds.append(.integer(device.outcomes))
+                binds.append(.integer(counted.outcomes))
                 binds.append(.integer(device.stage))
                 binds.append(.float(device.first.timeIntervalSince1970))
                 binds.append(.integer(Int((device.first.timeIntervalSince1970 / 3600).rounded(.down))))
                 binds.append(.float(device.last.timeIntervalSince1970))
-                binds.append(.integer(Int(device.rolloutSequence(since: starts[key.deploymentID] ?? 0))))
+                binds.append(.integer(Int(counted.rolloutSequence)))
             }
             let statement = statements[part.count] ?? """
                 INSERT INTO \(ReportTables.devices) \

@@ -32,36 +32,42 @@ final class ReportBuffer: Sendable {
         var stage: Int
         var first: Date
         var last: Date
-        /// The highest manifest sequence number among the reports merged here: whether they were
-        /// made on the manifest of the deployment's newest staged activation (``rolloutSequence(since:)``).
-        var sequence: Int64 = 0
+        /// Per outcome (at its bit's position), the highest manifest sequence number a report of it
+        /// named: which outcomes were reported on the manifest of the deployment's newest staged
+        /// activation (``counted(since:)``).
+        var sequences = SIMD4<Int64>()
 
         /// Adds an outcome reported at `at` on the manifest with sequence number `sequence` (`first`
         /// stays the time of the first report taken).
         mutating func merge(outcome bit: Int, at: Date, sequence: Int64) {
             outcomes |= bit
             last = max(last, at)
-            self.sequence = max(self.sequence, sequence)
+            let slot = bit.trailingZeroBitCount
+            sequences[slot] = max(sequences[slot], sequence)
         }
 
         /// Adds what a later batch reported (`first` and `stage` stay this state's).
         mutating func merge(_ other: DeviceState) {
             outcomes |= other.outcomes
             last = max(last, other.last)
-            sequence = max(sequence, other.sequence)
+            sequences = pointwiseMax(sequences, other.sequences)
         }
 
-        /// The staged activation these outcomes count for (`report_devices.rollout_sequence`), given
-        /// `since`, the start sequence of the deployment's newest one (0 without one): that one when
-        /// the device reported on its manifest or a later one, else 0 (from before it, which its gate
-        /// does not count).
-        ///
-        /// A device whose reports on the older and the newer manifest are merged in one flush has
-        /// them all counted for the newer one (a failure from before too): a buffer keeps one outcome
-        /// set per device and model, and a failure the gate sees once too often errs on the side of a
-        /// halt. The SDK does not send them so: it refuses a model that failed until a deployment
-        /// names another, so it reports nothing more about it.
-        func rolloutSequence(since: Int64) -> Int64 { sequence >= since ? since : 0 }
+        /// The outcomes a device row is written with, and the staged activation they count for
+        /// (`report_devices.rollout_sequence`), given `since`, the start sequence of the deployment's
+        /// newest one (0 without one): the outcomes reported on its manifest or a later one, counted
+        /// for it; when there are none, every outcome, counted for none (0: from before it, which its
+        /// gate does not count). Judged per outcome: a device whose failure on an earlier
+        /// activation's manifest arrives late, in the same flush as its first report on the new one,
+        /// does not have that failure counted against the new rollout.
+        func counted(since: Int64) -> (outcomes: Int, rolloutSequence: Int64) {
+            guard since > 0 else { return (outcomes, 0) }
+            var current = 0
+            for slot in 0..<sequences.scalarCount where outcomes & (1 << slot) != 0 && sequences[slot] >= since {
+                current |= 1 << slot
+            }
+            return current == 0 ? (outcomes, 0) : (current, since)
+        }
     }
 
     /// An accepted failure and who sent it.
@@ -193,7 +199,7 @@ final class ReportBuffer: Sendable {
                 var merged: DeviceState?
                 for index in group.members where accepted[index] {
                     if merged == nil {
-                        merged = DeviceState(outcomes: 0, stage: group.stage, first: times[index], last: times[index], sequence: sequences[index])
+                        merged = DeviceState(outcomes: 0, stage: group.stage, first: times[index], last: times[index])
                     }
                     merged!.merge(outcome: bits[index], at: times[index], sequence: sequences[index])
                 }
@@ -261,7 +267,7 @@ final class ReportBuffer: Sendable {
                         state.pending.rowsByTeam[team, default: 1] -= 1
                     }
                     newer.outcomes |= device.outcomes
-                    newer.sequence = max(newer.sequence, device.sequence)
+                    newer.sequences = pointwiseMax(newer.sequences, device.sequences)
                     newer.stage = device.stage
                     newer.first = min(newer.first, device.first)
                     newer.last = max(newer.last, device.last)

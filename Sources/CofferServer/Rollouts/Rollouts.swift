@@ -99,9 +99,12 @@ enum Rollouts {
         try await RolloutRecord.query(on: db).filter(\.$deployment.$id == deploymentID).filter(\.$state == .staged).first()
     }
 
-    /// The newest rollout of `deploymentID`, whatever its state.
+    /// The newest rollout of `deploymentID`, whatever its state: the one with the largest start
+    /// sequence, as ``startSequences(of:on:)`` judges (times come from each instance's clock;
+    /// sequence numbers only grow). Rollouts from before migration 016 (start 0) by time.
     static func latest(_ deploymentID: UUID, on db: any Database) async throws -> RolloutRecord? {
-        try await RolloutRecord.query(on: db).filter(\.$deployment.$id == deploymentID).sort(\.$createdAt, .descending).first()
+        try await RolloutRecord.query(on: db).filter(\.$deployment.$id == deploymentID)
+            .sort(\.$startSequence, .descending).sort(\.$createdAt, .descending).first()
     }
 
     /// The start sequence of each deployment's newest staged activation, for those of

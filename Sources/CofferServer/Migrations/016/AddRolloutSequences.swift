@@ -17,12 +17,17 @@ struct AddRolloutSequences: AsyncMigration {
     var name: String { "016_AddRolloutSequences" }
 
     func prepare(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase else { return }
-        // One column a statement (SQLite's ALTER TABLE adds one at a time), each NOT NULL with a
-        // default: SQLite adds a NOT NULL column only with one, and it fills the rows already there
-        // without rewriting them (on PostgreSQL too, from version 11).
-        try await sql.alter(table: RolloutRecord.schema).column("start_sequence", type: .bigint, .notNull, .default(0)).run()
-        try await sql.alter(table: ReportTables.devices).column("rollout_sequence", type: .bigint, .notNull, .default(0)).run()
+        // One transaction (Fluent's migrator runs a migration in none): a second statement that
+        // failed (a lock timeout behind a flush) would leave the first column added, and the
+        // migration run again would fail on it.
+        try await database.transaction { database in
+            guard let sql = database as? any SQLDatabase else { return }
+            // One column a statement (SQLite's ALTER TABLE adds one at a time), each NOT NULL with
+            // a default: SQLite adds a NOT NULL column only with one, and it fills the rows already
+            // there without rewriting them (on PostgreSQL too, from version 11).
+            try await sql.alter(table: RolloutRecord.schema).column("start_sequence", type: .bigint, .notNull, .default(0)).run()
+            try await sql.alter(table: ReportTables.devices).column("rollout_sequence", type: .bigint, .notNull, .default(0)).run()
+        }
     }
 
     func revert(on database: any Database) async throws {
