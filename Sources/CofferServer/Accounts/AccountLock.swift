@@ -1,4 +1,5 @@
 import Fluent
+import Foundation
 import SQLKit
 
 /// Holds accounts for the rest of the caller's write transaction, so that checks of what the teams

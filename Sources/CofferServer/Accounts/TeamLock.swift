@@ -1,4 +1,5 @@
 import Fluent
+import Foundation
 import SQLKit
 
 /// Holds a team for the rest of the caller's write transaction, so that checks and changes of what
