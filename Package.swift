@@ -265,7 +265,7 @@ let package = Package(
         .testTarget(
             name: "CofferS3Tests",
             dependencies: [
-                "CofferS3",
+                "CofferS3", "BlockingTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ] + serverProducts([
                 ("AsyncHTTPClient", "async-http-client"),
@@ -278,7 +278,7 @@ let package = Package(
         .testTarget(
             name: "CofferFormatTests",
             dependencies: [
-                "CofferFormat",
+                "CofferFormat", "BlockingTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

@@ -100,12 +100,24 @@ final class AdminServer: @unchecked Sendable {
     }
 
     private func waitUntilHealthy() async -> Bool {
-        let deadline = Date().addingTimeInterval(90)
-        while Date() < deadline, process.isRunning {
-            if await Self.get(url + "/healthz") == 200 { return true }
-            try? await Task.sleep(for: .milliseconds(200))
+        await Self.waitUntilHealthy(url, while: process)
+    }
+
+    /// Waits until `/healthz` at `url` answers 200: false if `process` stopped or 90 s passed.
+    ///
+    /// The whole wait runs on a thread of its own (``offThePool(_:)``). A loop of awaits on the
+    /// cooperative pool is not checking while CPU-bound tests hold both of its threads, which they
+    /// did for the first 90 s of `swift test` in CI: fifteen servers that listened within a second
+    /// were reported "not healthy" when their waits resumed past the deadline with one check made.
+    static func waitUntilHealthy(_ url: String, while process: ChildProcess) async -> Bool {
+        await offThePool {
+            let deadline = Date().addingTimeInterval(90)
+            while Date() < deadline, process.isRunning {
+                if getNow(url + "/healthz") == 200 { return true }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            return false
         }
-        return false
     }
 
     /// The status of a GET, or nil if nothing answered.

@@ -46,12 +46,7 @@ struct ServerOperatorTests {
 
         /// Waits until `/healthz` answers; false if the process stopped or 90 s passed.
         func waitUntilHealthy() async -> Bool {
-            let deadline = Date().addingTimeInterval(90)
-            while Date() < deadline, process.isRunning {
-                if await AdminServer.get(url + "/healthz") == 200 { return true }
-                try? await Task.sleep(for: .milliseconds(200))
-            }
-            return false
+            await AdminServer.waitUntilHealthy(url, while: process)
         }
 
         /// The exit status once the process stops by itself, nil if it still runs after `seconds`.

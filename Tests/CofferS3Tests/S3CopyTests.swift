@@ -1,3 +1,4 @@
+import BlockingTestSupport
 @testable import CofferS3
 import Crypto
 import Foundation
@@ -13,7 +14,7 @@ struct S3CopyTests {
     func copy(singleCopyLimit: Int64) async throws {
         try await S3TestStore.withBucket(keyPrefix: "p/") { client, _ in
             // 12 MiB + 5 bytes: three parts at 5 MiB, the last short.
-            let bytes = (0..<((12 << 20) + 5)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) }
+            let bytes = testBytes((12 << 20) + 5) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) }
             _ = try await client.putObject(key: "incoming/a b+c", body: ByteBuffer(bytes: bytes))
             try await client.copyObject(from: "incoming/a b+c", to: "blobs/copied", singleCopyLimit: singleCopyLimit, partSize: 5 << 20)
             let copied = try #require(try await client.getBytes(key: "blobs/copied", limit: 16 << 20))

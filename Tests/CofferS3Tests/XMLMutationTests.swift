@@ -1,10 +1,11 @@
+import BlockingTestSupport
 import Testing
 @testable import CofferS3
 
 /// The answer readers under mutation: random byte flips, truncations, insertions, deletions and
 /// duplicated runs over real answers. Every mutant must be answered with a value or an error, never
 /// a trap (a trap here would be a crash of the server on a store's or a proxy's bad answer).
-@Suite struct XMLMutationTests {
+@Suite(.ownThread) struct XMLMutationTests {
     /// SplitMix64: a small seeded generator, so that a failure is reproducible from the iteration number.
     struct SplitMix64: RandomNumberGenerator {
         var state: UInt64

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferFormat
 @testable import CofferServer
 import Foundation
@@ -127,7 +128,7 @@ struct BlobTests {
         let world = World(server)
         try await world.team("T")
         let key = try await world.key(in: "T")
-        let sealed = Data(try SealedModel.seal((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17) }, name: "m", using: .modelKey(key)))
+        let sealed = Data(try SealedModel.seal(testBytes(12 << 20) { UInt8(truncatingIfNeeded: $0 &* 17) }, name: "m", using: .modelKey(key)))
         let address = sealed.sha256Hex
         let blobStore = try #require(server.app.blobStore)
         let upload = try await blobStore.beginUpload(for: address, by: UUID())
@@ -154,7 +155,7 @@ struct BlobTests {
         try await world.team("T")
         let key = try await world.key(in: "T")
         // Larger than one S3 part (8 MiB), so parts were stored before the cut.
-        let sealed = Data(try SealedModel.seal((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }, name: "m", using: .modelKey(key)))
+        let sealed = Data(try SealedModel.seal(testBytes(12 << 20) { UInt8(truncatingIfNeeded: $0 &* 31) }, name: "m", using: .modelKey(key)))
         let address = sealed.sha256Hex
         let connection = try await RawConnection.connect(port: server.base.port!)
         try await connection.send("PUT /v1/teams/T/blobs/\(address) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(server.adminToken)\r\n"

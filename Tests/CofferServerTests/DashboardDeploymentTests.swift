@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferFormat
 @testable import CofferServer
 import Fluent
@@ -122,7 +123,7 @@ struct DashboardDeploymentTests {
         // points fall (content-defined, with a 64 KiB minimum a change can cascade a few chunks
         // before the cuts line up again), so random bytes made this check fail now and then.
         var generator = TargetingTests.Generator(state: 20_261_129)
-        let base = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let base = testBytes(3 << 20) { _ in UInt8.random(in: 0...255, using: &generator) }
         var retrained = base
         retrained.replaceSubrange(2_000_000..<2_010_000, with: [UInt8](repeating: 9, count: 10_000))
         var v1Options = SealedModel.Options()

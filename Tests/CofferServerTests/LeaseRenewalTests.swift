@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferFormat
 @testable import CofferServer
 import Fluent
@@ -84,8 +85,8 @@ struct LeaseRenewalTests {
         try await world.team("T")
         let key = try await world.key(in: "T")
         // Two sealed models of about 6 MB: either fits the quota, both do not.
-        let first = Data(try SealedModel.seal((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }, name: "a", using: .modelKey(key)))
-        let second = Data(try SealedModel.seal((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 29) }, name: "b", using: .modelKey(key)))
+        let first = Data(try SealedModel.seal(testBytes(6_000_000) { UInt8(truncatingIfNeeded: $0 &* 13) }, name: "a", using: .modelKey(key)))
+        let second = Data(try SealedModel.seal(testBytes(6_000_000) { UInt8(truncatingIfNeeded: $0 &* 29) }, name: "b", using: .modelKey(key)))
         let db = server.app.db
 
         // The first upload sends its head and a mebibyte; admitted, its lease reserves its size.

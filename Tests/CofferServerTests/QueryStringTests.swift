@@ -1,9 +1,10 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 
 @testable import CofferServer
 
-@Suite("Device attributes from a query string")
+@Suite("Device attributes from a query string", .ownThread)
 struct QueryStringTests {
     static let names = ["deviceID", "deviceClass", "osName", "osVersion", "appVersion", "language", "region", "arch",
                         "memoryGiB", "custom.tier", "custom.x", "device%49D", "DeviceID", "memory", "custom.", "bogus", ""]

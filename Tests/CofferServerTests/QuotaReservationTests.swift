@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferFormat
 @testable import CofferServer
 import Fluent
@@ -17,8 +18,8 @@ struct QuotaReservationTests {
         try await world.team("T")
         let key = try await world.key(in: "T")
         // Two sealed models of about 6 MB (the header is checked once its bytes arrive).
-        let first = Data(try SealedModel.seal((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }, name: "a", using: .modelKey(key)))
-        let second = Data(try SealedModel.seal((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 29) }, name: "b", using: .modelKey(key)))
+        let first = Data(try SealedModel.seal(testBytes(6_000_000) { UInt8(truncatingIfNeeded: $0 &* 13) }, name: "a", using: .modelKey(key)))
+        let second = Data(try SealedModel.seal(testBytes(6_000_000) { UInt8(truncatingIfNeeded: $0 &* 29) }, name: "b", using: .modelKey(key)))
 
         // The first upload sends its head and a mebibyte, then waits: admitted, it holds 6 MB.
         let held = try HeldUpload(port: try #require(server.base.port), method: "PUT", path: "/v1/teams/T/blobs/\(first.sha256Hex)",

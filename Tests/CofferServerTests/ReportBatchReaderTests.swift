@@ -1,11 +1,12 @@
 @testable import CofferServer
+import BlockingTestSupport
 import Foundation
 import Testing
 
 /// The report body's byte-level reader against Foundation's JSON decoder: the same events from
 /// every valid batch (escapes, Unicode, white space, unknown keys), never an event the decoder would
 /// not give from a mutated one, and no crash; and the RFC 3339 reader against Foundation's.
-@Suite("Report batch reader")
+@Suite("Report batch reader", .ownThread)
 struct ReportBatchReaderTests {
     /// What Foundation decodes, to compare with.
     struct Mirror: Decodable {

@@ -1,10 +1,11 @@
 @testable import CofferServer
+import BlockingTestSupport
 import Foundation
 import Testing
 
 /// The report buffer's memory of event IDs and its outcome sets, on their own: the slot table the
 /// idempotency rests on, retries across generations, and what a batch with duplicates adds.
-@Suite("Report buffer")
+@Suite("Report buffer", .ownThread)
 struct ReportBufferTests {
     static let appID = UUID()
     static let deploymentID = UUID()

@@ -1,10 +1,11 @@
 @testable import CofferServer
+import BlockingTestSupport
 import Foundation
 import Testing
 
 /// The client address behind reverse proxies: which X-Forwarded-For entries are believed, over
 /// real HTTP (the dashboard's sign-in limit) and as units, with mutated headers.
-@Suite("Trusted proxies and client addresses")
+@Suite("Trusted proxies and client addresses", .ownThread)
 struct TrustedProxiesTests {
     @Test("addresses and CIDR ranges, IPv4 and IPv6, are read strictly")
     func ranges() throws {

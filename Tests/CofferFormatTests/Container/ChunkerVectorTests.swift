@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// Runs Swift's version 2 writer against `Vectors/chunker/` (made by the Python reference): the
 /// same plaintext must be cut into the same chunks with the same IDs and the same sealed bytes, or
 /// models sealed by one writer would share nothing with models sealed by the other.
-@Suite("Version 2 writer vectors")
+@Suite("Version 2 writer vectors", .ownThread)
 struct ChunkerVectorTests {
     static let folder = Bundle.module.url(forResource: "Vectors", withExtension: nil)!.appendingPathComponent("chunker")
 

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -5,22 +6,29 @@ import Testing
 
 /// Format version 2: content-defined chunks sealed deterministically under the model key, listed
 /// in an authenticated chunk table (docs/FORMAT.md, "Version 2").
-@Suite("Version 2: content-defined chunks, deterministic sealing")
+@Suite("Version 2: content-defined chunks, deterministic sealing", .ownThread)
 struct DeterministicSealingTests {
     static let key = KeyMaterial.modelKey(Fixtures.key)
     static let otherKey = KeyMaterial.modelKey(Fixtures.otherKey)
     static let gear = ContentChunker.gear(inputKeyMaterial: Fixtures.key.key)
 
     /// Pseudo-random bytes (a hash chain), so content-defined boundaries fall as in real models.
+    /// Each block is hashed in place: copying every digest through `Array` cost this debug build
+    /// seconds of the cooperative pool every test shares.
     static func noise(_ count: Int, seed: UInt8) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(count + 32)
-        var block = Array(SHA256.hash(data: [seed]))
-        while out.count < count {
-            out.append(contentsOf: block)
-            block = Array(SHA256.hash(data: block))
+        let blocks = (count + 31) / 32
+        var out = [UInt8](repeating: 0, count: blocks * 32)
+        out.withUnsafeMutableBytes { raw in
+            var digest = SHA256.hash(data: [seed])
+            var offset = 0
+            while offset < raw.count {
+                digest.withUnsafeBytes { raw.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                digest = SHA256.hash(data: UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 32]))
+                offset += 32
+            }
         }
-        return Array(out.prefix(count))
+        out.removeLast(out.count - count)
+        return out
     }
 
     static func seal(_ plaintext: [UInt8], _ key: KeyMaterial = key) throws -> [UInt8] {

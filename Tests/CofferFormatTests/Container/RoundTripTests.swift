@@ -1,8 +1,9 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 @testable import CofferFormat
 
-@Suite("Sealing and opening round trips")
+@Suite("Sealing and opening round trips", .ownThread)
 struct RoundTripTests {
     @Test("bytes survive sealing and opening", arguments: [
         0, 1, 100, Fixtures.chunk - 1, Fixtures.chunk, Fixtures.chunk + 1, 3 * Fixtures.chunk, 3 * Fixtures.chunk + 17,

@@ -1,8 +1,9 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 @testable import CofferFormat
 
-@Suite("Damaged and tampered containers are refused")
+@Suite("Damaged and tampered containers are refused", .ownThread)
 struct TamperTests {
     @Test("every single flipped bit of a small container is refused")
     func everyBitFlip() throws {

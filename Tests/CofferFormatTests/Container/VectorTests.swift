@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
 ///
 /// A failure here means Swift and the specification disagree: fix the implementation (or the
 /// specification, then regenerate), never a vector by hand.
-@Suite("Container format test vectors")
+@Suite("Container format test vectors", .ownThread)
 struct ContainerVectorTests {
     static let folder = Bundle.module.url(forResource: "Vectors", withExtension: nil)!
         .appendingPathComponent("container")

@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Crypto
 import CryptoExtras
 import Foundation
@@ -127,7 +128,7 @@ import Darwin
         return (file, message, source)
     }
 
-    @Test(arguments: [1, 16, 100, (1 << 20) + 40, 3 * (1 << 20)])
+    @Test(.ownThread, arguments: [1, 16, 100, (1 << 20) + 40, 3 * (1 << 20)])
     func readsIgnoreTheFileBeingRewrittenAfterOpening(size: Int) throws {
         let plaintext = pattern(size, seed: 23)
         let (file, message, source) = try openedKeyBasedFile(plaintext)
@@ -210,7 +211,7 @@ import Darwin
         }
     }
 
-    @Test func flippedBitsOfPasswordFilesAreRefused() throws {
+    @Test(.ownThread) func flippedBitsOfPasswordFilesAreRefused() throws {
         let password = Array("pw".utf8)
         var message: [UInt8] = []
         try RNCryptor.encrypt(BytesSource(pattern(5)), password: password) { message.append(contentsOf: $0) }

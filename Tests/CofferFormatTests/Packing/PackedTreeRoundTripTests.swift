@@ -1,8 +1,9 @@
+import BlockingTestSupport
 import Foundation
 import Testing
 @testable import CofferFormat
 
-@Suite("Packed tree round trips")
+@Suite("Packed tree round trips", .ownThread)
 struct PackedTreeRoundTripTests {
     static let folders: [(String, Int)] = [
         ("a", 0o755), ("a/b", 0o700), ("a/empty", 0o750), ("ro", 0o555), ("sub", 0o755),
