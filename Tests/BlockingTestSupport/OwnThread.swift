@@ -3,7 +3,7 @@ import Testing
 
 /// Runs each test of a suite (or one test) on a thread of its own instead of Swift's cooperative
 /// pool: for tests that compute for seconds without a suspension point (fuzzing, sealing tens of
-/// MiB, ten thousand random queries).
+/// MiB, fifty thousand random queries).
 ///
 /// `swift test` starts every test at once as a task on the cooperative pool, which has one thread
 /// per core: two in CI. Such tests held both threads for the first 90 s of the run; every other

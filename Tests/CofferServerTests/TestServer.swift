@@ -87,7 +87,7 @@ final class TestServer: @unchecked Sendable {
         try await app.asyncShutdown()
         if removingData {
             try? FileManager.default.removeItem(atPath: dataDirectory)
-            if let ownDatabase { PostgresDatabases.drop(ownDatabase) }
+            if let ownDatabase { await offThePool { PostgresDatabases.drop(ownDatabase) } }
             if let ownBucket { await S3TestGateway.removeBucket(ownBucket.bucket) }
         }
     }
