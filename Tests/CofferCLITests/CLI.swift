@@ -122,15 +122,12 @@ struct CLI {
     /// eight bytes from the system generator was a `getrandom` call each, and the loop over a
     /// range a generic one in this debug build: seconds of the cooperative pool per file.
     static func randomData(_ count: Int) -> Data {
-        var state = UInt64.random(in: .min ... .max)
+        var generator = SplitMix64(seed: .random(in: .min ... .max))
         var data = Data(count: (count + 7) / 8 * 8)
         data.withUnsafeMutableBytes { raw in
             var offset = 0
             while offset < raw.count {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var mixed = (state ^ (state >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-                raw.storeBytes(of: mixed ^ (mixed >> 31), toByteOffset: offset, as: UInt64.self)
+                raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self)
                 offset += 8
             }
         }

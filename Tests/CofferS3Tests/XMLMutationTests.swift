@@ -6,17 +6,6 @@ import Testing
 /// duplicated runs over real answers. Every mutant must be answered with a value or an error, never
 /// a trap (a trap here would be a crash of the server on a store's or a proxy's bad answer).
 @Suite(.ownThread) struct XMLMutationTests {
-    /// SplitMix64: a small seeded generator, so that a failure is reproducible from the iteration number.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let interesting: [[UInt8]] = ["<", ">", "/", "&", ";", "&#", "&#x", "<![CDATA[", "]]>", "<!--", "-->", "<?", "?>", "\"", "'", "<!DOCTYPE",
                                           "99999999999999999999", "-1", "true", "\u{0}", "\u{FFFF}"].map { Array($0.utf8) } + [[0xFF], [0xC3], [0xED, 0xA0, 0x80]]

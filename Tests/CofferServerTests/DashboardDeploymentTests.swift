@@ -122,7 +122,7 @@ struct DashboardDeploymentTests {
         // Fixed bytes: how many chunks a 10 KB change reaches depends on where the chunker's cut
         // points fall (content-defined, with a 64 KiB minimum a change can cascade a few chunks
         // before the cuts line up again), so random bytes made this check fail now and then.
-        var generator = TargetingTests.Generator(state: 20_261_129)
+        var generator = SplitMix64(state: 20_261_129)
         let base = testBytes(3 << 20) { _ in UInt8.random(in: 0...255, using: &generator) }
         var retrained = base
         retrained.replaceSubrange(2_000_000..<2_010_000, with: [UInt8](repeating: 9, count: 10_000))

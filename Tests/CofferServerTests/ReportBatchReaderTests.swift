@@ -33,7 +33,7 @@ struct ReportBatchReaderTests {
 
     static let texts = ["plain", "", "quote \" and \\ backslash / slash", "tab\tnew\nline\u{1}", "é ü 中文 😀 \u{202E}rtl", "\u{FEFF}bom", String(repeating: "x", count: 300)]
 
-    static func randomEvent(_ generator: inout TargetingTests.Generator) -> [String: Any] {
+    static func randomEvent(_ generator: inout SplitMix64) -> [String: Any] {
         func text() -> String { texts.randomElement(using: &generator)! }
         var event: [String: Any] = ["id": text(), "deviceID": text(), "collection": text(), "sequence": Int64.random(in: -5...Int64.max, using: &generator),
                                     "deployment": UUID().uuidString, "model": text(), "sha256": text(), "outcome": text(), "at": text()]
@@ -48,7 +48,7 @@ struct ReportBatchReaderTests {
 
     @Test("every valid batch reads as Foundation decodes it")
     func agreesOnValid() throws {
-        var generator = TargetingTests.Generator(state: 0x5EED)
+        var generator = SplitMix64(state: 0x5EED)
         for round in 0..<300 {
             let events = (0..<Int.random(in: 0...12, using: &generator)).map { _ in Self.randomEvent(&generator) }
             var body: [String: Any] = ["events": events]
@@ -62,7 +62,7 @@ struct ReportBatchReaderTests {
 
     @Test("a mutated batch is refused or reads as Foundation decodes it; nothing crashes")
     func mutations() throws {
-        var generator = TargetingTests.Generator(state: 0xBAD5EED)
+        var generator = SplitMix64(state: 0xBAD5EED)
         let seed = Array(try JSONSerialization.data(withJSONObject: ["events": (0..<3).map { _ in Self.randomEvent(&generator) }]))
         let tokens = Array("{}[]\",:0123456789-+.eE\\u/ntfr \u{0}\u{7F}".utf8) + [0xC3, 0xA9, 0xED, 0xA0, 0x80, 0xFF]
         var accepted = 0
@@ -148,7 +148,7 @@ struct ReportBatchReaderTests {
 
     @Test("RFC 3339 times read as Foundation reads them; impossible dates are refused")
     func times() throws {
-        var generator = TargetingTests.Generator(state: 0x3339)
+        var generator = SplitMix64(state: 0x3339)
         let style = Date.ISO8601FormatStyle()
         for _ in 0..<2000 {
             let date = Date(timeIntervalSince1970: Double(Int64.random(in: 0...253_402_300_799, using: &generator)))

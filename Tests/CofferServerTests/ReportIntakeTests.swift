@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import CofferFormat
 import CofferServer
 import Foundation
@@ -114,7 +115,7 @@ struct ReportIntakeTests {
             Fleet.event(manifest, device: "device-0", outcome: "failed", reason: "oom"),
             Fleet.event(manifest, device: "device-1", model: "FlowerStylizer", outcome: "loaded"),
         ]]))
-        var generator = TargetingTests.Generator(state: 0x16)
+        var generator = SplitMix64(state: 0x16)
         let tokens = Array("{}[]\",:0-9eE.\\u\u{0}\u{7F}".utf8) + Array("9999999999999999999999".utf8)
         for round in 0..<300 {
             var body = seed

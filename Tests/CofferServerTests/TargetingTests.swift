@@ -1,3 +1,4 @@
+import BlockingTestSupport
 import Foundation
 @testable import CofferServer
 import Testing
@@ -400,21 +401,9 @@ struct TargetingTests {
 
     // MARK: Robustness
 
-    /// A small deterministic generator (SplitMix64), so that a failure can be reproduced.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("garbage and damaged conditions either parse to a condition that round-trips or are refused in one line")
     func mutations() throws {
-        var random = Generator(state: 2024)
+        var random = SplitMix64(state: 2024)  // seeded, so that a failure can be reproduced
         let pieces: [String] = [
             "=", "!", "!=", "<", "<=", ">", ">=", ";", ",", " ", "*", "%", ".", "-", "_", "0", "1", "9", "17", "a", "Z",
             "custom.", "osVersion", "rollout", "language", "en", "memory", "region", "US", "é", "\u{301}", "👩‍💻", "\u{7}",
