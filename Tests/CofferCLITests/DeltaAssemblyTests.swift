@@ -1,3 +1,4 @@
+import BlockingTestSupport
 @testable import Coffer
 import CofferFormat
 import Crypto
@@ -16,20 +17,12 @@ import Glibc
 @Suite("Delta assembly")
 struct DeltaAssemblyTests {
     /// `count` pseudo-random bytes (a seeded generator, so a failure can be replayed).
-    /// A plain loop into the array's storage: a `map` over the range cost this debug build about
-    /// 100 ns a byte, seconds of the cooperative pool every test shares (see `offThePool`).
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed
-        var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            var index = 0
-            while index < count {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                buffer[index] = UInt8(truncatingIfNeeded: state >> 33)
-                index += 1
-            }
+        return testBytes(count) { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 33)
         }
-        return bytes
     }
 
     static func folder() throws -> URL {
