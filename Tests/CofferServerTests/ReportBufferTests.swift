@@ -59,6 +59,33 @@ struct ReportBufferTests {
         #expect(key(Self.appID, "event-0001").words.0 >> 63 == 1)
     }
 
+    @Test("a batch's keys, made from the app's prefix once, are the keys made one by one, each event's its own")
+    func batchKeys() {
+        let prefix = ReportEventKey.Prefix(appID: Self.appID)
+        let ids = ["event-0001", "event-0002", "event-0001", "a-much-longer-event-id-of-sixty-four-characters-0123456789abcdef"]
+        let fromPrefix = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(prefix, eventID: $0) } }
+        let alone = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(appID: Self.appID, eventID: $0) } }
+        #expect(fromPrefix == alone)
+        #expect(fromPrefix[0] == fromPrefix[2] && fromPrefix[0] != fromPrefix[1] && fromPrefix[1] != fromPrefix[3])
+        let other = Array("event-0001".utf8).withUnsafeBufferPointer { ReportEventKey(.init(appID: UUID()), eventID: $0) }
+        #expect(other != fromPrefix[0])
+    }
+
+    @Test("device rows are keyed by bytes: a look-alike device ID or model (KELVIN SIGN for K) is a row of its own")
+    func lookAlikeDevices() {
+        let buffer = ReportBuffer()
+        let batch = [Self.report("look-0001", device: "Kite"), Self.report("look-0002", device: "\u{212A}ite"),
+                     Self.report("look-0003", device: "Kite", model: "\u{212A}ite"), Self.report("look-0004", device: "Kite")]
+        #expect(buffer.add(batch, appID: Self.appID, teamID: Self.teamID, stage: { _ in 100 }).counts! == (4, 0))
+        let devices = buffer.take().devices
+        #expect(devices.count == 3)
+        #expect(Set(devices.keys.map { Array($0.deviceID.utf8) + [0] + Array($0.model.utf8) }).count == 3)
+        let key = ReportBuffer.DeviceKey(deploymentID: Self.deploymentID, model: "Kite", deviceID: "d")
+        #expect(key == ReportBuffer.DeviceKey(deploymentID: Self.deploymentID, model: "Kite", deviceID: "d"))
+        #expect(key != ReportBuffer.DeviceKey(deploymentID: Self.deploymentID, model: "\u{212A}ite", deviceID: "d"))
+        #expect(key != ReportBuffer.DeviceKey(deploymentID: UUID(), model: "Kite", deviceID: "d"))
+    }
+
     @Test("a retry is a duplicate while its generation or the next is remembered, and only the new events of a batch count")
     func retriesAcrossGenerations() throws {
         let buffer = ReportBuffer()

@@ -185,6 +185,7 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
     app.migrations.add(AddInvitationIssuers())
     app.migrations.add(AddCurrentMasterKey())
     app.migrations.add(AddRolloutSequences())
+    app.migrations.add(DropReportDeviceForeignKey())
     // Instances starting together on one PostgreSQL may race to create a table; the loser waits
     // and finds the migration recorded. On a loaded machine the winner's migrations take seconds:
     // the loser keeps trying for about 40 s.

@@ -67,7 +67,7 @@ struct ReportBatch: Sendable {
         return try bytes.withUnsafeBufferPointer { (bytes) throws(ReportFieldError) -> [DeviceReport] in
             var reports: [DeviceReport] = []
             reports.reserveCapacity(events.count)
-            var previous = ReportBatch.Event.Previous()
+            var previous = ReportBatch.Event.Previous(appID: appID)
             for index in events.indices {
                 do throws(ReportFieldError) {
                     reports.append(try events[index].checked(in: bytes, now: now, appID: appID, previous: &previous))
@@ -96,17 +96,34 @@ extension ReportBatch.Event {
         var model: String?
         /// The last deployment ID read, and where its text is in the batch's bytes.
         var deployment: (text: ReportText, id: UUID)?
+        /// The last SHA-256 read, and where its text is in the batch's bytes.
+        var digest: (text: ReportText, digest: ModelDigest)?
+        /// The app's event keys as far as the app ID (``ReportEventKey/Prefix``), made once a batch.
+        let keys: ReportEventKey.Prefix
+
+        init(appID: UUID) {
+            keys = ReportEventKey.Prefix(appID: appID)
+        }
+
+        /// Whether `text` and `other` (both in `bytes`) are the same bytes.
+        private static func same(_ text: ReportText, _ other: ReportText, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            text.count == other.count && (text.count == 0 || memcmp(text.bytes(in: bytes).baseAddress!, other.bytes(in: bytes).baseAddress!, text.count) == 0)
+        }
 
         /// The deployment ID `text` (in `bytes`) gives, or nil when it is not a UUID.
         mutating func deploymentID(_ text: ReportText, in bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
-            let given = text.bytes(in: bytes)
-            if let deployment, deployment.text.count == given.count,
-               memcmp(deployment.text.bytes(in: bytes).baseAddress!, given.baseAddress!, given.count) == 0 {
-                return deployment.id
-            }
-            guard let id = UUID(hexBytes: given) else { return nil }
+            if let deployment, Self.same(deployment.text, text, in: bytes) { return deployment.id }
+            guard let id = UUID(hexBytes: text.bytes(in: bytes)) else { return nil }
             deployment = (text, id)
             return id
+        }
+
+        /// The SHA-256 `text` (in `bytes`) gives, or nil when it is not 64 lowercase hex digits.
+        mutating func digest(_ text: ReportText, in bytes: UnsafeBufferPointer<UInt8>) -> ModelDigest? {
+            if let digest, Self.same(digest.text, text, in: bytes) { return digest.digest }
+            guard let read = ModelDigest(hex: text.bytes(in: bytes)) else { return nil }
+            digest = (text, read)
+            return read
         }
     }
 
@@ -124,7 +141,7 @@ extension ReportBatch.Event {
         guard sequence >= 0 else { throw ReportFieldError("sequence must not be negative") }
         guard let deploymentID = previous.deploymentID(deployment, in: bytes) else { throw ReportFieldError("deployment must be a deployment ID (a UUID)") }
         guard (1...100).contains(model.count), Self.isPrintable(model, in: bytes) else { throw ReportFieldError("model is not a model name") }
-        guard let digest = ModelDigest(hex: sha256.bytes(in: bytes)) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
+        guard let digest = previous.digest(sha256, in: bytes) else { throw ReportFieldError("sha256 must be 64 lowercase hex digits") }
         guard let outcome = ReportOutcome(bytes: outcome.bytes(in: bytes)) else {
             throw ReportFieldError("outcome must be downloaded, opened, loaded or failed")
         }
@@ -138,7 +155,7 @@ extension ReportBatch.Event {
         guard date >= now.addingTimeInterval(-ReportBatch.oldest), date <= now.addingTimeInterval(ReportBatch.newest) else {
             throw ReportFieldError("at is more than 7 days ago or more than an hour ahead of the server's clock")
         }
-        return DeviceReport(eventKey: ReportEventKey(appID: appID, eventID: id.bytes(in: bytes)),
+        return DeviceReport(eventKey: ReportEventKey(previous.keys, eventID: id.bytes(in: bytes)),
                             deviceID: deviceID.string(in: bytes, reusing: &previous.deviceID),
                             collection: collection.string(in: bytes, reusing: &previous.collection), sequence: sequence, deploymentID: deploymentID,
                             model: model.string(in: bytes, reusing: &previous.model), sha256: digest, outcome: outcome,

@@ -20,10 +20,22 @@ import NIOConcurrencyHelpers
 /// rows, with the batch's, stay within a quarter of it.
 final class ReportBuffer: Sendable {
     /// A device's outcomes for one model of one deployment.
+    /// A device row's key. Names are compared and hashed as bytes, as the database's unique index
+    /// compares them: canonically equivalent spellings ("\u{212A}ite", "Kite") are two rows.
     struct DeviceKey: Hashable, Sendable {
         let deploymentID: UUID
         let model: String
         let deviceID: String
+
+        static func == (left: DeviceKey, right: DeviceKey) -> Bool {
+            left.deploymentID == right.deploymentID && left.model.hasSameBytes(as: right.model) && left.deviceID.hasSameBytes(as: right.deviceID)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(deploymentID)
+            model.hashBytes(into: &hasher)
+            deviceID.hashBytes(into: &hasher)
+        }
     }
 
     struct DeviceState: Sendable {
@@ -234,7 +246,9 @@ final class ReportBuffer: Sendable {
             for index in reports.indices {
                 // Field by field: reading a whole report out of the array copies it.
                 let deploymentID = reports[index].deploymentID, model = reports[index].model, deviceID = reports[index].deviceID
-                if let at = groups.firstIndex(where: { $0.key.deploymentID == deploymentID && $0.key.model == model && $0.key.deviceID == deviceID }) {
+                if let at = groups.firstIndex(where: {
+                    $0.key.deploymentID == deploymentID && $0.key.model.hasSameBytes(as: model) && $0.key.deviceID.hasSameBytes(as: deviceID)
+                }) {
                     groups[at].members.append(index)
                 } else {
                     let known = groups.first { $0.key.deploymentID == deploymentID }?.stage

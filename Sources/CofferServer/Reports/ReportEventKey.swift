@@ -12,12 +12,30 @@ struct ReportEventKey: Equatable, Sendable {
     private let high: UInt64
     private let low: UInt64
 
+    /// The two hashers of an app's keys, fed as far as the app ID: a batch's events are one app's,
+    /// and each event's key starts from a copy of these (the same key as hashing it whole).
+    struct Prefix {
+        fileprivate let first: Hasher
+        fileprivate let second: Hasher
+
+        init(appID: UUID) {
+            var first = Hasher(), second = Hasher()
+            first.combine(UInt8(1))
+            second.combine(UInt8(2))
+            withUnsafeBytes(of: appID.uuid) { first.combine(bytes: $0); second.combine(bytes: $0) }
+            self.first = first
+            self.second = second
+        }
+    }
+
     /// The key of event `eventID` (its UTF-8 bytes) of app `appID`.
     init(appID: UUID, eventID: UnsafeBufferPointer<UInt8>) {
-        var first = Hasher(), second = Hasher()
-        first.combine(UInt8(1))
-        second.combine(UInt8(2))
-        withUnsafeBytes(of: appID.uuid) { first.combine(bytes: $0); second.combine(bytes: $0) }
+        self.init(Prefix(appID: appID), eventID: eventID)
+    }
+
+    /// The key of event `eventID` (its UTF-8 bytes) of the app `prefix` was made for.
+    init(_ prefix: Prefix, eventID: UnsafeBufferPointer<UInt8>) {
+        var first = prefix.first, second = prefix.second
         first.combine(bytes: UnsafeRawBufferPointer(eventID))
         second.combine(bytes: UnsafeRawBufferPointer(eventID))
         // The top bit set: no key is all zeros, which ``ReportEventKeyTable`` takes for an empty slot.

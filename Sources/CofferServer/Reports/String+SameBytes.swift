@@ -22,4 +22,15 @@ extension String {
         if let result = compared ?? nil { return result }
         return utf8.elementsEqual(other.utf8)
     }
+
+    /// Feeds the UTF-8 bytes and their count to `hasher`: the hash that goes with
+    /// ``hasSameBytes(as:)`` (`String`'s own hash normalises, as its `==` does).
+    func hashBytes(into hasher: inout Hasher) {
+        let hashed: Void? = utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            var copy = self
+            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+        hasher.combine(utf8.count)
+    }
 }
