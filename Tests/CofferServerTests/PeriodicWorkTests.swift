@@ -53,6 +53,18 @@ struct PeriodicWorkTests {
         }
     }
 
+    @Test("a pause given for the runs `again` asks for is the one taken, not the default")
+    func givenPause() async throws {
+        let runs = NIOLockedValueBox(0)
+        // Half the interval: with the default pause (0.15 s) a second run would come within the second.
+        let work = PeriodicWork(every: 3600, firstRunAfter: 0, failure: "test", again: { true }, pauseBeforeAgain: 1800) { _, _ in
+            runs.withLockedValue { $0 += 1 }
+        }
+        _ = try await Self.running(work, limit: 300, settle: 1) { runs.withLockedValue { $0 } >= 1 }
+        #expect(runs.withLockedValue { $0 } == 1)
+        #expect(PeriodicWork(every: 1, failure: "test") { _, _ in }.pauseBeforeAgain == PeriodicWork.followUpPause)
+    }
+
     @Test("after a run with nothing waiting, the interval passes before the next")
     func waitsWhenNothingWaits() async throws {
         let runs = NIOLockedValueBox(0)

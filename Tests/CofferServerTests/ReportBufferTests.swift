@@ -228,13 +228,14 @@ struct ReportBufferTests {
         #expect(add(2, team: other).counts != nil)
     }
 
-    @Test("rows are written to PostgreSQL in one order whatever order a buffer holds them in (two instances lock them alike)")
+    @Test("rows are written to PostgreSQL in one order whatever order a buffer holds them in (two instances lock them alike), look-alike names too")
     func lockOrder() {
         let deployments = (0..<4).map { _ in UUID() }
         var rows: [(key: ReportBuffer.DeviceKey, value: ReportBuffer.DeviceState)] = []
         for deployment in deployments {
-            for model in ["B", "A"] {
-                for device in ["d-2", "d-10", "d-1"] {
+            // KELVIN SIGN and K: rows of their own, which String's `<` would hold equal (unordered).
+            for model in ["B", "A", "K", "\u{212A}"] {
+                for device in ["d-2", "d-10", "d-1", "Kite", "\u{212A}ite"] {
                     rows.append((ReportBuffer.DeviceKey(deploymentID: deployment, model: model, deviceID: device),
                                  ReportBuffer.DeviceState(outcomes: 1, stage: 100, first: Date(), last: Date())))
                 }

@@ -33,6 +33,9 @@ struct ReportNameTests {
         for (a, b, same) in pairs {
             #expect(a.hasSameBytes(as: b) == same, "\(Array(a.utf8)) vs \(Array(b.utf8))")
             #expect(a.hasSameBytes(as: b) == Array(a.utf8).elementsEqual(Array(b.utf8)))
+            let order = a.compareBytes(with: b), bytesFirst = Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
+            #expect((order < 0) == bytesFirst && (order == 0) == same && (order > 0) == (!bytesFirst && !same), "\(Array(a.utf8)) vs \(Array(b.utf8))")
+            #expect(b.compareBytes(with: a).signum() == -order.signum())
         }
     }
 }

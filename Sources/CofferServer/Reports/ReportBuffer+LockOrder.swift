@@ -6,24 +6,30 @@ import Foundation
 /// their upserts deadlock each other (40P01: retried, then put back; the buffer grew to 503).
 /// SQLite, with one writer at a time, needs no order.
 extension ReportBuffer {
-    /// Device rows in (deployment, model, device) order.
+    /// Device rows in (deployment, model, device) order, names by their bytes. The indices are
+    /// sorted, not the rows: moving rows (two Strings each) through the sort's merges was most of
+    /// its cost, a third of the flush's own CPU in a profile at 30 000 new devices a second.
     static func lockOrdered(_ rows: [(key: DeviceKey, value: DeviceState)]) -> [(key: DeviceKey, value: DeviceState)] {
-        rows.sorted { precedes($0.key, $1.key) }
+        rows.indices.sorted { precedes(rows[$0].key, rows[$1].key) }.map { rows[$0] }
     }
 
     /// Events in (app, event ID) order.
     static func lockOrdered(_ events: [Event]) -> [Event] {
-        events.sorted { left, right in
-            let apps = compare(left.appID, right.appID)
-            return apps != 0 ? apps < 0 : left.failure.eventID < right.failure.eventID
-        }
+        events.indices.sorted { left, right in
+            let apps = compare(events[left].appID, events[right].appID)
+            return apps != 0 ? apps < 0 : events[left].failure.eventID.compareBytes(with: events[right].failure.eventID) < 0
+        }.map { events[$0] }
     }
 
+    /// Whether `left` comes first. Names are compared by their bytes, as ``DeviceKey`` tells keys
+    /// apart: `String`'s `<` holds canonically equivalent spellings equal, and two rows neither of
+    /// which comes first could be written in either order.
     static func precedes(_ left: DeviceKey, _ right: DeviceKey) -> Bool {
         let deployments = compare(left.deploymentID, right.deploymentID)
         if deployments != 0 { return deployments < 0 }
-        if left.model != right.model { return left.model < right.model }
-        return left.deviceID < right.deviceID
+        let models = left.model.compareBytes(with: right.model)
+        if models != 0 { return models < 0 }
+        return left.deviceID.compareBytes(with: right.deviceID) < 0
     }
 
     /// UUIDs by their bytes, without making text.

@@ -33,4 +33,17 @@ extension String {
         }
         hasher.combine(utf8.count)
     }
+
+    /// The order of the UTF-8 bytes (as `memcmp`, a prefix first): negative, zero or positive.
+    func compareBytes(with other: String) -> Int {
+        let compared = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                let common = min(mine.count, theirs.count)
+                let order = common == 0 ? 0 : Int(memcmp(mine.baseAddress!, theirs.baseAddress!, common))
+                return order != 0 ? order : mine.count - theirs.count
+            }
+        }
+        if let result = compared ?? nil { return result }
+        return utf8.lexicographicallyPrecedes(other.utf8) ? -1 : (utf8.elementsEqual(other.utf8) ? 0 : 1)
+    }
 }
