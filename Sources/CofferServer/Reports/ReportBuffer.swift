@@ -19,9 +19,9 @@ import NIOConcurrencyHelpers
 /// are what halts a bad rollout — its last quarter (``reserve``) only takes a batch of a team whose
 /// rows, with the batch's, stay within a quarter of it.
 final class ReportBuffer: Sendable {
-    /// A device's outcomes for one model of one deployment.
-    /// A device row's key. Names are compared and hashed as bytes, as the database's unique index
-    /// compares them: canonically equivalent spellings ("\u{212A}ite", "Kite") are two rows.
+    /// A device row's key: a device, for one model of one deployment. Names are compared and hashed
+    /// as bytes, as the database's unique index compares them: canonically equivalent spellings
+    /// ("\u{212A}ite", "Kite") are two rows.
     struct DeviceKey: Hashable, Sendable {
         let deploymentID: UUID
         let model: String
