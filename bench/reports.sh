@@ -175,7 +175,8 @@ run_wrk() {
     [ -z "${metrics_url:-}" ] || curl -fs "$metrics_url" | grep "^coffer_http_requests_total" >&2 || true
     exit 1
   fi
-  python3 - "wrk-$label.txt" <<'PY'
+  local result
+  result=$(python3 - "wrk-$label.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -184,6 +185,11 @@ p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 ok, total = re.search(r"answers: (\d+) below 400 of (\d+)", text).groups()
 print(f"{rps:.0f} {p99:.2f} {ok} {total}")
 PY
+)
+  # Each run's figures as it ends, on stderr: a later run that fails stops the script before the
+  # summary, and what was measured before it is not lost.
+  echo "bench: $label: $result (req/s, p99 ms, answers 200, answers)" >&2
+  echo "$result"
 }
 
 # written EXPECTED: prints the seconds until the deployment's status counts EXPECTED devices, after
