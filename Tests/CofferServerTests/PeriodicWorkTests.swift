@@ -65,6 +65,14 @@ struct PeriodicWorkTests {
         #expect(PeriodicWork(every: 1, failure: "test") { _, _ in }.pauseBeforeAgain == PeriodicWork.followUpPause)
     }
 
+    @Test("the report flush pauses before a follow-up on SQLite, and not at all on PostgreSQL")
+    func reportFlushPause() {
+        var configuration = ServerConfiguration(dataDirectory: "/nonexistent", hostname: "127.0.0.1", port: 0)
+        #expect(configuration.reportFlushFollowUpPause == PeriodicWork.followUpPause)
+        configuration.databaseURL = "postgres://coffer@127.0.0.1:5432/coffer"
+        #expect(configuration.reportFlushFollowUpPause == 0)
+    }
+
     @Test("after a run with nothing waiting, the interval passes before the next")
     func waitsWhenNothingWaits() async throws {
         let runs = NIOLockedValueBox(0)

@@ -64,8 +64,12 @@ struct ReportBufferTests {
         let prefix = ReportEventKey.Prefix(appID: Self.appID)
         let ids = ["event-0001", "event-0002", "event-0001", "a-much-longer-event-id-of-sixty-four-characters-0123456789abcdef"]
         let fromPrefix = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(prefix, eventID: $0) } }
-        let alone = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(appID: Self.appID, eventID: $0) } }
+        // Made one by one, each from a prefix of its own: using a prefix does not change it.
+        let alone = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(.init(appID: Self.appID), eventID: $0) } }
         #expect(fromPrefix == alone)
+        // The same keys in the reverse order: a key does not depend on the events made before it.
+        let reversed = ids.reversed().map { id in Array(id.utf8).withUnsafeBufferPointer { ReportEventKey(prefix, eventID: $0) } }
+        #expect(Array(reversed.reversed()) == fromPrefix)
         #expect(fromPrefix[0] == fromPrefix[2] && fromPrefix[0] != fromPrefix[1] && fromPrefix[1] != fromPrefix[3])
         let other = Array("event-0001".utf8).withUnsafeBufferPointer { ReportEventKey(.init(appID: UUID()), eventID: $0) }
         #expect(other != fromPrefix[0])

@@ -91,6 +91,11 @@ struct ReportVolumeTests {
         let lookAlike = UUID()
         #expect(budget.admitRows(reports((0..<35).map { "y\($0)" } + ["caf\u{E9}"]), appID: lookAlike, now: hour) == nil)
         #expect(budget.admitRows(reports(["cafe\u{301}"]), appID: lookAlike, now: hour) != nil)
+        // Adjacent in one batch (where an event takes the hash of the one before): still two rows.
+        let adjacent = UUID()
+        #expect(budget.admitRows(reports((0..<35).map { "z\($0)" }), appID: adjacent, now: hour) == nil)
+        #expect(budget.admitRows(reports(["caf\u{E9}", "cafe\u{301}"]), appID: adjacent, now: hour) != nil)
+        #expect(budget.admitRows(reports(["caf\u{E9}", "caf\u{E9}"]), appID: adjacent, now: hour) == nil)
 
         #expect(budget.storableFailures(3, appID: app, now: hour) == 1)
         #expect(budget.storableFailures(1, appID: app, now: hour.addingTimeInterval(10)) == 0)

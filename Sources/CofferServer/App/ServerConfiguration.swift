@@ -119,6 +119,10 @@ public struct ServerConfiguration: Sendable {
     /// How often each instance writes the device reports it has accepted to the database
     /// (COFFER_REPORT_FLUSH_SECONDS; default 1). A crash loses at most this long's reports.
     public var reportFlushInterval: TimeInterval = 1
+    /// The pause before a report flush that follows the last because rows are still waiting: on
+    /// SQLite ``PeriodicWork/followUpPause`` (its one writer lets others in), on PostgreSQL none
+    /// (the pause was idle time the backlog grew in: 503 at ~32 000 batches a second).
+    var reportFlushFollowUpPause: TimeInterval { databaseURL == nil ? PeriodicWork.followUpPause : 0 }
     /// The most report rows (device outcome sets and failures) an instance keeps unwritten, as
     /// while the database is slow or down; past it, and past three quarters of it for a team that
     /// would hold more than a quarter, reports get 503 `reports_backlog` (COFFER_REPORT_BUFFER_ROWS;

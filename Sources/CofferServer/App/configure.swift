@@ -126,10 +126,7 @@ public func configure(_ app: Application, _ configuration: ServerConfiguration) 
     app.lifecycle.use(PeriodicWork(every: configuration.reportFlushInterval, failure: "device reports not written; kept for the next try",
                                    atShutdown: { db, _ in try await reports.flush(on: db, retention: retention) },
                                    again: { reports.pendingRows >= reports.flushAtOnce },
-                                   // On PostgreSQL a flush under load follows the last at once: the
-                                   // pause, there for SQLite's one writer, was idle time the backlog
-                                   // grew in (503 at ~32 000 batches a second).
-                                   pauseBeforeAgain: configuration.databaseURL == nil ? PeriodicWork.followUpPause : 0) { db, _ in
+                                   pauseBeforeAgain: configuration.reportFlushFollowUpPause) { db, _ in
         try await reports.flush(on: db, retention: retention)
     })
     let reportEndpoint = ReportEndpoint(

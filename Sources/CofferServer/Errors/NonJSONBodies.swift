@@ -23,8 +23,7 @@ struct NonJSONBodies: Middleware {
         // The usual body of a device's report is labelled `application/json`: Vapor's parse of the
         // header into directives and a media type was 7 % of the device port's CPU under load.
         if let value = headers.first(name: .contentType), isPlainJSON(value) { return nil }
-        guard let type = headers.contentType, refused.contains(where: { $0.type == type.type && $0.subType == type.subType }),
-              hasBody(headers) else { return nil }
+        guard let type = headers.contentType, isRefused(type), hasBody(headers) else { return nil }
         return Abort(.unsupportedMediaType, reason: "the API reads application/json bodies (blob uploads: application/octet-stream)")
     }
 
@@ -37,6 +36,12 @@ struct NonJSONBodies: Middleware {
         guard bytes.starts(with: json) else { return false }
         guard let next = bytes.dropFirst(json.count).first else { return true }
         return next == UInt8(ascii: ";") || next == UInt8(ascii: " ") || next == UInt8(ascii: "\t")
+    }
+
+    /// Whether `type` is a form or plain text, in any case (media types are case-insensitive, and
+    /// a browser sends `TEXT/PLAIN` cross-origin without asking first, as it does `text/plain`).
+    static func isRefused(_ type: HTTPMediaType) -> Bool {
+        refused.contains { $0.type == type.type.lowercased() && $0.subType == type.subType.lowercased() }
     }
 
     static func hasBody(_ headers: HTTPHeaders) -> Bool {

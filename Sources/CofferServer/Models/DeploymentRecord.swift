@@ -2,6 +2,10 @@ import Fluent
 import Foundation
 
 /// A deployment of a collection: default models, targeting rules, and a status.
+///
+/// No route deletes a deployment. Code that ever does must delete its `report_devices` rows in
+/// the same transaction: SQLite cascades them by a foreign key, PostgreSQL no longer has that key
+/// (migration 017, ``DropReportDeviceForeignKey``).
 final class DeploymentRecord: Model, @unchecked Sendable {
     static let schema = "deployments"
 

@@ -1,4 +1,5 @@
 import Fluent
+import FluentPostgresDriver
 import SQLKit
 
 /// 017: on PostgreSQL, `report_devices.deployment_id` no longer references `deployments` by a
@@ -12,28 +13,85 @@ import SQLKit
 /// team (``ReportEndpoint``), and no route deletes a deployment, so the cascade it declared never
 /// ran. SQLite keeps the key (its check is one index lookup, and dropping it would rebuild the table).
 ///
+/// Dropping the key locks `report_devices` and `deployments` exclusively. During a rolling upgrade
+/// the older instances keep flushing reports, and a waiting `ALTER TABLE` queues every other
+/// reader of both tables behind it; so each attempt waits at most ``lockTimeout`` for its locks
+/// (`SET LOCAL lock_timeout`), gives up whole (one transaction), and tries again after ``pause``,
+/// up to ``attempts`` times, then fails the start with PostgreSQL's "lock timeout" error. Only the
+/// key that references `deployments` is dropped, `IF EXISTS` (two instances may start at once).
+///
 /// Released migrations are never edited.
 struct DropReportDeviceForeignKey: AsyncMigration {
+    /// The longest one attempt waits for its table locks.
+    var lockTimeout: Duration = .seconds(2)
+    /// The pause between attempts.
+    var pause: Duration = .seconds(1)
+    /// Attempts before the migration fails.
+    var attempts = 10
+
     var name: String { "017_DropReportDeviceForeignKey" }
 
     func prepare(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
-        // The constraint's name is Fluent's; it is looked up rather than spelt out.
-        let rows = try await sql.raw("""
-            SELECT conname::text AS name FROM pg_constraint \
-            WHERE conrelid = \(bind: ReportTables.devices)::regclass AND contype = 'f'
-            """).all()
-        for row in rows {
-            let name = try row.decode(column: "name", as: String.self)
-            try await sql.raw("ALTER TABLE \(ident: ReportTables.devices) DROP CONSTRAINT \(ident: name)").run()
+        guard Self.isPostgres(database) else { return }
+        try await withLockRetries(on: database) { sql in
+            // The constraint's name is Fluent's; it is looked up rather than spelt out.
+            let rows = try await sql.raw("""
+                SELECT conname::text AS name FROM pg_constraint \
+                WHERE conrelid = \(bind: ReportTables.devices)::regclass \
+                AND confrelid = \(bind: DeploymentRecord.schema)::regclass AND contype = 'f'
+                """).all()
+            for row in rows {
+                let name = try row.decode(column: "name", as: String.self)
+                try await sql.raw("ALTER TABLE \(ident: ReportTables.devices) DROP CONSTRAINT IF EXISTS \(ident: name)").run()
+            }
         }
     }
 
+    /// Adds the key back, checked against the rows already there: a device row whose deployment
+    /// no longer exists (none does unless one was deleted by hand, since no route deletes a
+    /// deployment) fails the revert with PostgreSQL's foreign-key error, and nothing is changed.
     func revert(on database: any Database) async throws {
-        guard let sql = database as? any SQLDatabase, sql.dialect.name == "postgresql" else { return }
-        try await sql.raw("""
-            ALTER TABLE \(ident: ReportTables.devices) ADD FOREIGN KEY (deployment_id) \
-            REFERENCES \(ident: DeploymentRecord.schema) (id) ON DELETE CASCADE
-            """).run()
+        guard Self.isPostgres(database) else { return }
+        try await withLockRetries(on: database) { sql in
+            // NOT VALID then VALIDATE: the check of the existing rows holds a weaker lock.
+            try await sql.raw("""
+                ALTER TABLE \(ident: ReportTables.devices) ADD CONSTRAINT \(ident: Self.revertedName) \
+                FOREIGN KEY (deployment_id) REFERENCES \(ident: DeploymentRecord.schema) (id) \
+                ON DELETE CASCADE NOT VALID
+                """).run()
+            try await sql.raw("ALTER TABLE \(ident: ReportTables.devices) VALIDATE CONSTRAINT \(ident: Self.revertedName)").run()
+        }
+    }
+
+    /// The name `revert` gives the key it adds.
+    static let revertedName = "report_devices_deployment_id_fkey"
+
+    private static func isPostgres(_ database: any Database) -> Bool {
+        (database as? any SQLDatabase)?.dialect.name == "postgresql"
+    }
+
+    /// Runs `body` in a transaction whose lock waits end after `lockTimeout`; a lock timeout is
+    /// tried again after `pause`, up to `attempts` times in all.
+    private func withLockRetries(on database: any Database, _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws {
+        let milliseconds = lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000
+        var attempt = 1
+        while true {
+            do {
+                try await database.transaction { tx in
+                    guard let sql = tx as? any SQLDatabase else { return }
+                    try await sql.raw("SET LOCAL lock_timeout = \(unsafeRaw: String(max(1, milliseconds)))").run()
+                    try await body(sql)
+                }
+                return
+            } catch where attempt < attempts && Self.isLockTimeout(error) {
+                try await Task.sleep(for: pause)
+                attempt += 1
+            }
+        }
+    }
+
+    /// PostgreSQL's `lock_not_available` (55P03), which a lock timeout raises.
+    static func isLockTimeout(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "55P03"
     }
 }
