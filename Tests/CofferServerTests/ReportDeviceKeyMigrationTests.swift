@@ -1,6 +1,7 @@
 @testable import CofferServer
 import Fluent
 import Foundation
+import NIOConcurrencyHelpers
 import SQLKit
 import Testing
 
@@ -53,37 +54,40 @@ struct ReportDeviceKeyMigrationTests {
             // connection, and the migration must not wait for the holder's), on the same data.
             try await Self.withServer(postgres: true, databaseURL: server.configuration.databaseURL,
                                       dataDirectory: server.dataDirectory) { other in
-                let holderDB = other.app.db
-                let quick = DropReportDeviceForeignKey(lockTimeout: .milliseconds(100), pause: .milliseconds(50), attempts: 2)
-
-                // Held for far longer than two attempts (2 × 100 ms + 50 ms): without its lock timeout
-                // the migration would wait for the holder and succeed; it must fail instead.
-                let release = Release()
-                let holder = Task { try await Self.holdLock(on: holderDB, until: release) }
-                try await release.waitUntilHeld()
-                do {
-                    try await quick.prepare(on: db)
-                    Issue.record("the migration went on while another session held report_devices")
-                } catch {
-                    #expect(DropReportDeviceForeignKey.isLockTimeout(error), "not a lock timeout: \(String(reflecting: error))")
-            }
-            release.open()
-            try await holder.value
-            #expect(try await Self.foreignKeys(of: "report_devices", on: sql) == [DropReportDeviceForeignKey.revertedName])
-
-            // Held until after the first attempt has given up: a later attempt succeeds.
-            let patient = DropReportDeviceForeignKey(lockTimeout: .milliseconds(100), pause: .milliseconds(50), attempts: 200)
-            let again = Release()
-            let second = Task { try await Self.holdLock(on: holderDB, until: again) }
-            try await again.waitUntilHeld()
-            let migration = Task { try await patient.prepare(on: db) }
-            try await Task.sleep(for: .milliseconds(500))
-            again.open()
-            try await second.value
-            try await migration.value
-            #expect(try await Self.foreignKeys(of: "report_devices", on: sql) == [])
+                try await Self.boundedWaits(db: db, sql: sql, holderDB: other.app.db)
             }
         }
+    }
+
+    private static func boundedWaits(db: any Database, sql: any SQLDatabase, holderDB: any Database) async throws {
+        // Held until released (at most 30 s): without its lock timeout the migration would wait
+        // for the holder and succeed; it must give up after its two attempts instead.
+        let attempts = NIOLockedValueBox(0)
+        var quick = DropReportDeviceForeignKey(lockTimeout: .milliseconds(100), pause: .milliseconds(50), attempts: 2)
+        quick.attemptStarted = { number in attempts.withLockedValue { $0 = number } }
+        let release = Release()
+        let holder = Task { try await Self.holdLock(on: holderDB, until: release) }
+        try await release.waitUntilHeld()
+        do {
+            try await quick.prepare(on: db)
+            Issue.record("the migration went on while another session held report_devices")
+        } catch {
+            #expect(DropReportDeviceForeignKey.isLockTimeout(error), "not a lock timeout: \(String(reflecting: error))")
+        }
+        #expect(attempts.withLockedValue { $0 } == 2)
+        release.open()
+        try await holder.value
+        #expect(try await foreignKeys(of: "report_devices", on: sql) == [DropReportDeviceForeignKey.revertedName])
+
+        // Held until the third attempt starts (two have given up): a later attempt succeeds.
+        let again = Release()
+        var patient = DropReportDeviceForeignKey(lockTimeout: .milliseconds(100), pause: .milliseconds(50), attempts: 1000)
+        patient.attemptStarted = { number in if number >= 3 { again.open() } }
+        let second = Task { try await Self.holdLock(on: holderDB, until: again) }
+        try await again.waitUntilHeld()
+        try await patient.prepare(on: db)
+        try await second.value
+        #expect(try await foreignKeys(of: "report_devices", on: sql) == [])
     }
 
     /// The names of `table`'s foreign keys, sorted.
@@ -94,14 +98,14 @@ struct ReportDeviceKeyMigrationTests {
     }
 
     /// Holds a lock on `report_devices` that `ALTER TABLE` must wait for, in a transaction on a
-    /// connection of its own, until `release` opens or 5 s have passed (a migration that waits
+    /// connection of its own, until `release` opens or 30 s have passed (a migration that waits
     /// for the lock, where it should have given up, then fails the test rather than hanging it).
     static func holdLock(on db: any Database, until release: Release) async throws {
         try await db.transaction { tx in
             let sql = try #require(tx as? any SQLDatabase)
             try await sql.raw("LOCK TABLE report_devices IN ACCESS SHARE MODE").run()
             release.markHeld()
-            let end = ContinuousClock.now + .seconds(5)
+            let end = ContinuousClock.now + .seconds(30)
             while !release.isOpen, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(10)) }
         }
     }

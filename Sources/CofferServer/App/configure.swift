@@ -195,7 +195,8 @@ func configureDatabase(_ app: Application, _ configuration: ServerConfiguration)
         do {
             try await app.autoMigrate()
             return
-        } catch where attempt < attempts && configuration.databaseURL != nil {
+        } catch where attempt < attempts && configuration.databaseURL != nil && !DropReportDeviceForeignKey.isLockTimeout(error) {
+            // (017's lock timeouts have had their own tries: the start fails, as documented.)
             app.logger.warning("migration attempt \(attempt) failed (another instance migrating?); retrying")
             try await Task.sleep(for: .milliseconds(500 * min(attempt, 4)))
         }

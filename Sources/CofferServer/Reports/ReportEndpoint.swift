@@ -140,12 +140,11 @@ struct ReportEndpoint: Sendable {
     private func accept(_ request: Request, app: AppCredentials.App) throws -> ReportAnswer {
         let reports = request.reports
         let devicePrefix = "device:" + app.id.lowercaseHexText + ":"
-        // Events per device, in the order devices first come (a batch is usually one device's);
-        // device IDs are told apart by their bytes, as the buffer's rows are (``DeviceKey``).
+        // Events per device, in the order devices first come (a batch is usually one device's).
         var devices: [(id: String, count: Int)] = []
         for index in reports.indices {
             let deviceID = reports[index].deviceID
-            if let at = devices.firstIndex(where: { $0.id.hasSameBytes(as: deviceID) }) {
+            if let at = devices.firstIndex(where: { $0.id == deviceID }) {
                 devices[at].count += 1
             } else {
                 devices.append((deviceID, 1))

@@ -15,10 +15,12 @@ import SQLKit
 ///
 /// Dropping the key locks `report_devices` and `deployments` exclusively. During a rolling upgrade
 /// the older instances keep flushing reports, and a waiting `ALTER TABLE` queues every other
-/// reader of both tables behind it; so each attempt waits at most ``lockTimeout`` for its locks
-/// (`SET LOCAL lock_timeout`), gives up whole (one transaction), and tries again after ``pause``,
-/// up to ``attempts`` times, then fails the start with PostgreSQL's "lock timeout" error. Only the
-/// key that references `deployments` is dropped, `IF EXISTS` (two instances may start at once).
+/// reader of both tables behind it; so an attempt waits at most ``lockTimeout`` for each of its two
+/// locks (`SET LOCAL lock_timeout`), gives up whole (one transaction; a deadlock with another
+/// session's locks ends it too), and is tried again after ``pause``, up to ``attempts`` times; then
+/// the start fails with PostgreSQL's "lock timeout" error (`configure` does not try the migrations
+/// again for it). Only the key that references `deployments` is dropped, `IF EXISTS` (two instances
+/// may start at once).
 ///
 /// Released migrations are never edited.
 struct DropReportDeviceForeignKey: AsyncMigration {
@@ -28,6 +30,8 @@ struct DropReportDeviceForeignKey: AsyncMigration {
     var pause: Duration = .seconds(1)
     /// Attempts before the migration fails.
     var attempts = 10
+    /// Told each attempt's number as it starts (tests).
+    var attemptStarted: (@Sendable (Int) -> Void)?
 
     var name: String { "017_DropReportDeviceForeignKey" }
 
@@ -53,13 +57,10 @@ struct DropReportDeviceForeignKey: AsyncMigration {
     func revert(on database: any Database) async throws {
         guard Self.isPostgres(database) else { return }
         try await withLockRetries(on: database) { sql in
-            // NOT VALID then VALIDATE: the check of the existing rows holds a weaker lock.
             try await sql.raw("""
                 ALTER TABLE \(ident: ReportTables.devices) ADD CONSTRAINT \(ident: Self.revertedName) \
-                FOREIGN KEY (deployment_id) REFERENCES \(ident: DeploymentRecord.schema) (id) \
-                ON DELETE CASCADE NOT VALID
+                FOREIGN KEY (deployment_id) REFERENCES \(ident: DeploymentRecord.schema) (id) ON DELETE CASCADE
                 """).run()
-            try await sql.raw("ALTER TABLE \(ident: ReportTables.devices) VALIDATE CONSTRAINT \(ident: Self.revertedName)").run()
         }
     }
 
@@ -70,25 +71,30 @@ struct DropReportDeviceForeignKey: AsyncMigration {
         (database as? any SQLDatabase)?.dialect.name == "postgresql"
     }
 
-    /// Runs `body` in a transaction whose lock waits end after `lockTimeout`; a lock timeout is
-    /// tried again after `pause`, up to `attempts` times in all.
+    /// Runs `body` in a transaction whose lock waits end after `lockTimeout`; a lock timeout or a
+    /// deadlock is tried again after `pause`, up to `attempts` times in all. Inside a caller's
+    /// transaction (which an error aborts, and whose end `SET LOCAL` would last until) it runs once.
     private func withLockRetries(on database: any Database, _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws {
         let milliseconds = lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000
         var attempt = 1
         while true {
             do {
+                attemptStarted?(attempt)
                 try await database.transaction { tx in
-                    guard let sql = tx as? any SQLDatabase else { return }
+                    guard let sql = tx as? any SQLDatabase else { throw Self.notSQL }
                     try await sql.raw("SET LOCAL lock_timeout = \(unsafeRaw: String(max(1, milliseconds)))").run()
                     try await body(sql)
                 }
                 return
-            } catch where attempt < attempts && Self.isLockTimeout(error) {
+            } catch where attempt < attempts && !database.inTransaction
+                && (Self.isLockTimeout(error) || (error as? PSQLError)?.serverInfo?[.sqlState] == "40P01") {
                 try await Task.sleep(for: pause)
                 attempt += 1
             }
         }
     }
+
+    private static let notSQL = ServerSetupError("migration 017: the database does not take SQL")
 
     /// PostgreSQL's `lock_not_available` (55P03), which a lock timeout raises.
     static func isLockTimeout(_ error: any Error) -> Bool {
