@@ -87,7 +87,7 @@ struct DropReportDeviceForeignKey: AsyncMigration {
                 }
                 return
             } catch where attempt < attempts && !database.inTransaction
-                && (Self.isLockTimeout(error) || (error as? PSQLError)?.serverInfo?[.sqlState] == "40P01") {
+                && (Self.isLockTimeout(error) || type(of: database).isTransient(error)) {
                 try await Task.sleep(for: pause)
                 attempt += 1
             }
