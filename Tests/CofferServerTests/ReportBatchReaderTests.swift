@@ -60,6 +60,25 @@ struct ReportBatchReaderTests {
         }
     }
 
+    @Test("keys one byte off a field's name (same length, same first byte) are skipped, not read as that field")
+    func lookAlikeKeys() throws {
+        let names = ["id", "deviceID", "collection", "sequence", "deployment", "model", "sha256", "outcome", "reason", "at"]
+        var generator = SplitMix64(state: 0x10_0C_A1)
+        for name in names {
+            for position in name.utf8.indices.dropFirst() {
+                var bytes = Array(name.utf8)
+                let at = name.utf8.distance(from: name.utf8.startIndex, to: position)
+                bytes[at] = bytes[at] == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
+                let lookAlike = String(decoding: bytes, as: UTF8.self)
+                var event = Self.randomEvent(&generator)
+                event[lookAlike] = name == "sequence" ? "not a number" as Any : 7 as Any
+                let data = try JSONSerialization.data(withJSONObject: ["events": [event]])
+                let expected = try JSONDecoder().decode(Mirror.self, from: data).events
+                #expect(try Self.read(Array(data)) == expected, "\(lookAlike)")
+            }
+        }
+    }
+
     @Test("a mutated batch is refused or reads as Foundation decodes it; nothing crashes")
     func mutations() throws {
         var generator = SplitMix64(state: 0xBAD5EED)

@@ -31,6 +31,23 @@ struct TrustedProxiesTests {
         }
     }
 
+    @Test("X-Forwarded-For is read only when the peer is a trusted proxy")
+    func readsHeaderOnlyWhenTrusted() throws {
+        let proxies = try TrustedProxies(parsing: "10.0.0.0/8")
+        var reads = 0
+        func header() -> [String] {
+            reads += 1
+            return ["203.0.113.9"]
+        }
+        #expect(TrustedProxies.none.client(peer: "10.0.0.5", forwardedFor: header()) == "10.0.0.5")
+        #expect(proxies.client(peer: "198.51.100.1", forwardedFor: header()) == "198.51.100.1")
+        #expect(proxies.client(peer: "not an address", forwardedFor: header()) == "not an address")
+        #expect(proxies.client(peer: nil, forwardedFor: header()) == nil)
+        #expect(reads == 0)
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: header()) == "203.0.113.9")
+        #expect(reads == 1)
+    }
+
     @Test("the client is the first untrusted address from the right; a client's own entries are never believed")
     func client() throws {
         let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 192.0.2.1")

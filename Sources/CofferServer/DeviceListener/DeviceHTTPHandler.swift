@@ -10,6 +10,9 @@ import Vapor
 ///
 /// It writes whole responses as bytes (``ResponseBytes``): a fresh manifest is one write of
 /// bytes made at signing, a report batch's answer one of bytes made at start (``ReportAnswer``).
+/// On a kept-alive connection those answers are flushed once the event loop has handled the I/O
+/// of every connection that was ready (``flushSoon(context:)``), not one at a time in between:
+/// each flush wakes a client, which then took the core from the loop in mid-round.
 /// A report's body is kept up to ``ReportEndpoint/maximumBody`` bytes: a larger Content-Length is
 /// refused before any byte of the body is kept, a body without one when it grows past the limit
 /// (413, and the connection closes); room for a body grows as its bytes arrive. Other requests'
@@ -217,8 +220,13 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The client's address: the peer, or what a trusted proxy says it forwarded for.
     private func clientAddress(of head: HTTPRequestHead, context: ChannelHandlerContext) -> String {
-        trustedProxies.client(peer: context.channel.remoteAddress?.ipAddress, forwardedFor: head.headers["x-forwarded-for"]) ?? "unknown"
+        if peer == nil { peer = .some(context.channel.remoteAddress?.ipAddress) }
+        return trustedProxies.client(peer: peer!, forwardedFor: head.headers["x-forwarded-for"]) ?? "unknown"
     }
+
+    /// The connection's peer address as text, made at its first request (a connection's peer does
+    /// not change; formatting it was a call into the C library per request).
+    private var peer: String??
 
     /// Runs `work` in a task while the requests behind this one wait, then `then` on the event
     /// loop, then answers the waiting ones.
@@ -254,6 +262,20 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if closing { waiting.removeAll() }
     }
 
+    /// A flush of this connection is due once the event loop has handled the I/O it is handling.
+    private var flushDue = false
+
+    /// Flushes what was written after the event loop has read and answered every connection that
+    /// was ready, instead of one write at a time in between: each write wakes the client.
+    private func flushSoon(context: ChannelHandlerContext) {
+        guard !flushDue else { return }
+        flushDue = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushDue = false
+            context.flush()
+        }
+    }
+
     /// Records the duration of the answer being written, once.
     private func timed(_ status: HTTPResponseStatus) {
         guard let answer = answering.take() else { return }
@@ -263,7 +285,10 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func write(_ answer: ReportAnswer, keepAlive: Bool, context: ChannelHandlerContext) {
         timed(.ok)
         let keepAlive = keepAlive && !quiescing
-        if keepAlive { return context.writeAndFlush(wrapOutboundOut(answer.response), promise: nil) }
+        if keepAlive {
+            context.write(wrapOutboundOut(answer.response), promise: nil)
+            return flushSoon(context: context)
+        }
         var headers = ReportAnswer.headers
         let body = answer.body
         headers.add(name: "Content-Length", value: String(body.readableBytes))
@@ -275,7 +300,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         timed(notModified ? .notModified : .ok)
         let keepAlive = keepAlive && !quiescing
         if keepAlive {
-            context.writeAndFlush(wrapOutboundOut(notModified ? answer.notModifiedResponse : answer.okResponse), promise: nil)
+            context.write(wrapOutboundOut(notModified ? answer.notModifiedResponse : answer.okResponse), promise: nil)
+            flushSoon(context: context)
         } else {
             write(status: notModified ? .notModified : .ok, headers: notModified ? answer.notModifiedHeaders : answer.okHeaders,
                   body: notModified ? nil : answer.body, keepAlive: false, context: context)

@@ -67,29 +67,30 @@ struct ReportBatchReader {
         var id, deviceID, collection, deployment, model, sha256, outcome, reason, at: ReportText?
         var sequence: Int64?
         var reasonIsNull = false
-        /// Stores a string field if `key` names it, refusing one given twice.
-        func set(_ field: inout ReportText?, _ name: StaticString, _ key: Key, _ reader: inout ReportBatchReader) throws(ReportFieldError) -> Bool {
-            guard key.is(name) else { return false }
+        /// Stores a string field, refusing one given twice.
+        func set(_ field: inout ReportText?, _ name: StaticString, _ reader: inout ReportBatchReader) throws(ReportFieldError) {
             guard field == nil else { throw ReportFieldError("\(name) is given twice") }
             field = try reader.text(name.description)
-            return true
         }
         try object { reader, key throws(ReportFieldError) in
-            if try set(&id, "id", key, &reader) { return }
-            if try set(&deviceID, "deviceID", key, &reader) { return }
-            if try set(&collection, "collection", key, &reader) { return }
-            if try set(&deployment, "deployment", key, &reader) { return }
-            if try set(&model, "model", key, &reader) { return }
-            if try set(&sha256, "sha256", key, &reader) { return }
-            if try set(&outcome, "outcome", key, &reader) { return }
-            if try set(&at, "at", key, &reader) { return }
-            if key.is("sequence") {
+            // One length test and at most one comparison a key (ten keys an event), instead of
+            // trying each name in turn.
+            switch key.field {
+            case .id: try set(&id, "id", &reader)
+            case .deviceID: try set(&deviceID, "deviceID", &reader)
+            case .collection: try set(&collection, "collection", &reader)
+            case .deployment: try set(&deployment, "deployment", &reader)
+            case .model: try set(&model, "model", &reader)
+            case .sha256: try set(&sha256, "sha256", &reader)
+            case .outcome: try set(&outcome, "outcome", &reader)
+            case .at: try set(&at, "at", &reader)
+            case .sequence:
                 guard sequence == nil else { throw ReportFieldError("sequence is given twice") }
                 sequence = try reader.integer()
-            } else if key.is("reason") {
+            case .reason:
                 guard reason == nil, !reasonIsNull else { throw ReportFieldError("reason is given twice") }
                 if reader.literal("null") { reasonIsNull = true } else { reason = try reader.text("reason") }
-            } else {
+            case nil:
                 try reader.skipValue(depth: 3)
             }
         }
@@ -105,6 +106,27 @@ struct ReportBatchReader {
                                  at: try required(at, "at"))
     }
 
+    /// The members of an event the reader keeps.
+    private enum EventField {
+        case id, deviceID, collection, sequence, deployment, model, sha256, outcome, reason, at
+
+        /// The member's name in the body.
+        var name: StaticString {
+            switch self {
+            case .id: "id"
+            case .deviceID: "deviceID"
+            case .collection: "collection"
+            case .sequence: "sequence"
+            case .deployment: "deployment"
+            case .model: "model"
+            case .sha256: "sha256"
+            case .outcome: "outcome"
+            case .reason: "reason"
+            case .at: "at"
+            }
+        }
+    }
+
     /// A member's name, unescaped, compared with the names the reader knows without making a String
     /// of it (a batch has ten keys an event): the bytes between its quotes in the body, or for a
     /// key with escapes (rare) its unescaped bytes.
@@ -115,6 +137,28 @@ struct ReportBatchReader {
         func `is`(_ name: StaticString) -> Bool {
             guard let escaped else { return Self.equal(plain, name) }
             return escaped.withUnsafeBufferPointer { Self.equal($0, name) }
+        }
+
+        /// The event field this key names, or nil for a key the reader does not know.
+        var field: EventField? {
+            guard let escaped else { return Self.field(plain) }
+            return escaped.withUnsafeBufferPointer { Self.field($0) }
+        }
+
+        /// Picks the one name of `given`'s length (and, where two share it, first byte), then
+        /// compares the whole key with it.
+        private static func field(_ given: UnsafeBufferPointer<UInt8>) -> EventField? {
+            let candidate: EventField
+            switch given.count {
+            case 2: candidate = given[0] == UInt8(ascii: "i") ? .id : .at
+            case 5: candidate = .model
+            case 6: candidate = given[0] == UInt8(ascii: "s") ? .sha256 : .reason
+            case 7: candidate = .outcome
+            case 8: candidate = given[0] == UInt8(ascii: "d") ? .deviceID : .sequence
+            case 10: candidate = given[2] == UInt8(ascii: "l") ? .collection : .deployment
+            default: return nil
+            }
+            return equal(given, candidate.name) ? candidate : nil
         }
 
         private static func equal(_ given: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {

@@ -40,13 +40,14 @@ struct TrustedProxies: Sendable, Equatable {
     func trusts(_ address: [UInt8]) -> Bool { ranges.contains { $0.contains(address) } }
 
     /// The client's address for a connection from `peer` that carried `forwardedFor` (every
-    /// `X-Forwarded-For` value, in order); nil when the peer is unknown.
-    func client(peer: String?, forwardedFor: [String]) -> String? {
-        guard let peer, let peerBytes = IPRange.address(peer) else { return peer }
-        guard !ranges.isEmpty, trusts(peerBytes) else { return peer }
+    /// `X-Forwarded-For` value, in order, read only when the peer is a trusted proxy); nil when the
+    /// peer is unknown.
+    func client(peer: String?, forwardedFor: @autoclosure () -> [String]) -> String? {
+        // With no proxy trusted (the usual set-up), nothing is parsed: the peer is the client.
+        guard let peer, !ranges.isEmpty, let peerBytes = IPRange.address(peer), trusts(peerBytes) else { return peer }
         var client = peer
         var hops = 0
-        for value in forwardedFor.reversed() {
+        for value in forwardedFor().reversed() {
             for entry in value.split(separator: ",").reversed() {
                 hops += 1
                 let text = entry.trimmingCharacters(in: .whitespaces)
