@@ -37,6 +37,41 @@ struct DeviceListenerTests {
         await connection.close()
     }
 
+    @Test("a client that half-closes after its requests gets every answer, then the connection closes")
+    func halfClose() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        // Cached first, so that the answers are made in the read that also brings the end of input.
+        let warm = try await RawConnection.connect(port: port)
+        try await warm.send(request(Self.manifest + "a", "HTTP/1.1"))
+        _ = try await warm.wait { RawConnection.statuses($0).count == 1 }
+        await warm.close()
+        for count in [1, 3] {
+            let connection = try await RawConnection.connect(port: port)
+            try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: count))
+            try await connection.closeOutput()
+            let (text, closed) = try await connection.wait { _ in false }
+            #expect(RawConnection.statuses(text) == Array(repeating: 200, count: count), "\(text.prefix(300))")
+            #expect(closed, "the server closes once it has answered")
+        }
+    }
+
+    @Test("a client pipelining many requests and reading as it goes gets them all answered on one connection")
+    func manyPipelined() async throws {
+        let (server, port, request) = try await Self.start()
+        defer { Task { try? await server.stop() } }
+        let connection = try await RawConnection.connect(port: port)
+        try await connection.send(request(Self.manifest + "a", "HTTP/1.1"))
+        _ = try await connection.wait { RawConnection.statuses($0).count == 1 }
+        // 300 answers of a manifest each are several times the channel's 64 KiB high-water mark,
+        // written in one event-loop round before any flush.
+        try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: 300))
+        let (text, closed) = try await connection.wait { RawConnection.statuses($0).count == 301 }
+        #expect(RawConnection.statuses(text) == Array(repeating: 200, count: 301), "\(text.suffix(300))")
+        #expect(!closed)
+        await connection.close()
+    }
+
     @Test("a request NIO cannot parse gets 400 and the connection closes")
     func unparsable() async throws {
         let (server, port, _) = try await Self.start()

@@ -51,6 +51,12 @@ final class RawConnection: Sendable {
         try? await channel.close()
     }
 
+    /// Closes the sending side only (a half-close): the server sees the end of input, and what it
+    /// still sends arrives.
+    func closeOutput() async throws {
+        try await channel.close(mode: .output)
+    }
+
     /// The status codes of the responses in `text`, in order.
     static func statuses(_ text: String) -> [Int] {
         text.split(separator: "HTTP/1.1 ", omittingEmptySubsequences: false).dropFirst().compactMap { Int($0.prefix(3)) }

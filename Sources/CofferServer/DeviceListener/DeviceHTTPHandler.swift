@@ -12,7 +12,10 @@ import Vapor
 /// bytes made at signing, a report batch's answer one of bytes made at start (``ReportAnswer``).
 /// On a kept-alive connection those answers are flushed once the event loop has handled the I/O
 /// of every connection that was ready (``flushSoon(context:)``), not one at a time in between:
-/// each flush wakes a client, which then took the core from the loop in mid-round.
+/// each flush wakes a client, which then took the core from the loop in mid-round. Every close
+/// flushes first (closing fails what is not flushed), and answers that alone reach the high-water
+/// mark are flushed at once. A client that closes its side after its requests (a half-close) gets
+/// them answered, then the connection closes.
 /// A report's body is kept up to ``ReportEndpoint/maximumBody`` bytes: a larger Content-Length is
 /// refused before any byte of the body is kept, a body without one when it grows past the limit
 /// (413, and the connection closes); room for a body grows as its bytes arrive. Other requests'
@@ -64,6 +67,8 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var stopReading = false
     /// The listener is stopping: the next answer says `connection: close`, and the connection closes.
     private var quiescing = false
+    /// The client closed its side of the connection: it closes once the requests read are answered.
+    private var inputClosed = false
     /// The request being answered: its route for metrics and when it was taken up.
     private var answering: (route: ServerMetrics.DeviceRoute, since: NIODeadline)?
 
@@ -121,29 +126,30 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func finish(_ received: Received, context: ChannelHandlerContext) {
         // Answered now only when nothing is ahead of it and its answer can be written: a client
         // that does not read its answers gets at most `maximumWaiting` requests kept, then closed.
-        if !busy, waiting.isEmpty, context.channel.isWritable { return handle(received, context: context) }
-        guard waiting.count < Self.maximumWaiting else {
-            closing = true
-            return context.close(promise: nil)
-        }
+        if !busy, waiting.isEmpty, canWrite(context) { return handle(received, context: context) }
+        guard waiting.count < Self.maximumWaiting else { return flushAndClose(context: context) }
         waiting.append(received)
         // A refused body is not read on: the connection closes once the 413 is written.
         if received.tooLarge { stopReading = true }
     }
 
-    /// The listener stops: an idle connection closes now, a busy one once its answer is written.
+    /// The listener stops: an idle connection closes now (after the answers written to it), a
+    /// busy one once its answer is written. The client closed its side (a half-close: it sends
+    /// nothing more): the requests read are answered, then the connection closes.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            inputClosed = true
+            current = nil
+            return closeIfAnswered(context: context)
+        }
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
         quiescing = true
-        if !busy, waiting.isEmpty, current == nil, !closing {
-            closing = true
-            context.close(promise: nil)
-        }
+        if !busy, waiting.isEmpty, current == nil, !closing { flushAndClose(context: context) }
     }
 
     /// A request NIO could not parse: 400 and close, as NIO's own server pipeline does.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !busy, waiting.isEmpty, !closing else { return context.close(promise: nil) }
+        guard error is HTTPParserError, !busy, waiting.isEmpty, !closing else { return flushAndClose(context: context) }
         var headers = HTTPHeaders()
         headers.add(name: "content-length", value: "0")
         answering = (.unknown, .now())
@@ -258,8 +264,30 @@ final class DeviceHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Answers the pipelined requests kept while the database was asked (or while the client did
     /// not read its answers), in order, until one needs the database again.
     private func answerWaiting(context: ChannelHandlerContext) {
-        while !busy, !closing, context.channel.isWritable, let next = waiting.popFirst() { handle(next, context: context) }
+        while !busy, !closing, canWrite(context), let next = waiting.popFirst() { handle(next, context: context) }
         if closing { waiting.removeAll() }
+        closeIfAnswered(context: context)
+    }
+
+    /// The client closed its side and every request it sent is answered: the connection closes.
+    private func closeIfAnswered(context: ChannelHandlerContext) {
+        if inputClosed, !busy, waiting.isEmpty, !closing { flushAndClose(context: context) }
+    }
+
+    /// Whether an answer can be written now. Answers written and not yet flushed count against
+    /// the channel's high-water mark: when they are what holds it back, they are flushed first
+    /// (a client pipelining many requests, reading as it goes, is not taken for one that does not read).
+    private func canWrite(_ context: ChannelHandlerContext) -> Bool {
+        if !context.channel.isWritable, flushDue { context.flush() }
+        return context.channel.isWritable
+    }
+
+    /// Closes the connection after flushing what was written to it: closing fails every write
+    /// not yet flushed, and answers wait for ``flushSoon(context:)``.
+    private func flushAndClose(context: ChannelHandlerContext) {
+        closing = true
+        context.flush()
+        context.close(promise: nil)
     }
 
     /// A flush of this connection is due once the event loop has handled the I/O it is handling.

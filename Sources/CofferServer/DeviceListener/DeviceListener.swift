@@ -43,6 +43,11 @@ final class DeviceListener: LifecycleHandler, @unchecked Sendable {
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A client that closes its side after its last request still gets the answers: its
+            // end of input is told to the handler, which closes once they are flushed (answers
+            // wait for the end of the event loop's round, and NIO's own close at end of input
+            // would fail them).
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // A client that does not read its answers is not read either.
