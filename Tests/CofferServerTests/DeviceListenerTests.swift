@@ -22,6 +22,14 @@ struct DeviceListenerTests {
 
     static let manifest = "/v1/device/collections/FlowerModels/manifest?deviceID="
 
+    /// A connection whose first manifest request is answered (the manifest is cached after it).
+    static func answeredOnce(port: Int, request: (String, String) -> String) async throws -> RawConnection {
+        let connection = try await RawConnection.connect(port: port)
+        try await connection.send(request(manifest + "a", "HTTP/1.1"))
+        _ = try await connection.wait { RawConnection.statuses($0).count == 1 }
+        return connection
+    }
+
     @Test("pipelined requests are answered in order, the first after a database check")
     func pipelined() async throws {
         let (server, port, request) = try await Self.start()
@@ -42,10 +50,7 @@ struct DeviceListenerTests {
         let (server, port, request) = try await Self.start()
         defer { Task { try? await server.stop() } }
         // Cached first, so that the answers are made in the read that also brings the end of input.
-        let warm = try await RawConnection.connect(port: port)
-        try await warm.send(request(Self.manifest + "a", "HTTP/1.1"))
-        _ = try await warm.wait { RawConnection.statuses($0).count == 1 }
-        await warm.close()
+        try await Self.answeredOnce(port: port, request: request).close()
         for count in [1, 3] {
             let connection = try await RawConnection.connect(port: port)
             try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: count))
@@ -60,9 +65,7 @@ struct DeviceListenerTests {
     func manyPipelined() async throws {
         let (server, port, request) = try await Self.start()
         defer { Task { try? await server.stop() } }
-        let connection = try await RawConnection.connect(port: port)
-        try await connection.send(request(Self.manifest + "a", "HTTP/1.1"))
-        _ = try await connection.wait { RawConnection.statuses($0).count == 1 }
+        let connection = try await Self.answeredOnce(port: port, request: request)
         // 300 answers of a manifest each are several times the channel's 64 KiB high-water mark,
         // written in one event-loop round before any flush.
         try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: 300))
