@@ -65,14 +65,24 @@ struct DeviceListenerTests {
     func manyPipelined() async throws {
         let (server, port, request) = try await Self.start()
         defer { Task { try? await server.stop() } }
-        let connection = try await Self.answeredOnce(port: port, request: request)
         // 300 answers of a manifest each are several times the channel's 64 KiB high-water mark,
-        // written in one event-loop round before any flush.
-        try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: 300))
-        let (text, closed) = try await connection.wait { RawConnection.statuses($0).count == 301 }
-        #expect(RawConnection.statuses(text) == Array(repeating: 200, count: 301), "\(text.suffix(300))")
-        #expect(!closed)
-        await connection.close()
+        // written in one event-loop round before any flush. The cached manifest is re-checked in
+        // the database once it is a second old: a burst that meets that check waits behind it, and
+        // past 16 waiting requests the connection closes by design (a loaded machine can take
+        // that second between the first answer and the burst). So up to five tries: the defect
+        // this guards against (unflushed answers taken for a client that does not read) fails every one.
+        var results: [(answers: Int, closed: Bool)] = []
+        for _ in 0..<5 {
+            let connection = try await Self.answeredOnce(port: port, request: request)
+            try await connection.send(String(repeating: request(Self.manifest + "a", "HTTP/1.1"), count: 300))
+            let (text, closed) = try await connection.wait { RawConnection.statuses($0).count == 301 }
+            await connection.close()
+            let statuses = RawConnection.statuses(text)
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(text.suffix(300))")
+            results.append((statuses.count, closed))
+            if statuses.count == 301, !closed { break }
+        }
+        #expect(results.last.map { $0.answers == 301 && !$0.closed } == true, "\(results)")
     }
 
     @Test("a request NIO cannot parse gets 400 and the connection closes")
